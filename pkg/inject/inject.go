@@ -112,10 +112,21 @@ func Volume(pod *v1.Pod, vol v1.Volume, mount v1.VolumeMount, withInit bool) {
 // user's own initialisation also runs only after it succeeded. A container of the
 // same name already in the pod is left in place and c is not added.
 func FirstInitContainer(pod *v1.Pod, c v1.Container) {
-	for _, ic := range pod.Spec.InitContainers {
-		if ic.Name == c.Name {
+	FirstInitContainerFunc(pod, c.Name, func() v1.Container { return c })
+}
+
+// FirstInitContainerFunc is FirstInitContainer for the container build returns,
+// which must be named name; build is called only if the container is added,
+// and its result is written straight into the pod's new init-container slice.
+// The pod's old slice is never written to: another object may share it.
+func FirstInitContainerFunc(pod *v1.Pod, name string, build func() v1.Container) {
+	for i := range pod.Spec.InitContainers {
+		if pod.Spec.InitContainers[i].Name == name {
 			return
 		}
 	}
-	pod.Spec.InitContainers = append([]v1.Container{c}, pod.Spec.InitContainers...)
+	cs := make([]v1.Container, len(pod.Spec.InitContainers)+1)
+	cs[0] = build()
+	copy(cs[1:], pod.Spec.InitContainers)
+	pod.Spec.InitContainers = cs
 }

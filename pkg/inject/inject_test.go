@@ -95,3 +95,23 @@ func TestFirstInitContainer(t *testing.T) {
 		t.Errorf("init containers (-want +got):\n%s", diff)
 	}
 }
+
+func TestFirstInitContainerFunc(t *testing.T) {
+	// Spare capacity in the pod's slice must not be written into.
+	shared := make([]v1.Container, 1, 2)
+	shared[0] = v1.Container{Name: "user"}
+	pod := &v1.Pod{Spec: v1.PodSpec{InitContainers: shared}}
+	calls := 0
+	build := func() v1.Container { calls++; return v1.Container{Name: "wait", Image: "busybox"} }
+	FirstInitContainerFunc(pod, "wait", build)
+	FirstInitContainerFunc(pod, "wait", build)
+	if diff := cmp.Diff([]v1.Container{{Name: "wait", Image: "busybox"}, {Name: "user"}}, pod.Spec.InitContainers); diff != "" {
+		t.Errorf("init containers (-want +got):\n%s", diff)
+	}
+	if calls != 1 {
+		t.Errorf("build called %d times, want 1: only when the container is added", calls)
+	}
+	if diff := cmp.Diff([]v1.Container{{Name: "user"}, {}}, shared[:2]); diff != "" {
+		t.Errorf("the pod's old slice was written to (-want +got):\n%s", diff)
+	}
+}

@@ -144,7 +144,7 @@ type plan struct {
 	masterEnv []v1.EnvVar
 	// wait is the master's init container; nil when waiting is off or there are
 	// no worker pods.
-	wait *v1.Container
+	wait *wait.Template
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -185,8 +185,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		for i, h := range workers {
 			targets[i] = wait.Target{Host: h, Port: a.Port}
 		}
-		c := wait.Container(targets, a.Wait)
-		p.wait = &c
+		p.wait = wait.NewTemplate(targets, a.Wait)
 	}
 	return p, nil
 }
@@ -297,7 +296,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 			inject.Port(pod, PortName, pl.port)
 		}
 		if pl.wait != nil {
-			inject.FirstInitContainer(pod, *pl.wait.DeepCopy())
+			pl.wait.AddTo(pod)
 		}
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)

@@ -88,7 +88,7 @@ type plan struct {
 	// port is the scheduler's port.
 	port int
 	// wait is the init container of servers and workers; nil when waiting is off.
-	wait *v1.Container
+	wait *wait.Template
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -122,8 +122,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		p.env[role] = append(env, shared...)
 	}
 	if a.Wait.Enabled {
-		c := wait.Container([]wait.Target{{Host: uri, Port: p.port}}, a.Wait)
-		p.wait = &c
+		p.wait = wait.NewTemplate([]wait.Target{{Host: uri, Port: p.port}}, a.Wait)
 	}
 	return p, nil
 }
@@ -156,7 +155,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if role == RoleScheduler {
 		inject.Port(pod, PortName, int32(pl.port))
 	} else if pl.wait != nil {
-		inject.FirstInitContainer(pod, *pl.wait.DeepCopy())
+		pl.wait.AddTo(pod)
 	}
 	return nil
 }

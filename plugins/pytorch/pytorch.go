@@ -68,7 +68,7 @@ type plan struct {
 	// common is every variable that is the same on all pods.
 	common []v1.EnvVar
 	// wait is the workers' init container; nil when waiting is off.
-	wait *v1.Container
+	wait *wait.Template
 	// waitFirstWorker is false when worker 0 is the master (worker-only job) and
 	// so must not wait for itself.
 	waitFirstWorker bool
@@ -128,8 +128,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		if a.WaitMasterPort {
 			target.Port = masterPort
 		}
-		c := wait.Container([]wait.Target{target}, a.Wait)
-		p.wait = &c
+		p.wait = wait.NewTemplate([]wait.Target{target}, a.Wait)
 	}
 	return p, nil
 }
@@ -164,7 +163,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	inject.Env(pod, env...)
 	inject.Port(pod, PortName, pl.port)
 	if pl.wait != nil && !isMaster && (index > 0 || pl.waitFirstWorker) {
-		inject.FirstInitContainer(pod, *pl.wait.DeepCopy())
+		pl.wait.AddTo(pod)
 	}
 	return nil
 }
