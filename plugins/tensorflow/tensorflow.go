@@ -14,7 +14,6 @@ package tensorflow
 import (
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -25,6 +24,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/strpack"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -67,11 +67,15 @@ type plan struct {
 	ports map[string]int
 	// cluster is the JSON of TF_CONFIG's "cluster" object.
 	cluster string
+	// tfConfigs packs the pods' TF_CONFIG values (each about as long as
+	// cluster) several to an allocation; nil when the job is not distributed.
+	// It is the plan's one mutable part and is safe for concurrent use.
+	tfConfigs *strpack.Packer
 	// distributed is false when one pod in all plays a role: it gets no TF_CONFIG.
 	distributed bool
 	// wait is the init container of chief, workers and evaluator; nil when the
 	// job has no ps or waiting is off.
-	wait *v1.Container
+	wait *wait.Template
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -80,8 +84,8 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		return nil, errs
 	}
 	p := &plan{
-		roles:       map[string]string{},
-		ports:       map[string]int{},
+		roles: map[string]string{},
+		ports: map[string]int{},
 	}
 	cluster := map[string][]string{}
 	for role, taskName := range map[string]string{RolePS: a.PS, RoleWorker: a.Worker, RoleChief: a.Chief, RoleEvaluator: a.Evaluator} {
@@ -107,14 +111,21 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "plugins").Key(Name), err)}
 	}
 	p.cluster = string(raw)
+	if p.distributed {
+		// Role pods' indices run from 0 to replicas-1.
+		longest := 0
+		for taskName, role := range p.roles {
+			longest = max(longest, len(role)+len(strconv.Itoa(max(jobs.Replicas(job, taskName)-1, 0))))
+		}
+		p.tfConfigs = strpack.New(rolePods, tfConfigFixedLen+len(p.cluster)+longest)
+	}
 	if ps := cluster[RolePS]; len(ps) > 0 && a.Wait.Enabled {
 		targets := make([]wait.Target, 0, len(ps))
 		task, _ := jobs.Task(job, a.PS)
 		for i := 0; i < int(task.Replicas); i++ {
 			targets = append(targets, wait.Target{Host: jobs.Host(job, task, i), Port: p.ports[RolePS]})
 		}
-		c := wait.Container(targets, a.Wait)
-		p.wait = &c
+		p.wait = wait.NewTemplate(targets, a.Wait)
 	}
 	return p, nil
 }
@@ -137,28 +148,28 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if err != nil {
 		return err
 	}
-	inject.Env(pod, v1.EnvVar{Name: EnvTFConfig, Value: tfConfig(pl.cluster, role, index)})
+	inject.Env(pod, v1.EnvVar{Name: EnvTFConfig, Value: pl.tfConfig(role, index)})
 	if role != RoleEvaluator {
 		inject.Port(pod, PortName, int32(pl.ports[role]))
 	}
 	if pl.wait != nil && role != RolePS {
-		inject.FirstInitContainer(pod, *pl.wait.DeepCopy())
+		pl.wait.AddTo(pod)
 	}
 	return nil
 }
 
-// tfConfig renders TF_CONFIG around the shared cluster JSON, writing each byte
-// once: the cluster part is the bulk of it and is the same for every pod.
-func tfConfig(cluster, role string, index int) string {
-	idx := strconv.Itoa(index)
-	var b strings.Builder
-	b.Grow(len(cluster) + len(role) + len(idx) + 64)
-	b.WriteString(`{"cluster":`)
-	b.WriteString(cluster)
-	b.WriteString(`,"task":{"type":"`)
-	b.WriteString(role)
-	b.WriteString(`","index":`)
-	b.WriteString(idx)
-	b.WriteString(`},"environment":"cloud"}`)
-	return b.String()
+// The parts of a TF_CONFIG value around the cluster JSON, role and index.
+const (
+	tfConfigHead     = `{"cluster":`
+	tfConfigTask     = `,"task":{"type":"`
+	tfConfigIndex    = `","index":`
+	tfConfigTail     = `},"environment":"cloud"}`
+	tfConfigFixedLen = len(tfConfigHead) + len(tfConfigTask) + len(tfConfigIndex) + len(tfConfigTail)
+)
+
+// tfConfig renders a pod's TF_CONFIG around the shared cluster JSON, writing
+// each byte once: the cluster part is the bulk of it and is the same for every
+// pod. Values are packed several to an allocation (p.tfConfigs).
+func (p *plan) tfConfig(role string, index int) string {
+	return p.tfConfigs.Concat(tfConfigHead, p.cluster, tfConfigTask, role, tfConfigIndex, strconv.Itoa(index), tfConfigTail)
 }

@@ -1,0 +1,167 @@
+package tensorflow
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
+)
+
+// packedJob has enough pods for several TF_CONFIG chunks, every role and a
+// task that plays none.
+func packedJob() (*batch.Job, map[string]int) {
+	replicas := map[string]int{"ps": 2, "worker": 40, "chief": 1, "evaluator": 1, "tensorboard": 1}
+	w := utiltesting.MakeJob("tf")
+	for _, task := range []string{"ps", "worker", "chief", "evaluator", "tensorboard"} {
+		w.Task(utiltesting.MakeTask(task, int32(replicas[task])).Obj())
+	}
+	return w.Plugin(Name).Obj(), replicas
+}
+
+// wantTFConfig is the TF_CONFIG of a pod of packedJob as encoding/json writes
+// it, independently of the plugin; "" for a task that plays no role.
+func wantTFConfig(t *testing.T, replicas map[string]int, task string, index int) string {
+	t.Helper()
+	if task == "tensorboard" {
+		return ""
+	}
+	cluster := map[string][]string{}
+	for _, role := range []string{"ps", "worker", "chief"} {
+		for i := 0; i < replicas[role]; i++ {
+			cluster[role] = append(cluster[role], fmt.Sprintf("tf-%s-%d.tf:2222", role, i))
+		}
+	}
+	type taskSpec struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+	}
+	raw, err := json.Marshal(struct {
+		Cluster     map[string][]string `json:"cluster"`
+		Task        taskSpec            `json:"task"`
+		Environment string              `json:"environment"`
+	}{cluster, taskSpec{task, index}, "cloud"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(raw)
+}
+
+type podOf struct {
+	pod   *v1.Pod
+	task  string
+	index int
+}
+
+func packedPods(job *batch.Job, replicas map[string]int) []podOf {
+	var pods []podOf
+	for _, task := range job.Spec.Tasks {
+		for i := 0; i < replicas[task.Name]; i++ {
+			pods = append(pods, podOf{utiltesting.MakePod(job, task.Name, i).Obj(), task.Name, i})
+		}
+	}
+	return pods
+}
+
+// checkPods checks every pod's TF_CONFIG byte for byte and that the pods that
+// must wait got the wait container.
+func checkPods(t *testing.T, pods []podOf, replicas map[string]int) {
+	t.Helper()
+	for _, p := range pods {
+		want := wantTFConfig(t, replicas, p.task, p.index)
+		if diff := cmp.Diff(want, utiltesting.Env(p.pod, 0)[EnvTFConfig]); diff != "" {
+			t.Errorf("pod %s: TF_CONFIG (-want +got):\n%s", p.pod.Name, diff)
+		}
+		wantWait := p.task != "ps" && p.task != "tensorboard"
+		if hasWait := len(p.pod.Spec.InitContainers) > 0 && p.pod.Spec.InitContainers[0].Name == wait.ContainerName; hasWait != wantWait {
+			t.Errorf("pod %s: wait container %v, want %v", p.pod.Name, hasWait, wantWait)
+		}
+	}
+}
+
+// jobPlan returns the plan the plugin has cached for job.
+func jobPlan(t *testing.T, client pluginsinterface.PluginClientset, job *batch.Job) *plan {
+	t.Helper()
+	pl, ok := New(client, job.Spec.Plugins[Name]).(*Plugin).Plan(job)
+	if !ok {
+		t.Fatal("invalid arguments")
+	}
+	return pl
+}
+
+// TestTFConfigPacked creates every pod of a job one after the other: each gets
+// its own TF_CONFIG although values share allocations, and the plan holds no
+// chunk once every pod has its value.
+func TestTFConfigPacked(t *testing.T) {
+	job, replicas := packedJob()
+	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
+	pods := packedPods(job, replicas)
+	for i, p := range pods {
+		if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(p.pod, job); err != nil {
+			t.Fatalf("OnPodCreate %s: %v", p.pod.Name, err)
+		}
+		if i == 2 && jobPlan(t, client, job).tfConfigs.Retained() == 0 {
+			t.Errorf("after 3 pods the plan holds no chunk: TF_CONFIG values are not packed")
+		}
+	}
+	checkPods(t, pods, replicas)
+	if r := jobPlan(t, client, job).tfConfigs.Retained(); r != 0 {
+		t.Errorf("the plan holds a %d-byte chunk after every pod got its TF_CONFIG", r)
+	}
+
+	// A pod created again later for the same revision gets its own value.
+	again := []podOf{{utiltesting.MakePod(job, "worker", 7).Obj(), "worker", 7}}
+	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(again[0].pod, job); err != nil {
+		t.Fatal(err)
+	}
+	checkPods(t, again, replicas)
+	if r := jobPlan(t, client, job).tfConfigs.Retained(); r != 0 {
+		t.Errorf("the plan holds a %d-byte chunk after a pod was created again", r)
+	}
+}
+
+// TestTFConfigConcurrent creates a job's pods from several goroutines, each
+// on a fresh plugin instance sharing the cached plan (run it with -race).
+func TestTFConfigConcurrent(t *testing.T) {
+	job, replicas := packedJob()
+	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
+	pods := packedPods(job, replicas)
+	const goroutines = 6
+	errs := make(chan error, len(pods))
+	var wg sync.WaitGroup
+	for g := 0; g < goroutines; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(pods); i += goroutines {
+				if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pods[i].pod, job); err != nil {
+					errs <- fmt.Errorf("OnPodCreate %s: %w", pods[i].pod.Name, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	checkPods(t, pods, replicas)
+	if r := jobPlan(t, client, job).tfConfigs.Retained(); r != 0 {
+		t.Errorf("the plan holds a %d-byte chunk after every pod got its TF_CONFIG", r)
+	}
+}
