@@ -1,0 +1,86 @@
+package main
+
+import (
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/test/localcluster"
+)
+
+// Frameworks the scale test submits, in order.
+const (
+	TensorFlow = "tensorflow"
+	MPI        = "mpi"
+)
+
+// scaleJob returns the Volcano Job the scale test submits for framework, with
+// pods pods in all: one lead pod (ps or MPI master) and pods-1 workers.
+//
+// The plugin arguments are the in-tree plugins' own spellings, which this
+// project's plugins accept too, so the very same Job runs under both
+// controller managers. The svc (and for mpi ssh) plugins are listed
+// explicitly, so no admission webhook has anything to add that would differ.
+// Every pod keeps running on its KWOK node (localcluster.AnnotationPodResult
+// "Running"), so the first job is quiet while the second is measured.
+func scaleJob(framework string, pods int) (*batch.Job, error) {
+	if pods < 2 {
+		return nil, fmt.Errorf("a %s job needs at least 2 pods, got %d", framework, pods)
+	}
+	var lead, worker string
+	var plugins map[string][]string
+	switch framework {
+	case TensorFlow:
+		lead, worker = "ps", "worker"
+		plugins = map[string][]string{
+			"tensorflow": {"--ps=ps", "--worker=worker", "--port=2222"},
+			"svc":        {},
+		}
+	case MPI:
+		lead, worker = "master", "worker"
+		plugins = map[string][]string{
+			"mpi": {"--master=master", "--worker=worker", "--port=22"},
+			"ssh": {},
+			"svc": {},
+		}
+	default:
+		return nil, fmt.Errorf("unknown framework %q: want %q or %q", framework, TensorFlow, MPI)
+	}
+	task := func(name string, replicas int) batch.TaskSpec {
+		return batch.TaskSpec{
+			Name:     name,
+			Replicas: int32(replicas),
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{
+					Annotations: map[string]string{localcluster.AnnotationPodResult: "Running"},
+				},
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name:    framework,
+						Image:   "busybox:1.36",
+						Command: []string{"sleep", "infinity"},
+						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+							corev1.ResourceCPU:    resource.MustParse("100m"),
+							corev1.ResourceMemory: resource.MustParse("64Mi"),
+						}},
+					}},
+				},
+			},
+		}
+	}
+	return &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "scale-" + framework, Namespace: metav1.NamespaceDefault},
+		Spec: batch.JobSpec{
+			SchedulerName: "volcano",
+			Queue:         "default",
+			MinAvailable:  int32(pods),
+			Tasks:         []batch.TaskSpec{task(lead, 1), task(worker, pods-1)},
+			Plugins:       plugins,
+		},
+	}, nil
+}

@@ -1,0 +1,310 @@
+// Command scale is `make scale`: it measures what a large job costs this
+// project's vc-controller-manager against Volcano's stock controller manager
+// (built from the same volcano.sh/volcano module, `make
+// stock-controller-manager`), on the local cluster of package
+// test/localcluster with many KWOK nodes.
+//
+// For every round and each controller manager ("impl": ours, stock) it starts
+// a fresh cluster in --dir with that controller manager and the same flags
+// (the client QPS and burst of the controller and webhook managers raised to
+// --qps and --burst, so the API server rather than client-side rate limiting
+// bounds pod creation), then submits one job
+// per framework, one at a time (a TensorFlow job of 1 ps and --pods-1
+// workers, then an MPI job of 1 master and --pods-1 workers), and records:
+//
+//   - created: seconds from the create call until every pod exists;
+//   - bound: seconds until every pod is bound to a node;
+//   - cpu to bound: the controller manager's CPU seconds (user+system, from
+//     /proc/<pid>/stat) over the same interval;
+//   - cpu total: its CPU seconds until it is idle again after the job started;
+//   - peak RSS: its peak resident memory.
+//
+// It prints the medians, the ratios ours/stock and the target checks (every
+// ratio at most 1.05), writes them to <out>/scale.txt and the measurements to
+// <out>/scale.json, and stops the cluster. The exit status is 0 when every
+// target holds, 1 when one fails, 2 when the test could not run, 130 on
+// Ctrl-C.
+//
+// Usage:
+//
+//	scale [--rounds 1] [--nodes 100] [--pods 2000] [--impls stock,ours]
+//	      [--frameworks tensorflow,mpi] [--qps 5000] [--burst 10000]
+//	      [--dir _output/scale] [--bin-dir _output/bin] [--out _output/bench]
+//	      [--keep]
+//	scale --in _output/bench/scale.json   # re-check saved measurements
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	"github.com/vcplugins/framework-plugins/test/localcluster"
+)
+
+// Implementations compared, and the file in --bin-dir that runs each.
+const (
+	ImplOurs  = "ours"
+	ImplStock = "stock"
+)
+
+var implBinary = map[string]string{
+	ImplOurs:  localcluster.ControllerManager,
+	ImplStock: localcluster.ControllerManager + "-stock",
+}
+
+// upTimeout bounds the start of one cluster (100 nodes take ~30s).
+const upTimeout = 5 * time.Minute
+
+type options struct {
+	dir, binDir, out, in string
+	rounds, nodes, pods  int
+	impls, frameworks    []string
+	qps, burst           int
+	limit                float64
+	keep                 bool
+}
+
+func main() {
+	os.Exit(mainStatus())
+}
+
+func mainStatus() int {
+	var o options
+	impls, frameworks := "stock,ours", TensorFlow+","+MPI
+	flag.StringVar(&o.dir, "dir", "_output/scale", "root directory of the scale test's cluster (relative to the module root); removed after each run")
+	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries stock-controller-manager`")
+	flag.StringVar(&o.out, "out", "_output/bench", "directory for scale.txt and scale.json")
+	flag.StringVar(&o.in, "in", "", "read measurements from this scale.json instead of running, and check them")
+	flag.IntVar(&o.rounds, "rounds", 1, "clusters started per controller manager; the report shows medians")
+	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
+	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
+	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: ours, stock")
+	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: tensorflow, mpi")
+	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
+	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for both impls")
+	flag.Float64Var(&o.limit, "limit", targetRatio, "largest ratio ours/stock that passes")
+	flag.BoolVar(&o.keep, "keep", false, "leave the last cluster running (stop it with `go run ./hack/local-cluster down --dir <dir>`)")
+	flag.Parse()
+	o.impls = strings.Split(impls, ",")
+	o.frameworks = strings.Split(frameworks, ",")
+
+	var ms []Measurement
+	if o.in != "" {
+		data, err := os.ReadFile(o.in)
+		if err == nil {
+			err = json.Unmarshal(data, &ms)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			return 2
+		}
+	} else {
+		for _, impl := range o.impls {
+			if _, ok := implBinary[impl]; !ok {
+				fmt.Fprintf(os.Stderr, "scale: unknown impl %q: want %s or %s\n", impl, ImplOurs, ImplStock)
+				return 2
+			}
+		}
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		var err error
+		ms, err = runAll(ctx, o)
+		if ctx.Err() != nil {
+			fmt.Fprintln(os.Stderr, "scale: interrupted")
+			return 130
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			return 2
+		}
+		if err := writeJSON(filepath.Join(o.out, "scale.json"), ms); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			return 2
+		}
+	}
+
+	var buf strings.Builder
+	failed := report(io.MultiWriter(os.Stdout, &buf), ms, o.limit)
+	if o.in == "" {
+		file := filepath.Join(o.out, "scale.txt")
+		if err := os.WriteFile(file, []byte(buf.String()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "scale:", err)
+			return 2
+		}
+		fmt.Printf("\nwritten: %s, %s\n", file, filepath.Join(o.out, "scale.json"))
+	}
+	if len(failed) > 0 {
+		fmt.Printf("targets failed: %s\n", strings.Join(failed, "; "))
+		return 1
+	}
+	return 0
+}
+
+// runAll runs every round. Within a round the order of the controller
+// managers alternates, so a drift of the machine's speed during the test
+// does not always favour the same one.
+func runAll(ctx context.Context, o options) ([]Measurement, error) {
+	root, err := localcluster.ModuleRoot()
+	if err != nil {
+		return nil, err
+	}
+	abs := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(root, p)
+	}
+	o.dir, o.binDir, o.out = abs(o.dir), abs(o.binDir), abs(o.out)
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return nil, err
+	}
+	for _, impl := range o.impls {
+		if _, err := os.Stat(filepath.Join(o.binDir, implBinary[impl])); err != nil {
+			return nil, fmt.Errorf("%s controller manager: %w (run `make binaries stock-controller-manager`)", impl, err)
+		}
+	}
+	var all []Measurement
+	for round := 1; round <= o.rounds; round++ {
+		order := o.impls
+		if round%2 == 0 {
+			order = reversed(o.impls)
+		}
+		for _, impl := range order {
+			fmt.Printf("\n== round %d of %d: %s controller manager (%s), %d nodes\n", round, o.rounds, impl, implBinary[impl], o.nodes)
+			ms, err := runCluster(ctx, o, impl)
+			for i := range ms {
+				ms[i].Impl, ms[i].Round = impl, round
+			}
+			all = append(all, ms...)
+			if err != nil {
+				return all, fmt.Errorf("round %d, %s: %w", round, impl, err)
+			}
+		}
+	}
+	return all, nil
+}
+
+// runCluster starts a fresh cluster running impl's controller manager,
+// measures one job per framework and stops the cluster again, also on error.
+func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, err error) {
+	if err := localcluster.Down(o.dir); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if o.keep {
+			fmt.Printf("  leaving the cluster running in %s\n", o.dir)
+			return
+		}
+		fmt.Print("  stopping the cluster ... ")
+		if derr := localcluster.Down(o.dir); derr != nil {
+			fmt.Println("FAILED")
+			err = errors.Join(err, derr)
+			return
+		}
+		fmt.Println("done")
+	}()
+	qps := []string{"--kube-api-qps", strconv.Itoa(o.qps), "--kube-api-burst", strconv.Itoa(o.burst)}
+	cl, err := localcluster.Up(ctx, localcluster.Config{
+		RootDir:                 o.dir,
+		BinDir:                  o.binDir,
+		Nodes:                   o.nodes,
+		Webhook:                 localcluster.WebhookOn,
+		ControllerManagerBinary: implBinary[impl],
+		// The webhook manager gets the same: Volcano's pod validation GETs
+		// the PodGroup for every pod created, and at its default QPS (50)
+		// that, not the controller, would bound the pod creation rate.
+		ExtraArgs:               map[string][]string{localcluster.ControllerManager: qps, localcluster.WebhookManager: qps},
+		Timeout:                 upTimeout,
+		Out:                     indent{os.Stdout},
+	})
+	if err != nil {
+		return nil, err
+	}
+	pid := 0
+	for _, c := range cl.Components {
+		if c.Name == localcluster.ControllerManager {
+			pid = c.PID
+		}
+	}
+	if pid == 0 {
+		return nil, errors.New("the cluster records no controller manager process")
+	}
+	cfg := rest.CopyConfig(cl.RESTConfig)
+	// The typed Job's empty template metadata draws "unknown field" warnings.
+	cfg.WarningHandler = rest.NoWarnings{}
+	// Volcano's resources are CRDs, served as JSON only.
+	volcano, err := vcclientset.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Protobuf keeps this watcher's share of the API server's CPU small: it
+	// receives every update of thousands of pods, each with a large TF_CONFIG.
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	kube, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	m := &measurer{kube: kube, volcano: volcano, pid: pid}
+
+	var out []Measurement
+	for _, fw := range o.frameworks {
+		job, err := scaleJob(fw, o.pods)
+		if err != nil {
+			return out, err
+		}
+		fmt.Printf("  %s job %s: %d pods\n", fw, job.Name, o.pods)
+		r, err := m.run(ctx, job)
+		if err != nil {
+			return out, fmt.Errorf("%s job: %w", fw, err)
+		}
+		r.Framework = fw
+		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s\n",
+			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), mib(r.PeakRSS))
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+func writeJSON(file string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+// indent prefixes every line written through it with two spaces, so the
+// cluster's progress lines nest under the round's heading.
+type indent struct{ w io.Writer }
+
+func (i indent) Write(p []byte) (int, error) {
+	s := strings.TrimSuffix(string(p), "\n")
+	if _, err := fmt.Fprintf(i.w, "  %s\n", strings.ReplaceAll(s, "\n", "\n  ")); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

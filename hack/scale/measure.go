@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
+)
+
+// Named timeouts and periods of a measurement.
+const (
+	// jobTimeout bounds create-to-all-bound of one job.
+	jobTimeout = 10 * time.Minute
+	// progressEvery is how often progress is printed while a job starts.
+	progressEvery = 5 * time.Second
+	// quietWindow and quietCPU define "the controller is idle": it used less
+	// than quietCPU of CPU during the last quietWindow.
+	quietWindow = 2 * time.Second
+	quietCPU    = 100 * time.Millisecond
+	// quietTimeout bounds the wait for an idle controller after a job.
+	quietTimeout = 3 * time.Minute
+)
+
+// Measurement is what one job cost one controller manager. Durations are
+// wall-clock from the Job's create call returning; CPU is user plus system
+// time of the vc-controller-manager process.
+type Measurement struct {
+	Impl      string `json:"impl"` // "ours" or "stock"
+	Round     int    `json:"round"`
+	Framework string `json:"framework"`
+	Pods      int    `json:"pods"`
+	// Created is when the last of the job's pods was seen created.
+	Created time.Duration `json:"created"`
+	// Bound is when every pod of the job was seen bound to a node.
+	Bound time.Duration `json:"bound"`
+	// CPUToBound is the controller's CPU time from the create call to Bound.
+	CPUToBound time.Duration `json:"cpuToBound"`
+	// CPUTotal is the controller's CPU time from the create call until it was
+	// idle again (less than quietCPU in quietWindow) after Bound: everything
+	// the job cost it, its status updates while the pods start included.
+	CPUTotal time.Duration `json:"cpuTotal"`
+	// PeakRSS is the controller's peak resident memory (VmHWM) at the end, in bytes.
+	PeakRSS int64 `json:"peakRSSBytes"`
+}
+
+// measurer runs jobs on one cluster and measures the controller manager with
+// process ID pid.
+type measurer struct {
+	kube    kubernetes.Interface
+	volcano vcclientset.Interface
+	pid     int
+}
+
+// run submits job, waits until all its pods are created and bound, then until
+// the controller is idle, and returns the measurement (Impl and Round unset).
+// It returns an error if the job cannot be created, jobTimeout passes first or
+// ctx ends.
+func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error) {
+	want := 0
+	for _, t := range job.Spec.Tasks {
+		want += int(t.Replicas)
+	}
+	res := Measurement{Pods: want}
+
+	pods := m.kube.CoreV1().Pods(job.Namespace)
+	selector := batch.JobNameKey + "=" + job.Name
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		return res, err
+	}
+	if len(list.Items) > 0 {
+		return res, fmt.Errorf("job %s/%s already has %d pods", job.Namespace, job.Name, len(list.Items))
+	}
+	// Started before the create, so every pod's creation is seen.
+	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return pods.Watch(ctx, o)
+		},
+	})
+	if err != nil {
+		return res, err
+	}
+	defer w.Stop()
+
+	cpu0, err := processCPU(m.pid)
+	if err != nil {
+		return res, err
+	}
+	if _, err := m.volcano.BatchV1alpha1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		return res, fmt.Errorf("creating job %s: %w", job.Name, err)
+	}
+	t0 := time.Now()
+
+	created := map[string]bool{}
+	bound := map[string]bool{}
+	deadline := time.NewTimer(jobTimeout)
+	defer deadline.Stop()
+	progress := time.NewTicker(progressEvery)
+	defer progress.Stop()
+	for len(bound) < want || len(created) < want {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return res, errors.New("pod watch ended")
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod || ev.Type == watch.Deleted {
+				continue
+			}
+			if !created[p.Name] {
+				created[p.Name] = true
+				if len(created) == want {
+					res.Created = time.Since(t0)
+				}
+			}
+			if p.Spec.NodeName != "" && !bound[p.Name] {
+				bound[p.Name] = true
+			}
+		case <-progress.C:
+			fmt.Printf("    %5.1fs  %d/%d pods created, %d bound\n", time.Since(t0).Seconds(), len(created), want, len(bound))
+		case <-deadline.C:
+			return res, fmt.Errorf("after %s only %d of %d pods created and %d bound", jobTimeout, len(created), want, len(bound))
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	res.Bound = time.Since(t0)
+	cpu1, err := processCPU(m.pid)
+	if err != nil {
+		return res, err
+	}
+	res.CPUToBound = cpu1 - cpu0
+	fmt.Printf("    %5.1fs  all %d pods created (%.1fs) and bound; waiting for the controller to go idle\n", res.Bound.Seconds(), want, res.Created.Seconds())
+
+	cpu2, err := m.waitIdle(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.CPUTotal = cpu2 - cpu0
+	res.PeakRSS, err = peakRSS(m.pid)
+	return res, err
+}
+
+// waitIdle waits until the controller used less than quietCPU during
+// quietWindow and returns its CPU time then. It returns an error after
+// quietTimeout or when ctx ends.
+func (m *measurer) waitIdle(ctx context.Context) (time.Duration, error) {
+	start := time.Now()
+	last, err := processCPU(m.pid)
+	if err != nil {
+		return 0, err
+	}
+	for {
+		select {
+		case <-time.After(quietWindow):
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		}
+		now, err := processCPU(m.pid)
+		if err != nil {
+			return 0, err
+		}
+		if now-last < quietCPU {
+			return now, nil
+		}
+		if time.Since(start) > quietTimeout {
+			return 0, fmt.Errorf("controller still busy after %s (%.2fs CPU in the last %s)", quietTimeout, (now - last).Seconds(), quietWindow)
+		}
+		last = now
+	}
+}
+
+// clockTick is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
+// which the Linux ABI fixes at 100 per second on every architecture Go
+// supports (proc(5), sysconf(_SC_CLK_TCK)).
+const clockTick = 10 * time.Millisecond
+
+// processCPU returns the user plus system CPU time the process has used, read
+// from /proc/<pid>/stat (fields 14 and 15, in clock ticks). It returns an
+// error if the process does not exist or the file cannot be parsed.
+func processCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseStatCPU(string(data))
+}
+
+// parseStatCPU parses the content of /proc/<pid>/stat. The command name
+// (field 2) is in parentheses and may itself hold spaces or parentheses, so
+// the fields are counted from the last ')'.
+func parseStatCPU(stat string) (time.Duration, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc stat %.40q: no command name", stat)
+	}
+	f := strings.Fields(stat[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc stat: %d fields after the command name, want at least 13", len(f))
+	}
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc stat: cpu time %q: %w", s, err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * clockTick, nil
+}
+
+// peakRSS returns the process's peak resident set size in bytes, from VmHWM
+// in /proc/<pid>/status (reported in kB).
+func peakRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("VmHWM %q: %w", v, err)
+			}
+			return kb << 10, nil
+		}
+	}
+	if err := s.Err(); err != nil {
+		return 0, err
+	}
+	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+}

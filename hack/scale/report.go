@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"text/tabwriter"
+)
+
+// targetRatio is issue #7's target: ours/stock at most 1.05 on time and CPU.
+const targetRatio = 1.05
+
+// metric is one measured quantity compared between the implementations.
+type metric struct {
+	name string
+	get  func(Measurement) float64 // in seconds
+}
+
+var metrics = []metric{
+	{"created", func(m Measurement) float64 { return m.Created.Seconds() }},
+	{"bound", func(m Measurement) float64 { return m.Bound.Seconds() }},
+	{"cpu to bound", func(m Measurement) float64 { return m.CPUToBound.Seconds() }},
+	{"cpu total", func(m Measurement) float64 { return m.CPUTotal.Seconds() }},
+}
+
+// checked names the metrics the target applies to: the time until every pod
+// is created and bound, and the controller's CPU (to bound and in all).
+var checked = []string{"bound", "cpu to bound", "cpu total"}
+
+// report writes the medians per framework and implementation, the ratios
+// ours/stock and the target checks to w, and returns a description of every
+// target that fails (ratio above limit). A framework measured for only one
+// implementation gets no ratio and no check.
+func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
+	type key struct{ fw, impl string }
+	groups := map[key][]Measurement{}
+	var fws []string
+	rounds, pods := 0, 0
+	for _, m := range ms {
+		k := key{m.Framework, m.Impl}
+		if !slices.Contains(fws, m.Framework) {
+			fws = append(fws, m.Framework)
+		}
+		groups[k] = append(groups[k], m)
+		rounds = max(rounds, m.Round)
+		pods = max(pods, m.Pods)
+	}
+	median := func(k key, get func(Measurement) float64) float64 {
+		var xs []float64
+		for _, m := range groups[k] {
+			xs = append(xs, get(m))
+		}
+		return medianOf(xs)
+	}
+
+	fmt.Fprintf(w, "Scale test: one job at a time, %d pods each; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "framework\timpl\trounds\t")
+	for _, mt := range metrics {
+		fmt.Fprintf(tw, "%s\t", mt.name)
+	}
+	fmt.Fprint(tw, "peak RSS\t\n")
+	for _, fw := range fws {
+		for _, impl := range []string{ImplStock, ImplOurs} {
+			k := key{fw, impl}
+			if len(groups[k]) == 0 {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t", fw, impl, len(groups[k]))
+			for _, mt := range metrics {
+				fmt.Fprintf(tw, "%.2f\t", median(k, mt.get))
+			}
+			rss := median(k, func(m Measurement) float64 { return float64(m.PeakRSS) })
+			fmt.Fprintf(tw, "%s\t\n", mib(int64(rss)))
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nRatios ours/stock (target: at most %.2f for %v):\n", limit, checked)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "framework\t")
+	for _, mt := range metrics {
+		fmt.Fprintf(tw, "%s\t", mt.name)
+	}
+	fmt.Fprint(tw, "holds\t\n")
+	for _, fw := range fws {
+		ours, stock := key{fw, ImplOurs}, key{fw, ImplStock}
+		if len(groups[ours]) == 0 || len(groups[stock]) == 0 {
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t", fw)
+		holds := "yes"
+		for _, mt := range metrics {
+			r := median(ours, mt.get) / median(stock, mt.get)
+			fmt.Fprintf(tw, "%.3f\t", r)
+			if slices.Contains(checked, mt.name) && !(r <= limit) {
+				holds = "NO"
+				failed = append(failed, fmt.Sprintf("%s %s ratio %.3f > %.2f", fw, mt.name, r, limit))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t\n", holds)
+	}
+	tw.Flush()
+	return failed
+}
+
+// medianOf returns the median of xs (the mean of the middle two for an even
+// count), or NaN for none.
+func medianOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// mib formats a byte count in MiB.
+func mib(b int64) string { return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20)) }

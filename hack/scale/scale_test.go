@@ -1,0 +1,132 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// Fields 14 and 15 (utime 250, stime 130 ticks) of a real line, with a
+	// command name holding a space and a parenthesis.
+	const stat = "4242 (vc-controller) x) S 1 4242 4242 0 -1 4194560 12000 0 0 0 250 130 0 0 20 0 12 0 555 1234567 8910 18446744073709551615"
+	got, err := parseStatCPU(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3800 * time.Millisecond; got != want {
+		t.Errorf("parseStatCPU = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 12000 0 0 0 a 130 0"} {
+		if _, err := parseStatCPU(bad); err == nil {
+			t.Errorf("parseStatCPU(%q): no error", bad)
+		}
+	}
+}
+
+func TestProcessCPUAndPeakRSSOfThisProcess(t *testing.T) {
+	cpu, err := processCPU(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu < 0 {
+		t.Errorf("processCPU = %v", cpu)
+	}
+	rss, err := peakRSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss < 1<<20 {
+		t.Errorf("peakRSS = %d bytes, want at least 1 MiB for a Go test binary", rss)
+	}
+}
+
+// The scale jobs must be what both controllers run: valid arguments for this
+// project's plugins, the pod count asked for and a gang of all pods.
+func TestScaleJob(t *testing.T) {
+	for _, fw := range []string{TensorFlow, MPI} {
+		job, err := scaleJob(fw, 2000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := int32(0)
+		for _, task := range job.Spec.Tasks {
+			total += task.Replicas
+		}
+		if total != 2000 || job.Spec.MinAvailable != 2000 {
+			t.Errorf("%s: %d pods, minAvailable %d; want 2000 and 2000", fw, total, job.Spec.MinAvailable)
+		}
+		var errs field.ErrorList
+		switch fw {
+		case TensorFlow:
+			_, errs = tensorflow.ParseArgs(job.Spec.Plugins[fw], job)
+		case MPI:
+			_, errs = mpi.ParseArgs(job.Spec.Plugins[fw], job)
+		}
+		if len(errs) > 0 {
+			t.Errorf("%s: our plugin refuses the arguments: %v", fw, errs.ToAggregate())
+		}
+		if _, ok := job.Spec.Plugins["svc"]; !ok {
+			t.Errorf("%s: no svc plugin", fw)
+		}
+	}
+	if _, err := scaleJob("mxnet", 10); err == nil {
+		t.Error("scaleJob(mxnet): no error")
+	}
+	if _, err := scaleJob(MPI, 1); err == nil {
+		t.Error("scaleJob with 1 pod: no error")
+	}
+}
+
+func TestReport(t *testing.T) {
+	s := time.Second
+	ms := []Measurement{
+		{Impl: ImplStock, Round: 1, Framework: TensorFlow, Pods: 2000, Created: 10 * s, Bound: 20 * s, CPUToBound: 10 * s, CPUTotal: 12 * s},
+		{Impl: ImplOurs, Round: 1, Framework: TensorFlow, Pods: 2000, Created: 9 * s, Bound: 20 * s, CPUToBound: 5 * s, CPUTotal: 6 * s},
+		{Impl: ImplStock, Round: 2, Framework: TensorFlow, Pods: 2000, Created: 12 * s, Bound: 22 * s, CPUToBound: 12 * s, CPUTotal: 14 * s},
+		{Impl: ImplOurs, Round: 2, Framework: TensorFlow, Pods: 2000, Created: 9 * s, Bound: 22 * s, CPUToBound: 7 * s, CPUTotal: 8 * s},
+		// mpi: bound 1.10 fails, cpu 1.04 holds.
+		{Impl: ImplStock, Round: 1, Framework: MPI, Pods: 2000, Created: 10 * s, Bound: 10 * s, CPUToBound: 10 * s, CPUTotal: 10 * s},
+		{Impl: ImplOurs, Round: 1, Framework: MPI, Pods: 2000, Created: 10 * s, Bound: 11 * s, CPUToBound: 10400 * time.Millisecond, CPUTotal: 10 * s},
+	}
+	var out strings.Builder
+	failed := report(&out, ms, targetRatio)
+	if diff := cmp.Diff([]string{"mpi bound ratio 1.100 > 1.05"}, failed); diff != "" {
+		t.Errorf("failed targets (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		// tensorflow medians: stock bound (20+22)/2 = 21, ours cpu to bound 6.
+		"tensorflow  stock       2    11.00  21.00         11.00      13.00",
+		"tensorflow    0.818  1.000         0.545      0.538   yes",
+		"mpi    1.000  1.100         1.040      1.000    NO",
+	} {
+		// Column widths are tabwriter's business; compare the words.
+		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(want), " ")) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// One implementation only: medians, no ratio, nothing fails.
+	out.Reset()
+	if failed := report(&out, ms[4:5], targetRatio); len(failed) != 0 {
+		t.Errorf("one impl: failed %v", failed)
+	}
+}
+
+func TestMedianOf(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := medianOf(c.in); got != c.want {
+			t.Errorf("medianOf(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+}
