@@ -1,10 +1,11 @@
 // Package jobcache computes per-job data (cluster specs, host lists, hostfiles)
-// once per Job revision instead of once per pod. Volcano builds a fresh plugin
+// once per Job spec revision instead of once per pod. Volcano builds a fresh plugin
 // instance for every hook call, so plugins cannot keep it themselves; without it
 // a job's OnPodCreate cost grows with the square of its size.
 package jobcache
 
 import (
+	"strconv"
 	"sync"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -15,10 +16,10 @@ import (
 const capacity = 256
 
 type key struct {
-	uid, resourceVersion, plugin, args string
+	uid, revision, plugin, args string
 }
 
-// Cache maps (Job UID, resourceVersion, plugin, arguments) to computed data. It is
+// Cache maps (Job UID, spec revision, plugin, arguments) to computed data. It is
 // safe for concurrent use; the zero value is ready. Values are shared between
 // callers and must not be modified after compute returns them.
 type Cache struct {
@@ -28,15 +29,29 @@ type Cache struct {
 	next    int
 }
 
-// Get returns the value computed for this revision of job, calling compute when
-// there is none. Jobs without UID or resourceVersion (objects not read from the
-// API server, such as admission requests) are never cached. argsKey must encode
-// every plugin argument that influences the result.
+// Get returns the value computed for this spec revision of job, calling
+// compute when there is none. The revision is metadata.generation, which the
+// API server raises on every change of the Job's spec but not on status
+// updates (the Job CRD has a status subresource): the controller updates a
+// Job's status thousands of times while its pods start, and each would
+// otherwise cost a new plan. Jobs with generation 0 (objects not from the API
+// server, as in unit tests) use their resourceVersion instead; jobs without UID
+// or either (admission requests) are never cached. argsKey must encode every
+// plugin argument that influences the result, and compute may read only the
+// Job's name, namespace, UID and spec.
 func Get[T any](c *Cache, job *batch.Job, plugin, argsKey string, compute func() T) T {
-	if job.UID == "" || job.ResourceVersion == "" {
+	revision := ""
+	switch {
+	case job.UID == "":
+	case job.Generation > 0:
+		revision = "g" + strconv.FormatInt(job.Generation, 10)
+	case job.ResourceVersion != "":
+		revision = "rv" + job.ResourceVersion
+	}
+	if revision == "" {
 		return compute()
 	}
-	k := key{uid: string(job.UID), resourceVersion: job.ResourceVersion, plugin: plugin, args: argsKey}
+	k := key{uid: string(job.UID), revision: revision, plugin: plugin, args: argsKey}
 	c.mu.Lock()
 	if v, ok := c.entries[k]; ok {
 		c.mu.Unlock()

@@ -40,6 +40,31 @@ func TestGetComputesOncePerRevision(t *testing.T) {
 	}
 }
 
+// A status update changes the resourceVersion but not the generation: the
+// plan of the spec revision is kept. A spec change (new generation) gets a new one.
+func TestGetKeysOnGenerationWhenSet(t *testing.T) {
+	var c Cache
+	calls := 0
+	compute := func() int { calls++; return calls }
+	at := func(gen int64, rv string) *batch.Job {
+		j := job("a", rv)
+		j.Generation = gen
+		return j
+	}
+	for i, j := range []*batch.Job{at(1, "10"), at(1, "11"), at(1, "12")} {
+		if got := Get(&c, j, "mpi", "", compute); got != 1 {
+			t.Fatalf("generation 1, resourceVersion %s (%d): got %d, want the cached 1", j.ResourceVersion, i, got)
+		}
+	}
+	if got := Get(&c, at(2, "13"), "mpi", "", compute); got != 2 {
+		t.Errorf("generation 2: got %d, want a fresh 2", got)
+	}
+	// Generation and resourceVersion keys never collide.
+	if got := Get(&c, job("a", "1"), "mpi", "", compute); got != 3 {
+		t.Errorf("generation 0, resourceVersion 1: got %d, want a fresh 3", got)
+	}
+}
+
 func TestGetIsBounded(t *testing.T) {
 	var c Cache
 	for i := 0; i < 3*capacity; i++ {

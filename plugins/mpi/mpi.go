@@ -41,6 +41,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -145,7 +147,20 @@ type plan struct {
 	// wait is the master's init container; nil when waiting is off or there are
 	// no worker pods.
 	wait *wait.Template
+	// hostfileChecked is when the hostfile ConfigMap was last found or made to
+	// match this plan (UnixNano; 0: never). It is the plan's one mutable field.
+	hostfileChecked atomic.Int64
 }
+
+// hostfileRecheck is how long OnJobUpdate trusts an earlier check of the
+// hostfile ConfigMap. The controller calls OnJobUpdate on every sync of a
+// started Job, thousands of times while a large job's pods start; a plan's
+// hostfile only changes with the Job's spec, which gets a new plan. The
+// recheck restores a ConfigMap deleted by hand within this time.
+const hostfileRecheck = time.Minute
+
+// now is time.Now; tests move it forward.
+var now = time.Now
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	a, errs := ParseArgs(argv, job)
@@ -332,8 +347,13 @@ func (p *Plugin) OnJobAdd(job *batch.Job) error {
 }
 
 // OnJobUpdate rewrites the hostfile ConfigMap when it no longer matches the Job
-// (worker replicas changed); otherwise it only reads it. Errors as OnJobAdd.
+// (worker replicas changed: a new spec revision); otherwise it reads it at
+// most once per hostfileRecheck, and recreates it if it is gone. Errors as
+// OnJobAdd.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
+	if pl, ok := p.Plan(job); ok && now().Sub(time.Unix(0, pl.hostfileChecked.Load())) < hostfileRecheck {
+		return nil
+	}
 	return p.applyHostfile(job)
 }
 
@@ -359,7 +379,11 @@ func (p *Plugin) applyHostfile(job *batch.Job) error {
 	defer cancel()
 	labels := map[string]string{batch.JobNameKey: job.Name}
 	data := map[string]string{HostfileKey: pl.hostfile}
-	return p.permanent(job, ownedcm.Apply(ctx, p.Client, job, ConfigMapName(job), labels, data))
+	err := ownedcm.Apply(ctx, p.Client, job, ConfigMapName(job), labels, data)
+	if err == nil {
+		pl.hostfileChecked.Store(now().UnixNano())
+	}
+	return p.permanent(job, err)
 }
 
 // permanent turns a *ownedcm.NotOwnedError into a Warning event on the Job and

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -454,19 +455,34 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// Nothing changed: the ConfigMap is read, not written.
+	// A status update (new resourceVersion, same generation) within
+	// hostfileRecheck: no API call at all.
+	job.Generation = 1
+	job.ResourceVersion = "1a"
+	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
 	kube.ClearActions()
+	job.ResourceVersion = "1b"
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
 		t.Fatal(err)
 	}
-	for _, a := range kube.Actions() {
-		if a.GetVerb() != "get" {
-			t.Errorf("unchanged job: unexpected %s %s", a.GetVerb(), a.GetResource().Resource)
-		}
+	if got := kube.Actions(); len(got) != 0 {
+		t.Errorf("status update: %d API calls, want none: %v", len(got), got)
+	}
+	// Later the ConfigMap is read again, not written.
+	defer func(orig func() time.Time) { now = orig }(now)
+	now = func() time.Time { return time.Now().Add(hostfileRecheck) }
+	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
+		t.Fatal(err)
+	}
+	if got := kube.Actions(); len(got) != 1 || got[0].GetVerb() != "get" {
+		t.Errorf("after %s: API calls %v, want one get", hostfileRecheck, got)
 	}
 
-	// Scaled to three workers (a new revision of the Job).
+	// Scaled to three workers (a new generation of the Job).
 	job.Spec.Tasks[1].Replicas = 3
+	job.Generation = 2
 	job.ResourceVersion = "2"
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
 		t.Fatal(err)
@@ -484,10 +500,18 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 		t.Errorf("MPI_HOST after scaling = %q", got)
 	}
 
-	// OnJobUpdate also recreates a hostfile that went missing.
+	// OnJobUpdate also recreates a hostfile that went missing, once
+	// hostfileRecheck has passed since it last checked.
 	if err := kube.CoreV1().ConfigMaps("default").Delete(context.Background(), "mpi-mpi-hostfile", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ConfigMaps("default").Get(context.Background(), "mpi-mpi-hostfile", metav1.GetOptions{}); err == nil {
+		t.Error("recreated within the recheck interval; want it left to the next check")
+	}
+	now = func() time.Time { return time.Now().Add(2 * hostfileRecheck) }
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
 		t.Fatal(err)
 	}

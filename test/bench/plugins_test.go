@@ -79,6 +79,11 @@ func init() { revision.Store(1 << 40) }
 
 func nextRevision() string { return strconv.FormatInt(revision.Add(1), 10) }
 
+// generation numbers the spec revisions of the benchmark jobs.
+var generation atomic.Int64
+
+func nextGeneration() int64 { return generation.Add(1) }
+
 // Impl is one benchmarked implementation of a framework's plugin.
 type Impl struct {
 	// Name is the impl= part of the benchmark name.
@@ -123,12 +128,13 @@ func BenchmarkPlugins(b *testing.B) {
 // OnJobAdd, then one OnPodCreate per pod, each on a fresh plugin instance built
 // by build(client, args) as the controller does.
 //
-// Every iteration is a new job revision, so a per-revision cache cannot carry a
-// plan from one iteration to the next: OnJobAdd sees revision r and the pods
-// revision r+1, as in the controller, where initiateJob runs OnJobAdd and then
-// updates the Job's status (a new resourceVersion) before a later sync creates
-// all pods from that one revision. Our plugins therefore build their plan twice
-// per iteration (in OnJobAdd and on the first pod) and reuse it for the other pods.
+// Every iteration is a new spec revision (metadata.generation), so our plan
+// cache cannot carry a plan from one iteration to the next. Within one,
+// OnJobAdd sees resourceVersion r and the pods r+1 with the same generation,
+// as in the controller, where initiateJob runs OnJobAdd and then updates the
+// Job's status (a new resourceVersion, not a new generation) before a later
+// sync creates all pods. Our plugins therefore build their plan once per
+// iteration, in OnJobAdd, and reuse it for every pod.
 //
 // Untimed, and the same for both implementations: copying the job, building the
 // pods (utiltesting.MakePod copies) and a fresh fake clientset, so that mpi's
@@ -150,11 +156,17 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
+		// One spec revision (generation) per iteration, as a new Job; the
+		// status update between OnJobAdd and pod creation changes only the
+		// resourceVersion.
+		generation := nextGeneration()
 		addJob := base.DeepCopy()
+		addJob.Generation = generation
 		addJob.ResourceVersion = nextRevision()
 		// The controller makes the map before it calls OnJobAdd.
 		addJob.Status.ControlledResources = map[string]string{}
 		podJob := base.DeepCopy()
+		podJob.Generation = generation
 		podJob.ResourceVersion = nextRevision()
 		podJob.Status.ControlledResources = map[string]string{"plugin-" + fw.Name: fw.Name}
 		for i, t := range templates {
