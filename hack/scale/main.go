@@ -19,8 +19,8 @@
 //   - cpu total: its CPU seconds until it is idle again after the job started;
 //   - peak RSS: its peak resident memory.
 //
-// It prints the medians, the ratios ours/stock and the target checks (every
-// ratio at most 1.05), writes them to <out>/scale.txt and the measurements to
+// Each job starts when the whole cluster is idle. It prints the medians, the
+// ratios ours/stock and the target checks (bound and cpu total at most 1.05), writes them to <out>/scale.txt and the measurements to
 // <out>/scale.json, and stops the cluster. The exit status is 0 when every
 // target holds, 1 when one fails, 2 when the test could not run, 130 on
 // Ctrl-C.
@@ -236,13 +236,14 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 	if err != nil {
 		return nil, err
 	}
-	pid := 0
+	m := &measurer{}
 	for _, c := range cl.Components {
 		if c.Name == localcluster.ControllerManager {
-			pid = c.PID
+			m.pid = c.PID
 		}
+		m.clusterPIDs = append(m.clusterPIDs, c.PID)
 	}
-	if pid == 0 {
+	if m.pid == 0 {
 		return nil, errors.New("the cluster records no controller manager process")
 	}
 	cfg := rest.CopyConfig(cl.RESTConfig)
@@ -260,7 +261,7 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 	if err != nil {
 		return nil, err
 	}
-	m := &measurer{kube: kube, volcano: volcano, pid: pid}
+	m.kube, m.volcano = kube, volcano
 
 	var out []Measurement
 	for _, fw := range o.frameworks {

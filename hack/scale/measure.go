@@ -33,6 +33,12 @@ const (
 	quietCPU    = 100 * time.Millisecond
 	// quietTimeout bounds the wait for an idle controller after a job.
 	quietTimeout = 3 * time.Minute
+	// clusterQuietCPU is "the whole cluster is idle": all its processes
+	// together used less than this during the last quietWindow (10% of one
+	// core). Each job starts on an idle cluster, so that work left over from
+	// the previous one (pods still turning Running, the scheduler's
+	// cache) does not slow it.
+	clusterQuietCPU = 200 * time.Millisecond
 )
 
 // Measurement is what one job cost one controller manager. Durations are
@@ -63,6 +69,8 @@ type measurer struct {
 	kube    kubernetes.Interface
 	volcano vcclientset.Interface
 	pid     int
+	// clusterPIDs are all the cluster's processes, the controller manager's included.
+	clusterPIDs []int
 }
 
 // run submits job, waits until all its pods are created and bound, then until
@@ -84,6 +92,9 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	if len(list.Items) > 0 {
 		return res, fmt.Errorf("job %s/%s already has %d pods", job.Namespace, job.Name, len(list.Items))
+	}
+	if _, err := waitIdle(ctx, m.clusterPIDs, clusterQuietCPU); err != nil {
+		return res, fmt.Errorf("before the job: %w", err)
 	}
 	// Started before the create, so every pod's creation is seen.
 	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
@@ -147,7 +158,7 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	res.CPUToBound = cpu1 - cpu0
 	fmt.Printf("    %5.1fs  all %d pods created (%.1fs) and bound; waiting for the controller to go idle\n", res.Bound.Seconds(), want, res.Created.Seconds())
 
-	cpu2, err := m.waitIdle(ctx)
+	cpu2, err := waitIdle(ctx, []int{m.pid}, quietCPU)
 	if err != nil {
 		return res, err
 	}
@@ -156,12 +167,12 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	return res, err
 }
 
-// waitIdle waits until the controller used less than quietCPU during
-// quietWindow and returns its CPU time then. It returns an error after
-// quietTimeout or when ctx ends.
-func (m *measurer) waitIdle(ctx context.Context) (time.Duration, error) {
+// waitIdle waits until the processes together used less than quiet CPU
+// time during quietWindow and returns their CPU time then. It returns an error
+// after quietTimeout or when ctx ends.
+func waitIdle(ctx context.Context, pids []int, quiet time.Duration) (time.Duration, error) {
 	start := time.Now()
-	last, err := processCPU(m.pid)
+	last, err := processesCPU(pids)
 	if err != nil {
 		return 0, err
 	}
@@ -171,18 +182,31 @@ func (m *measurer) waitIdle(ctx context.Context) (time.Duration, error) {
 		case <-ctx.Done():
 			return 0, ctx.Err()
 		}
-		now, err := processCPU(m.pid)
+		now, err := processesCPU(pids)
 		if err != nil {
 			return 0, err
 		}
-		if now-last < quietCPU {
+		if now-last < quiet {
 			return now, nil
 		}
 		if time.Since(start) > quietTimeout {
-			return 0, fmt.Errorf("controller still busy after %s (%.2fs CPU in the last %s)", quietTimeout, (now - last).Seconds(), quietWindow)
+			return 0, fmt.Errorf("processes %v still busy after %s (%.2fs CPU in the last %s)", pids, quietTimeout, (now - last).Seconds(), quietWindow)
 		}
 		last = now
 	}
+}
+
+// processesCPU returns the CPU time the processes have used in all (see processCPU).
+func processesCPU(pids []int) (time.Duration, error) {
+	var sum time.Duration
+	for _, pid := range pids {
+		t, err := processCPU(pid)
+		if err != nil {
+			return 0, err
+		}
+		sum += t
+	}
+	return sum, nil
 }
 
 // clockTick is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,

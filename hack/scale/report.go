@@ -26,8 +26,11 @@ var metrics = []metric{
 }
 
 // checked names the metrics the target applies to: the time until every pod
-// is created and bound, and the controller's CPU (to bound and in all).
-var checked = []string{"bound", "cpu to bound", "cpu total"}
+// is created and bound, and the controller's CPU for the job. CPU to bound is
+// shown but not checked: how much of the same work falls before the last
+// binding depends on how the controller and the scheduler share the cores,
+// so it varied by a factor of 2.4 between two runs of one controller.
+var checked = []string{"bound", "cpu total"}
 
 // report writes the medians per framework and implementation, the ratios
 // ours/stock and the target checks to w, and returns a description of every
