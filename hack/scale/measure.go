@@ -34,11 +34,12 @@ const (
 	// quietTimeout bounds the wait for an idle controller after a job.
 	quietTimeout = 3 * time.Minute
 	// clusterQuietCPU is "the whole cluster is idle": all its processes
-	// together used less than this during the last quietWindow (10% of one
-	// core). Each job starts on an idle cluster, so that work left over from
-	// the previous one (pods still turning Running, the scheduler's
-	// cache) does not slow it.
-	clusterQuietCPU = 200 * time.Millisecond
+	// together used less than this during the last quietWindow (30% of one
+	// core; 100 KWOK nodes and 2,000 running pods keep a cluster at ~15%).
+	// Each job starts on an idle cluster, so that work left over from the
+	// previous one (pods still turning Running, the scheduler's cache) does
+	// not slow it.
+	clusterQuietCPU = 600 * time.Millisecond
 )
 
 // Measurement is what one job cost one controller manager. Durations are
@@ -94,7 +95,7 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		return res, fmt.Errorf("job %s/%s already has %d pods", job.Namespace, job.Name, len(list.Items))
 	}
 	if _, err := waitIdle(ctx, m.clusterPIDs, clusterQuietCPU); err != nil {
-		return res, fmt.Errorf("before the job: %w", err)
+		return res, err
 	}
 	// Started before the create, so every pod's creation is seen.
 	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
@@ -168,8 +169,9 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 }
 
 // waitIdle waits until the processes together used less than quiet CPU
-// time during quietWindow and returns their CPU time then. It returns an error
-// after quietTimeout or when ctx ends.
+// time during quietWindow and returns their CPU time then. After
+// quietTimeout it prints a warning and returns their CPU time as it is. It
+// returns an error when a process is gone or ctx ends.
 func waitIdle(ctx context.Context, pids []int, quiet time.Duration) (time.Duration, error) {
 	start := time.Now()
 	last, err := processesCPU(pids)
@@ -190,7 +192,9 @@ func waitIdle(ctx context.Context, pids []int, quiet time.Duration) (time.Durati
 			return now, nil
 		}
 		if time.Since(start) > quietTimeout {
-			return 0, fmt.Errorf("processes %v still busy after %s (%.2fs CPU in the last %s)", pids, quietTimeout, (now - last).Seconds(), quietWindow)
+			fmt.Printf("    warning: processes %v still busy after %s (%.2fs CPU in the last %s, idle is below %.2fs); going on\n",
+				pids, quietTimeout, (now - last).Seconds(), quietWindow, quiet.Seconds())
+			return now, nil
 		}
 		last = now
 	}
