@@ -32,6 +32,7 @@
 //	      [--dir _output/scale] [--bin-dir _output/bin] [--out _output/bench]
 //	      [--keep]
 //	scale --in _output/bench/scale.json   # re-check saved measurements
+//	scale --in run1.json,run2.json        # medians over the rounds of both runs
 package main
 
 import (
@@ -90,7 +91,7 @@ func mainStatus() int {
 	flag.StringVar(&o.dir, "dir", "_output/scale", "root directory of the scale test's cluster (relative to the module root); removed after each run")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries stock-controller-manager`")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for scale.txt and scale.json")
-	flag.StringVar(&o.in, "in", "", "read measurements from this scale.json instead of running, and check them")
+	flag.StringVar(&o.in, "in", "", "read measurements from these comma-separated scale.json files instead of running, and check them; rounds of later files are numbered after those of earlier ones")
 	flag.IntVar(&o.rounds, "rounds", 1, "clusters started per controller manager; the report shows medians")
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
 	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
@@ -106,11 +107,8 @@ func mainStatus() int {
 
 	var ms []Measurement
 	if o.in != "" {
-		data, err := os.ReadFile(o.in)
-		if err == nil {
-			err = json.Unmarshal(data, &ms)
-		}
-		if err != nil {
+		var err error
+		if ms, err = readMeasurements(strings.Split(o.in, ",")); err != nil {
 			fmt.Fprintln(os.Stderr, "scale:", err)
 			return 2
 		}
@@ -280,6 +278,32 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 		out = append(out, r)
 	}
 	return out, nil
+}
+
+// readMeasurements reads scale.json files and renumbers the rounds of each
+// file after those of the files before it. It returns an error if a file
+// cannot be read or parsed.
+func readMeasurements(files []string) ([]Measurement, error) {
+	var all []Measurement
+	rounds := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var ms []Measurement
+		if err := json.Unmarshal(data, &ms); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		last := 0
+		for i := range ms {
+			last = max(last, ms[i].Round)
+			ms[i].Round += rounds
+		}
+		rounds += last
+		all = append(all, ms...)
+	}
+	return all, nil
 }
 
 func reversed(s []string) []string {

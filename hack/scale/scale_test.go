@@ -120,6 +120,31 @@ func TestReport(t *testing.T) {
 	}
 }
 
+func TestReadMeasurementsRenumbersRounds(t *testing.T) {
+	dir := t.TempDir()
+	a, b := dir+"/a.json", dir+"/b.json"
+	if err := writeJSON(a, []Measurement{{Impl: ImplOurs, Round: 1}, {Impl: ImplOurs, Round: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(b, []Measurement{{Impl: ImplStock, Round: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := readMeasurements([]string{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rounds []int
+	for _, m := range ms {
+		rounds = append(rounds, m.Round)
+	}
+	if diff := cmp.Diff([]int{1, 2, 3}, rounds); diff != "" {
+		t.Errorf("rounds (-want +got):\n%s", diff)
+	}
+	if _, err := readMeasurements([]string{dir + "/missing.json"}); err == nil {
+		t.Error("missing file: no error")
+	}
+}
+
 func TestMedianOf(t *testing.T) {
 	for _, c := range []struct {
 		in   []float64
