@@ -27,7 +27,7 @@
 //
 // Usage:
 //
-//	scale [--rounds 1] [--nodes 100] [--pods 2000] [--impls stock,ours]
+//	scale [--rounds 2] [--nodes 100] [--pods 2000] [--impls stock,ours]
 //	      [--frameworks tensorflow,mpi] [--qps 5000] [--burst 10000]
 //	      [--dir _output/scale] [--bin-dir _output/bin] [--out _output/bench]
 //	      [--keep]
@@ -92,7 +92,7 @@ func mainStatus() int {
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries stock-controller-manager`")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for scale.txt and scale.json")
 	flag.StringVar(&o.in, "in", "", "read measurements from these comma-separated scale.json files instead of running, and check them; rounds of later files are numbered after those of earlier ones")
-	flag.IntVar(&o.rounds, "rounds", 1, "clusters started per controller manager; the report shows medians")
+	flag.IntVar(&o.rounds, "rounds", 2, "clusters started per controller manager (the order alternates between rounds); the report shows medians")
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
 	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
 	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: ours, stock")
