@@ -60,7 +60,9 @@ type Measurement struct {
 	// idle again (less than quietCPU in quietWindow) after Bound: everything
 	// the job cost it, its status updates while the pods start included.
 	CPUTotal time.Duration `json:"cpuTotal"`
-	// PeakRSS is the controller's peak resident memory (VmHWM) at the end, in bytes.
+	// PeakRSS is the controller's peak resident memory (VmHWM) over its
+	// lifetime so far, read after this job, in bytes: for the second job of a
+	// cluster it includes the first.
 	PeakRSS int64 `json:"peakRSSBytes"`
 }
 
@@ -85,6 +87,9 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	res := Measurement{Pods: want}
 
+	if _, err := waitIdle(ctx, m.clusterPIDs, clusterQuietCPU); err != nil {
+		return res, err
+	}
 	pods := m.kube.CoreV1().Pods(job.Namespace)
 	selector := batch.JobNameKey + "=" + job.Name
 	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
@@ -94,10 +99,8 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	if len(list.Items) > 0 {
 		return res, fmt.Errorf("job %s/%s already has %d pods", job.Namespace, job.Name, len(list.Items))
 	}
-	if _, err := waitIdle(ctx, m.clusterPIDs, clusterQuietCPU); err != nil {
-		return res, err
-	}
-	// Started before the create, so every pod's creation is seen.
+	// Started from the List just before the create, so every pod's creation
+	// is seen and the resourceVersion is still in the API server's history.
 	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
 		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
 			o.LabelSelector = selector

@@ -67,13 +67,17 @@ func Get[T any](c *Cache, job *batch.Job, plugin, argsKey string, compute func()
 		c.entries = make(map[key]any, capacity)
 		c.order = make([]key, capacity)
 	}
-	if _, ok := c.entries[k]; !ok {
-		if old := c.order[c.next]; old != (key{}) {
-			delete(c.entries, old)
-		}
-		c.order[c.next] = k
-		c.next = (c.next + 1) % capacity
+	// A caller that computed the same entry meanwhile wins: plans hold some
+	// state (what was already applied, TF_CONFIG buffers), so all callers
+	// must share one.
+	if stored, ok := c.entries[k]; ok {
+		return stored.(T)
 	}
+	if old := c.order[c.next]; old != (key{}) {
+		delete(c.entries, old)
+	}
+	c.order[c.next] = k
+	c.next = (c.next + 1) % capacity
 	c.entries[k] = v
 	return v
 }

@@ -65,6 +65,23 @@ func TestGetKeysOnGenerationWhenSet(t *testing.T) {
 	}
 }
 
+// Two callers missing at once must end up with the same value: plans carry
+// state, so the entry stored first wins.
+func TestGetConcurrentMissesShareTheStoredValue(t *testing.T) {
+	var c Cache
+	j := job("a", "1")
+	got := Get(&c, j, "mpi", "", func() int {
+		// Another caller computes and stores the entry while this one computes.
+		return Get(&c, j, "mpi", "", func() int { return 1 }) + 1
+	})
+	if got != 1 {
+		t.Errorf("got %d, want the value stored first (1)", got)
+	}
+	if again := Get(&c, j, "mpi", "", func() int { return 3 }); again != 1 {
+		t.Errorf("cached value = %d, want 1", again)
+	}
+}
+
 func TestGetIsBounded(t *testing.T) {
 	var c Cache
 	for i := 0; i < 3*capacity; i++ {

@@ -152,11 +152,12 @@ type plan struct {
 	hostfileChecked atomic.Int64
 }
 
-// hostfileRecheck is how long OnJobUpdate trusts an earlier check of the
-// hostfile ConfigMap. The controller calls OnJobUpdate on every sync of a
-// started Job, thousands of times while a large job's pods start; a plan's
-// hostfile only changes with the Job's spec, which gets a new plan. The
-// recheck restores a ConfigMap deleted by hand within this time.
+// hostfileRecheck is how long OnJobAdd and OnJobUpdate trust an earlier check
+// of the hostfile ConfigMap. The controller calls OnJobAdd on every sync of a
+// Pending Job and OnJobUpdate on every sync of a started one, thousands of
+// times while a large job's pods start; a plan's hostfile only changes with
+// the Job's spec, which gets a new plan. The recheck restores a ConfigMap
+// deleted by hand within this time.
 const hostfileRecheck = time.Minute
 
 // now is time.Now; tests move it forward.
@@ -340,10 +341,12 @@ func hostfileMount() v1.VolumeMount {
 // (ConfigMapName), controlled by the Job. Invalid arguments create nothing. A
 // ConfigMap of that name that the Job does not control is left as it is (the
 // master mounts it as found) and reported once as a PluginConfigMapConflict
-// event; API errors are returned so that Volcano retries. Idempotent.
+// event; API errors are returned so that Volcano retries. Idempotent. Volcano
+// calls it on every sync of a Pending Job; after the first success for a spec
+// revision it skips the API for hostfileRecheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
 	framework.MarkControlled(job, Name)
-	return p.applyHostfile(job)
+	return p.syncHostfile(job)
 }
 
 // OnJobUpdate rewrites the hostfile ConfigMap when it no longer matches the Job
@@ -351,6 +354,12 @@ func (p *Plugin) OnJobAdd(job *batch.Job) error {
 // most once per hostfileRecheck, and recreates it if it is gone. Errors as
 // OnJobAdd.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
+	return p.syncHostfile(job)
+}
+
+// syncHostfile applies the hostfile ConfigMap unless this spec revision's plan
+// found or made it right less than hostfileRecheck ago.
+func (p *Plugin) syncHostfile(job *batch.Job) error {
 	if pl, ok := p.Plan(job); ok && now().Sub(time.Unix(0, pl.hostfileChecked.Load())) < hostfileRecheck {
 		return nil
 	}
@@ -365,6 +374,10 @@ func (p *Plugin) OnJobDelete(job *batch.Job) error {
 	defer cancel()
 	if err := p.permanent(job, ownedcm.Delete(ctx, p.Client, job, ConfigMapName(job))); err != nil {
 		return err
+	}
+	// A restarted Job runs OnJobAdd again, which must recreate the ConfigMap.
+	if pl, ok := p.Plan(job); ok {
+		pl.hostfileChecked.Store(0)
 	}
 	framework.UnmarkControlled(job, Name)
 	return nil

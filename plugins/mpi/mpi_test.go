@@ -520,6 +520,40 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 	}
 }
 
+// While a Job is Pending Volcano calls OnJobAdd on every sync: within
+// hostfileRecheck they make no API call. OnJobDelete (also on a restart)
+// makes the next OnJobAdd create the ConfigMap again.
+func TestOnJobAddRepeatedAndAfterDelete(t *testing.T) {
+	kube := fake.NewSimpleClientset()
+	job := fresh(t, standard().Obj())
+	job.Generation = 1
+	add := func() {
+		t.Helper()
+		if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add()
+	kube.ClearActions()
+	for i := 0; i < 3; i++ {
+		job.ResourceVersion = fmt.Sprintf("sync-%d", i)
+		add()
+	}
+	if got := kube.Actions(); len(got) != 0 {
+		t.Errorf("repeated OnJobAdd: %d API calls, want none: %v", len(got), got)
+	}
+	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.CoreV1().ConfigMaps("default").Get(context.Background(), ConfigMapName(job), metav1.GetOptions{}); err == nil {
+		t.Fatal("ConfigMap still there after OnJobDelete")
+	}
+	add()
+	if _, err := kube.CoreV1().ConfigMaps("default").Get(context.Background(), ConfigMapName(job), metav1.GetOptions{}); err != nil {
+		t.Errorf("OnJobAdd after OnJobDelete: %v", err)
+	}
+}
+
 func TestConfigMapOwnedByAnother(t *testing.T) {
 	foreign := &v1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "mpi-mpi-hostfile", Namespace: "default", ResourceVersion: "7"},
