@@ -35,6 +35,7 @@ import (
 
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/hack/internal/cli"
 	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
@@ -72,8 +73,8 @@ func mainStatus() int {
 	if err != nil {
 		return fail(err)
 	}
-	dir := absUnder(root, o.dir)
-	binDir := absUnder(root, o.binDir)
+	dir := localcluster.AbsUnder(root, o.dir)
+	binDir := localcluster.AbsUnder(root, o.binDir)
 
 	// Load the examples before touching the cluster: a broken file fails fast.
 	examples, err := loadExamples(root, o.namespace)
@@ -90,7 +91,7 @@ func mainStatus() int {
 		RootDir: dir,
 		BinDir:  binDir,
 		Timeout: o.upTimeout,
-		Out:     prefixWriter{"  "},
+		Out:     cli.Indent(os.Stdout, "  "),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -153,7 +154,7 @@ func mainStatus() int {
 // the exit status.
 func demo(ctx context.Context, cl *localcluster.Cluster, examples []*example, o options) int {
 	cfg := rest.CopyConfig(cl.RESTConfig)
-	cfg.WarningHandler = warnings{}
+	cfg.WarningHandler = cli.Warnings{}
 	kc, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fail(err)
@@ -249,36 +250,6 @@ func truthy(s string) bool {
 		return false
 	}
 	return true
-}
-
-func absUnder(root, p string) string {
-	if filepath.IsAbs(p) {
-		return filepath.Clean(p)
-	}
-	return filepath.Join(root, p)
-}
-
-// warnings prints the apiserver's warnings, except the one every typed Job
-// causes: the Go types serialize a pod template's metadata.creationTimestamp
-// as null, a field Volcano's Job CRD schema does not list.
-type warnings struct{}
-
-func (warnings) HandleWarningHeader(code int, agent, text string) {
-	if code != 299 || strings.HasSuffix(text, ".template.metadata.creationTimestamp\"") {
-		return
-	}
-	fmt.Fprintln(os.Stderr, "  warning:", text)
-}
-
-// prefixWriter indents every line written to stdout.
-type prefixWriter struct{ prefix string }
-
-func (w prefixWriter) Write(p []byte) (int, error) {
-	s := strings.TrimSuffix(string(p), "\n")
-	for _, line := range strings.Split(s, "\n") {
-		fmt.Println(w.prefix + line)
-	}
-	return len(p), nil
 }
 
 // seconds formats d as seconds with one decimal.

@@ -55,6 +55,7 @@ import (
 
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/hack/internal/cli"
 	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
@@ -162,13 +163,7 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
-	abs := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(root, p)
-	}
-	o.dir, o.binDir, o.out = abs(o.dir), abs(o.binDir), abs(o.out)
+	o.dir, o.binDir, o.out = localcluster.AbsUnder(root, o.dir), localcluster.AbsUnder(root, o.binDir), localcluster.AbsUnder(root, o.out)
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return nil, err
 	}
@@ -227,9 +222,9 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 		// The webhook manager gets the same: Volcano's pod validation GETs
 		// the PodGroup for every pod created, and at its default QPS (50)
 		// that, not the controller, would bound the pod creation rate.
-		ExtraArgs:               map[string][]string{localcluster.ControllerManager: qps, localcluster.WebhookManager: qps},
-		Timeout:                 upTimeout,
-		Out:                     indent{os.Stdout},
+		ExtraArgs: map[string][]string{localcluster.ControllerManager: qps, localcluster.WebhookManager: qps},
+		Timeout:   upTimeout,
+		Out:       cli.Indent(os.Stdout, "  "),
 	})
 	if err != nil {
 		return nil, err
@@ -245,8 +240,7 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 		return nil, errors.New("the cluster records no controller manager process")
 	}
 	cfg := rest.CopyConfig(cl.RESTConfig)
-	// The typed Job's empty template metadata draws "unknown field" warnings.
-	cfg.WarningHandler = rest.NoWarnings{}
+	cfg.WarningHandler = cli.Warnings{}
 	// Volcano's resources are CRDs, served as JSON only.
 	volcano, err := vcclientset.NewForConfig(cfg)
 	if err != nil {
@@ -320,16 +314,4 @@ func writeJSON(file string, v any) error {
 		return err
 	}
 	return os.WriteFile(file, append(data, '\n'), 0o644)
-}
-
-// indent prefixes every line written through it with two spaces, so the
-// cluster's progress lines nest under the round's heading.
-type indent struct{ w io.Writer }
-
-func (i indent) Write(p []byte) (int, error) {
-	s := strings.TrimSuffix(string(p), "\n")
-	if _, err := fmt.Fprintf(i.w, "  %s\n", strings.ReplaceAll(s, "\n", "\n  ")); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }

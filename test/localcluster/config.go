@@ -142,10 +142,7 @@ func (c Config) withDefaults() (Config, error) {
 		if p == "" {
 			p = def
 		}
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(root, p)
-		}
-		return filepath.Clean(p)
+		return AbsUnder(root, p)
 	}
 	c.RootDir = abs(c.RootDir, filepath.Join("_output", "local"))
 	c.BinDir = abs(c.BinDir, filepath.Join("_output", "bin"))
@@ -181,6 +178,15 @@ func (c Config) withDefaults() (Config, error) {
 		c.Out = io.Discard
 	}
 	return c, nil
+}
+
+// AbsUnder returns p cleaned if it is absolute, else p joined to root (the
+// module root for this package's relative defaults).
+func AbsUnder(root, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(root, p)
 }
 
 // ModuleRoot returns the directory of the go.mod declaring ModulePath, searched
