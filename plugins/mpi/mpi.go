@@ -360,10 +360,19 @@ func (p *Plugin) OnJobUpdate(job *batch.Job) error {
 // syncHostfile applies the hostfile ConfigMap unless this spec revision's plan
 // found or made it right less than hostfileRecheck ago.
 func (p *Plugin) syncHostfile(job *batch.Job) error {
-	if pl, ok := p.Plan(job); ok && now().Sub(time.Unix(0, pl.hostfileChecked.Load())) < hostfileRecheck {
+	pl, ok := p.Plan(job)
+	if !ok || now().Sub(time.Unix(0, pl.hostfileChecked.Load())) < hostfileRecheck {
 		return nil
 	}
-	return p.applyHostfile(job)
+	ctx, cancel := framework.Context()
+	defer cancel()
+	labels := map[string]string{batch.JobNameKey: job.Name}
+	data := map[string]string{HostfileKey: pl.hostfile}
+	err := ownedcm.Apply(ctx, p.Client, job, ConfigMapName(job), labels, data)
+	if err == nil {
+		pl.hostfileChecked.Store(now().UnixNano())
+	}
+	return p.permanent(job, err)
 }
 
 // OnJobDelete deletes the hostfile ConfigMap when the Job controls it (a missing
@@ -381,22 +390,6 @@ func (p *Plugin) OnJobDelete(job *batch.Job) error {
 	}
 	framework.UnmarkControlled(job, Name)
 	return nil
-}
-
-func (p *Plugin) applyHostfile(job *batch.Job) error {
-	pl, ok := p.Plan(job)
-	if !ok {
-		return nil
-	}
-	ctx, cancel := framework.Context()
-	defer cancel()
-	labels := map[string]string{batch.JobNameKey: job.Name}
-	data := map[string]string{HostfileKey: pl.hostfile}
-	err := ownedcm.Apply(ctx, p.Client, job, ConfigMapName(job), labels, data)
-	if err == nil {
-		pl.hostfileChecked.Store(now().UnixNano())
-	}
-	return p.permanent(job, err)
 }
 
 // permanent turns a *ownedcm.NotOwnedError into a Warning event on the Job and
