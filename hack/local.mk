@@ -46,7 +46,9 @@ LOCAL_THIRD_PARTY_BINARIES := \
 	$(LOCAL_BIN)/vc-scheduler \
 	$(LOCAL_BIN)/vcctl \
 	$(LOCAL_BIN)/kwok \
-	$(LOCAL_BIN)/helm
+	$(LOCAL_BIN)/helm \
+	$(LOCAL_BIN)/kubelet \
+	$(LOCAL_BIN)/coredns
 
 # vc-webhook-manager joins once ./cmd/vc-webhook-manager exists.
 LOCAL_OWN_BINARIES := $(LOCAL_BIN)/vc-controller-manager
@@ -69,6 +71,19 @@ $(LOCAL_BIN)/vc-scheduler:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/scheduler)
 $(LOCAL_BIN)/vcctl:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/cli)
+# The real node's kubelet reports the version of the kubernetes module (as the
+# apiserver's own build would); without these flags it says v0.0.0-master.
+KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+KUBE_VERSION_WORDS = $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
+KUBE_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
+	-X k8s.io/component-base/version.gitMajor=$(word 1,$(KUBE_VERSION_WORDS)) \
+	-X k8s.io/component-base/version.gitMinor=$(word 2,$(KUBE_VERSION_WORDS)) \
+	-X k8s.io/component-base/version.gitTreeState=clean
+$(LOCAL_BIN)/kubelet:
+	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kubelet)
+# CoreDNS, the real node's cluster DNS: its own module (hack/coredns).
+$(LOCAL_BIN)/coredns:
+	$(call local_go_build,$@,.,hack/coredns)
 # Volcano's unmodified controller manager, for comparisons with ours.
 $(LOCAL_BIN)/vc-controller-manager-stock:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/controller-manager)

@@ -10,6 +10,7 @@ import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 	_ "volcano.sh/volcano/cmd/cli"
 	_ "volcano.sh/volcano/cmd/controller-manager"
 	_ "volcano.sh/volcano/cmd/scheduler"
