@@ -24,12 +24,12 @@ test: vet test-unit test-e2e ## Unit tests, then the e2e suite on a local cluste
 test-unit: ## Unit tests of plugins, webhook and shared packages.
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 
-test-e2e: binaries ## The Ginkgo e2e suite against a real local Volcano cluster.
+test-e2e: binaries node ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
 
 # KEEP=1 leaves the cluster running (`make local-down` stops it); a cluster
 # that already ran (make local-up) is reused and left running.
-demo: binaries ## Bring up a local cluster, run one Job per framework, show what was injected (KEEP=1: keep the cluster).
+demo: binaries node ## Bring up a local cluster, run one Job per framework, show what was injected (KEEP=1: keep the cluster).
 	$(call local_go_build,$(BIN)/demo,./hack/demo)
 	@KEEP='$(KEEP)' $(BIN)/demo
 
@@ -46,3 +46,5 @@ clean: ## Remove build output and local cluster state.
 
 -include hack/local.mk
 -include hack/installer.mk
+-include hack/node.mk
+-include hack/images.mk

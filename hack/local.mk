@@ -105,7 +105,7 @@ $(LOCAL_BIN)/local-cluster: local-force
 	$(call local_go_build,$@,./hack/local-cluster)
 
 # --- the cluster ---
-local-up: binaries
+local-up: binaries node
 	$(LOCAL_BIN)/local-cluster up --dir $(LOCAL_DIR) --bin-dir $(LOCAL_BIN) --nodes $(LOCAL_NODES) \
 		--webhook $(LOCAL_WEBHOOK) --controller-manager $(LOCAL_CONTROLLER_MANAGER) $(LOCAL_UP_FLAGS)
 

@@ -7,9 +7,14 @@
 // Usage:
 //
 //	local-cluster up     [--dir D] [--bin-dir B] [--nodes N] [--webhook auto|on|off]
-//	                     [--controller-manager FILE] [--timeout 3m]
+//	                     [--controller-manager FILE] [--real-node auto|on|off]
+//	                     [--image-dir I] [--timeout 3m]
 //	local-cluster down   [--dir D]
 //	local-cluster status [--dir D]
+//	local-cluster netns-proxy --netns /run/netns/NAME --forward in:PORT|out:PORT ...
+//
+// netns-proxy is the real node's loopback bridge, started by up: it relays
+// 127.0.0.1:PORT between the host and the node's network namespace.
 //
 // Relative directories are taken relative to the module root; the defaults are
 // _output/local and _output/bin.
@@ -45,6 +50,8 @@ func main() {
 		if err == nil && !running {
 			os.Exit(3)
 		}
+	case "netns-proxy":
+		err = netnsProxy(args)
 	case "-h", "--help", "help":
 		usage()
 	default:
@@ -73,6 +80,8 @@ func up(args []string) error {
 	nodes := fs.Int("nodes", 4, "number of fake KWOK nodes (32 CPU, 256Gi, 8 nvidia.com/gpu, 110 pods each)")
 	webhook := fs.String("webhook", string(localcluster.WebhookAuto), "start vc-webhook-manager: auto (if built), on or off")
 	cm := fs.String("controller-manager", localcluster.ControllerManager, "file in --bin-dir to run as the Volcano controller manager (e.g. vc-controller-manager-stock)")
+	realNode := fs.String("real-node", string(localcluster.RealNodeAuto), "start the real node (kubelet, containerd, CoreDNS): auto (if this machine can), on or off")
+	images := fs.String("image-dir", "_output/images", "directory of the image tarballs the real node loads (make images)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up if the cluster is not ready within this time")
 	_ = fs.Parse(args)
 
@@ -85,6 +94,8 @@ func up(args []string) error {
 		Nodes:                   *nodes,
 		Webhook:                 localcluster.WebhookMode(*webhook),
 		ControllerManagerBinary: *cm,
+		RealNode:                localcluster.RealNodeMode(*realNode),
+		ImageDir:                *images,
 		Timeout:                 *timeout,
 		Out:                     os.Stdout,
 	})
@@ -101,6 +112,25 @@ Logs: %s/logs/<component>.log   State: %s/state.json
 Stop: make local-down
 `, cl.Kubeconfig, vcctl, cl.RootDir, cl.RootDir)
 	return nil
+}
+
+// netnsProxy runs the real node's loopback forwards until SIGTERM.
+func netnsProxy(args []string) error {
+	fs := flag.NewFlagSet("netns-proxy", flag.ExitOnError)
+	netns := fs.String("netns", "", "network namespace file, e.g. /run/netns/vcplugins-1a2b3c4d")
+	var forwards []localcluster.Forward
+	fs.Func("forward", "in:PORT (host 127.0.0.1:PORT into the namespace) or out:PORT (namespace to host); repeatable", func(s string) error {
+		f, err := localcluster.ParseForward(s)
+		forwards = append(forwards, f)
+		return err
+	})
+	_ = fs.Parse(args)
+	if *netns == "" || len(forwards) == 0 {
+		return fmt.Errorf("netns-proxy needs --netns and at least one --forward")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return localcluster.RunNetnsProxy(ctx, *netns, forwards)
 }
 
 func down(args []string) error {

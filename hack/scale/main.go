@@ -219,6 +219,9 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 		Nodes:                   o.nodes,
 		Webhook:                 localcluster.WebhookOn,
 		ControllerManagerBinary: implBinary[impl],
+		// The scale test measures the control plane on KWOK nodes; a real
+		// node's kubelet and containerd would only add CPU noise.
+		RealNode: localcluster.RealNodeOff,
 		// The webhook manager gets the same: Volcano's pod validation GETs
 		// the PodGroup for every pod created, and at its default QPS (50)
 		// that, not the controller, would bound the pod creation rate.

@@ -30,6 +30,11 @@ type pki struct {
 	AdminCert, AdminKey   string // client pair of the admin user (O=system:masters)
 	SAKey, SAPub          string // service-account token signing key pair (RSA)
 	WebhookCert, WebhookK string // webhook-manager serving pair for 127.0.0.1
+	// The real node's kubelet: its client pair (system:node:localhost in
+	// system:nodes, as the Node authorizer requires) and its serving pair
+	// (localhost, 127.0.0.1), which the apiserver verifies against the CA.
+	KubeletCert, KubeletKey               string
+	KubeletServingCert, KubeletServingKey string
 }
 
 // newPKI generates a CA, the apiserver serving certificate, an admin client
@@ -48,6 +53,8 @@ func newPKI(dir string) (*pki, error) {
 		AdminCert: filepath.Join(dir, "admin.crt"), AdminKey: filepath.Join(dir, "admin.key"),
 		SAKey: filepath.Join(dir, "sa.key"), SAPub: filepath.Join(dir, "sa.pub"),
 		WebhookCert: filepath.Join(dir, "webhook.crt"), WebhookK: filepath.Join(dir, "webhook.key"),
+		KubeletCert: filepath.Join(dir, "kubelet-client.crt"), KubeletKey: filepath.Join(dir, "kubelet-client.key"),
+		KubeletServingCert: filepath.Join(dir, "kubelet.crt"), KubeletServingKey: filepath.Join(dir, "kubelet.key"),
 	}
 
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -105,6 +112,23 @@ func newPKI(dir string) (*pki, error) {
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: loopback,
 		DNSNames:    []string{"localhost"},
+	}); err != nil {
+		return nil, err
+	}
+
+	if err := leaf(p.KubeletCert, p.KubeletKey, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "system:node:" + RealNodeName, Organization: []string{"system:nodes"}},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}); err != nil {
+		return nil, err
+	}
+	if err := leaf(p.KubeletServingCert, p.KubeletServingKey, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: RealNodeName},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: loopback,
+		DNSNames:    []string{RealNodeName},
 	}); err != nil {
 		return nil, err
 	}

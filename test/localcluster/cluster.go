@@ -74,6 +74,9 @@ type State struct {
 	Components []ComponentState `json:"components"`
 	// Nodes are the names of the fake nodes.
 	Nodes []string `json:"nodes"`
+	// RealNode is set when the real node was started (or its start begun):
+	// what Down must undo on the host.
+	RealNode *RealNodeState `json:"realNode,omitempty"`
 	// Webhook reports whether the webhook manager runs and its webhooks are registered.
 	Webhook   bool      `json:"webhook"`
 	StartedAt time.Time `json:"startedAt"`
@@ -144,6 +147,11 @@ func Up(ctx context.Context, cfg Config) (*Cluster, error) {
 		if terr := terminate(states, stopGrace); terr != nil {
 			err = errors.Join(err, terr)
 		}
+		if rn := u.state.RealNode; rn != nil {
+			if cerr := cleanupRealNode(cfg.RootDir, rn); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("cleaning up the real node: %w", cerr))
+			}
+		}
 		fmt.Fprintf(cfg.Out, "local cluster failed after %.1fs; stopped its processes; logs are in %s\n",
 			time.Since(u.started).Seconds(), filepath.Join(cfg.RootDir, "logs"))
 		return nil, err
@@ -198,6 +206,11 @@ func Down(dir string) error {
 	}
 	if err := terminate(components, stopGrace); err != nil {
 		return err
+	}
+	if st, _ := readState(dir); st != nil && st.RealNode != nil {
+		if err := cleanupRealNode(dir, st.RealNode); err != nil {
+			return fmt.Errorf("cleaning up the real node (its state stays in %s): %w", dir, err)
+		}
 	}
 	return os.RemoveAll(dir)
 }

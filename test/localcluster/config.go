@@ -88,6 +88,12 @@ type Config struct {
 	// name (see the component name constants), after the defaults, so they can
 	// override them: pflag keeps the last value of a repeated flag.
 	ExtraArgs map[string][]string
+	// RealNode says whether to start the real node (kubelet, containerd,
+	// CNI bridge, CoreDNS) beside the KWOK nodes. Default RealNodeAuto.
+	RealNode RealNodeMode
+	// ImageDir holds the image tarballs the real node loads (RealNodeImages),
+	// as `make images` writes them. Default <module root>/_output/images.
+	ImageDir string
 	// Timeout bounds the whole of Up, process starts and readiness waits
 	// included. Default 3 minutes.
 	Timeout time.Duration
@@ -146,6 +152,11 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	c.RootDir = abs(c.RootDir, filepath.Join("_output", "local"))
 	c.BinDir = abs(c.BinDir, filepath.Join("_output", "bin"))
+	if c.ImageDir == "" && root == "" {
+		// A caller with absolute paths and no module root: images beside the binaries.
+		c.ImageDir = filepath.Join(filepath.Dir(c.BinDir), "images")
+	}
+	c.ImageDir = abs(c.ImageDir, filepath.Join("_output", "images"))
 	if c.Nodes <= 0 {
 		c.Nodes = 4
 	}
@@ -158,6 +169,13 @@ func (c Config) withDefaults() (Config, error) {
 	case WebhookAuto, WebhookOn, WebhookOff:
 	default:
 		return c, fmt.Errorf("webhook mode %q: want %q, %q or %q", c.Webhook, WebhookAuto, WebhookOn, WebhookOff)
+	}
+	switch c.RealNode {
+	case "":
+		c.RealNode = RealNodeAuto
+	case RealNodeAuto, RealNodeOn, RealNodeOff:
+	default:
+		return c, fmt.Errorf("real node mode %q: want %q, %q or %q", c.RealNode, RealNodeAuto, RealNodeOn, RealNodeOff)
 	}
 	if len(c.Webhooks) == 0 {
 		c.Webhooks = VolcanoWebhooks()

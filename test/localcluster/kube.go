@@ -33,15 +33,21 @@ const kubeconfigContext = "localcluster"
 // writeKubeconfig writes an admin kubeconfig for server to file, with the CA
 // and client credentials embedded so it keeps working when copied elsewhere.
 func writeKubeconfig(file, server string, p *pki) error {
-	ca, err := os.ReadFile(p.CACert)
+	return writeClientKubeconfig(file, server, p.CACert, p.AdminCert, p.AdminKey)
+}
+
+// writeClientKubeconfig writes a kubeconfig for server that authenticates
+// with the client certificate certFile/keyFile, all PEM files embedded.
+func writeClientKubeconfig(file, server, caFile, certFile, keyFile string) error {
+	ca, err := os.ReadFile(caFile)
 	if err != nil {
 		return err
 	}
-	cert, err := os.ReadFile(p.AdminCert)
+	cert, err := os.ReadFile(certFile)
 	if err != nil {
 		return err
 	}
-	key, err := os.ReadFile(p.AdminKey)
+	key, err := os.ReadFile(keyFile)
 	if err != nil {
 		return err
 	}

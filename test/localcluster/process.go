@@ -185,3 +185,22 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// freePortExcept returns a free port on 127.0.0.1 that is none of the ports
+// already given out (freePort may return one of them again, since each probe
+// closes its listener).
+func freePortExcept(taken map[string]int) (int, error) {
+	for {
+		port, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		clash := false
+		for _, p := range taken {
+			clash = clash || p == port
+		}
+		if !clash {
+			return port, nil
+		}
+	}
+}

@@ -135,6 +135,11 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 				// Endpoints may not hold loopback addresses, so the reconciler
 				// of the "kubernetes" Service would only log errors.
 				"--endpoint-reconciler-type", "none",
+				// The real node's kubelet is reached as "localhost" (its
+				// Hostname address), where the netns proxy forwards its port.
+				"--kubelet-preferred-address-types", "Hostname",
+				"--kubelet-client-certificate", p.AdminCert, "--kubelet-client-key", p.AdminKey,
+				"--kubelet-certificate-authority", p.CACert,
 			); err != nil {
 				return err
 			}
@@ -249,7 +254,8 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 		{Kwok, func(context.Context) error {
 			args := []string{
 				"--kubeconfig", u.state.Kubeconfig,
-				"--manage-all-nodes",
+				// Only the fake nodes: the real node's kubelet reports its own status.
+				"--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
 				"--cidr", "10.244.0.1/16",
 			}
 			if cfg.KwokConfig != KwokBuiltin {
@@ -273,6 +279,19 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 			}
 			return writeState(&u.state)
 		}},
+		{"real node", func(ctx context.Context) error {
+			if cfg.RealNode == RealNodeOff {
+				return errSkipped
+			}
+			if err := realNodePreflight(cfg); err != nil {
+				if cfg.RealNode == RealNodeOn {
+					return err
+				}
+				fmt.Fprintf(cfg.Out, "  real node: not started (%v); KWOK nodes only\n", err)
+				return errSkipped
+			}
+			return u.realNode(ctx)
+		}},
 		{"webhook manager ready", func(ctx context.Context) error {
 			if !u.state.Webhook {
 				return errSkipped
@@ -284,6 +303,14 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 		{"nodes ready", func(ctx context.Context) error {
 			return u.waitFor(ctx, "nodes Ready", Kwok, func(ctx context.Context) (bool, error) {
 				return nodesReady(ctx, u.kube, u.state.Nodes)
+			})
+		}},
+		{"real node ready", func(ctx context.Context) error {
+			if u.state.RealNode == nil {
+				return errSkipped
+			}
+			return u.waitFor(ctx, "real node Ready with cluster DNS", Kubelet, func(ctx context.Context) (bool, error) {
+				return realNodeReady(ctx, u.kube, u.state.RealNode)
 			})
 		}},
 		{"default service account", func(ctx context.Context) error {

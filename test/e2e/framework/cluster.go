@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -53,6 +55,9 @@ type TestCluster struct {
 	// then does TeardownCluster stop it. A local cluster that already ran in
 	// Dir before the suite is left running.
 	StartedBySuite bool
+	// HostBefore is the host as SetupCluster found it, before starting the
+	// local cluster; TeardownCluster checks that Down restored it.
+	HostBefore localcluster.HostSnapshot
 }
 
 // cluster is set by SetupCluster; every Framework uses it.
@@ -100,11 +105,13 @@ func SetupCluster(ctx context.Context, out io.Writer) (*TestCluster, error) {
 		return nil, err
 	}
 	existing := st.Running()
+	before := localcluster.TakeHostSnapshot(filepath.Join(root, "_output", "bin"))
 	cl, err := localcluster.Up(ctx, localcluster.Config{
-		RootDir: dir,
-		Webhook: localcluster.WebhookOn,
-		Timeout: ClusterUpTimeout,
-		Out:     out,
+		RootDir:  dir,
+		Webhook:  localcluster.WebhookOn,
+		RealNode: RealNodeMode(),
+		Timeout:  ClusterUpTimeout,
+		Out:      out,
 	})
 	if err != nil {
 		// Up stopped whatever it started; its logs stay in dir.
@@ -117,13 +124,36 @@ func SetupCluster(ctx context.Context, out io.Writer) (*TestCluster, error) {
 		}
 		return nil, err
 	}
-	tc.Local, tc.Dir, tc.StartedBySuite = cl, dir, !existing
+	tc.Local, tc.Dir, tc.StartedBySuite, tc.HostBefore = cl, dir, !existing, before
 	if existing {
 		fmt.Fprintf(out, "reusing the local cluster already running in %s; it is left running\n", dir)
 	}
 	fmt.Fprintf(out, "kubeconfig: %s\n", cl.Kubeconfig)
 	cluster = tc
 	return tc, nil
+}
+
+// EnvRealNode overrides the suite's real-node mode: auto, on or off.
+const EnvRealNode = "E2E_REAL_NODE"
+
+// RealNodeMode is the real-node mode of the suite's local cluster: E2E_REAL_NODE
+// if set; else on where `make node-prereqs` installs the node (root on a
+// Debian-like Linux), so that such a machine fails loudly when the node does
+// not start; else auto (a one-line note, KWOK nodes only, real-node specs
+// skipped with that reason).
+func RealNodeMode() localcluster.RealNodeMode {
+	if m := os.Getenv(EnvRealNode); m != "" {
+		return localcluster.RealNodeMode(m)
+	}
+	if _, err := exec.LookPath("apt-get"); err == nil && runtime.GOOS == "linux" && os.Geteuid() == 0 {
+		return localcluster.RealNodeOn
+	}
+	return localcluster.RealNodeAuto
+}
+
+// HasRealNode reports whether the suite's cluster has the real node.
+func (tc *TestCluster) HasRealNode() bool {
+	return tc.Local != nil && tc.Local.RealNode != nil
 }
 
 // quietWarnings logs the API server's warnings to the GinkgoWriter, except the
@@ -178,6 +208,13 @@ func TeardownCluster(failed bool, out io.Writer) error {
 	fmt.Fprintf(out, "stopping the local cluster in %s\n", tc.Dir)
 	if err := localcluster.Down(tc.Dir); err != nil {
 		errs = append(errs, err)
+	}
+	// Host hygiene: whatever the cluster started, mounted, created or changed
+	// outside its directory must be gone or restored.
+	if changes := localcluster.HostChanges(tc.HostBefore, localcluster.TakeHostSnapshot(tc.Local.BinDir)); len(changes) > 0 {
+		errs = append(errs, fmt.Errorf("the local cluster left the host changed after Down:\n  %s", strings.Join(changes, "\n  ")))
+	} else {
+		fmt.Fprintln(out, "host check: no process, mount, network namespace, interface, cgroup, path or sysctl change left behind")
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,667 @@
+package localcluster
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/yaml"
+)
+
+// Names of the real node's components (log files, PID files, state entries).
+const (
+	Containerd = "containerd"
+	Kubelet    = "kubelet"
+	CoreDNS    = "coredns"
+	NetnsProxy = "netns-proxy"
+)
+
+// RealNodeMode says whether Up starts a real node beside the KWOK nodes.
+type RealNodeMode string
+
+const (
+	// RealNodeAuto starts the real node if this machine can run one (Linux,
+	// root, cgroups, the node's binaries, packages and images present) and
+	// otherwise prints one line saying why not and runs KWOK nodes only.
+	RealNodeAuto RealNodeMode = "auto"
+	// RealNodeOn requires the real node: Up fails, naming what is missing.
+	RealNodeOn RealNodeMode = "on"
+	// RealNodeOff never starts it.
+	RealNodeOff RealNodeMode = "off"
+)
+
+// The real node as pods and users see it.
+const (
+	// RealNodeName is the real node's name. The kubelet registers as
+	// "localhost" because the apiserver reaches kubelets by their Hostname
+	// address (--kubelet-preferred-address-types=Hostname), and "localhost" is
+	// the one name that resolves to the loopback address the kubelet's port is
+	// forwarded to; the kubelet refuses a loopback --node-ip.
+	RealNodeName = "localhost"
+	// RealNodeLabel (value "true") marks the real node; a Job selects it with
+	// nodeSelector {RealNodeLabel: "true"}.
+	RealNodeLabel = "node.vcplugins.io/real"
+	// RealNodeTaint (value "true", NoSchedule) keeps pods that do not ask for
+	// the real node off it: the e2e specs and demos written for KWOK nodes
+	// would otherwise try to run their images for real. A Job for the real
+	// node tolerates it (RealNodeToleration).
+	RealNodeTaint = RealNodeLabel
+	// ClusterDomain is the DNS domain of the cluster's Services and pods.
+	ClusterDomain = "cluster.local"
+
+	// podSubnet is the real node's pod network. It exists only inside the
+	// node's network namespace: the bridge holds podGateway (also the address
+	// of the cluster DNS), pods get a route to the subnet and nothing else.
+	podSubnet  = "10.245.0.0/24"
+	podGateway = "10.245.0.1"
+	podBridge  = "vcp0"
+	// netnsPrefix starts the name of every real node's network namespace; a
+	// second one on the machine would collide on the kubelet's fixed
+	// device-plugin socket, so Up refuses to start one while another exists.
+	netnsPrefix = "vcplugins-"
+	// kubeletCgroupPrefix starts the cgroup (under every v1 hierarchy) that
+	// holds all of the node's pods, so Down finds every process and cgroup.
+	kubeletCgroupPrefix = "/vcplugins-"
+)
+
+// RealNodeToleration is the toleration a pod needs for the real node's taint.
+func RealNodeToleration() corev1.Toleration {
+	return corev1.Toleration{Key: RealNodeTaint, Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}
+}
+
+// RealNodeState records what the real node started and changed on the host,
+// enough for Down to undo it from state.json alone.
+type RealNodeState struct {
+	// Netns is the network namespace of containerd, the kubelet, CoreDNS and
+	// the pod bridge (a name under /run/netns).
+	Netns string `json:"netns"`
+	// CgroupRoot is the kubelet's cgroup root, e.g. /vcplugins-1a2b3c4d.
+	CgroupRoot string `json:"cgroupRoot"`
+	// ContainerdSocket is containerd's gRPC socket.
+	ContainerdSocket string `json:"containerdSocket"`
+	// KubeletPort is the kubelet's port, on 127.0.0.1 in the namespace and,
+	// through the proxy, on the host.
+	KubeletPort int `json:"kubeletPort"`
+	// DNS is the cluster DNS address pods use (podGateway).
+	DNS string `json:"dns"`
+	// Sysctls are the values of the sysctls the kubelet sets, read before it
+	// started; Down writes them back.
+	Sysctls map[string]string `json:"sysctls"`
+	// CreatedPaths are host paths outside the cluster root that did not exist
+	// before the node started (directories containerd and the kubelet create at
+	// fixed places); Down removes them.
+	CreatedPaths []string `json:"createdPaths"`
+	// NetnsBefore are the entries of /run/netns before the node started; pod
+	// namespaces containerd leaves behind are the new cni-* entries.
+	NetnsBefore []string `json:"netnsBefore"`
+}
+
+// kernelSysctls are the sysctls the kubelet sets at start unless
+// protectKernelDefaults is on (which makes it fail instead, on a machine
+// whose defaults differ): pkg/kubelet/cm's setupKernelTunables.
+var kernelSysctls = []string{
+	"vm.overcommit_memory",
+	"vm.panic_on_oom",
+	"kernel.panic",
+	"kernel.panic_on_oops",
+	"kernel.keys.root_maxkeys",
+	"kernel.keys.root_maxbytes",
+}
+
+// hostPaths are the places outside the cluster root that containerd 1.6 and
+// the kubelet 1.30 write to whatever their configuration says.
+var hostPaths = []string{
+	"/run/netns",
+	"/run/containerd",
+	"/var/lib/cni",
+	"/var/lib/kubelet",
+	"/var/log/containers",
+	"/var/log/pods",
+}
+
+// cniBinDir holds the bridge, host-local and loopback plugins of Debian's
+// containernetworking-plugins package.
+const cniBinDir = "/usr/lib/cni"
+
+// realNodeTools are the host programs the real node runs, from Debian packages
+// (make node-prereqs installs them).
+var realNodeTools = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "ip", "nsenter"}
+
+// realNodePreflight returns nil if this machine can run the real node, or an
+// error saying, in one line, what is missing.
+func realNodePreflight(cfg Config) error {
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("needs Linux, this is %s", runtime.GOOS)
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("needs root (containerd, network namespaces, cgroups)")
+	}
+	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
+		return errors.New("needs the cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+	}
+	for _, t := range realNodeTools {
+		if _, err := exec.LookPath(t); err != nil {
+			return fmt.Errorf("%s is not installed (make node-prereqs)", t)
+		}
+	}
+	for _, p := range []string{"bridge", "host-local", "loopback"} {
+		if _, err := os.Stat(filepath.Join(cniBinDir, p)); err != nil {
+			return fmt.Errorf("CNI plugin %s/%s is not installed (make node-prereqs)", cniBinDir, p)
+		}
+	}
+	for _, b := range []string{Kubelet, CoreDNS} {
+		if _, err := os.Stat(filepath.Join(cfg.BinDir, b)); err != nil {
+			return fmt.Errorf("%s is not built (make binaries)", filepath.Join(cfg.BinDir, b))
+		}
+	}
+	for _, img := range RealNodeImages {
+		if _, err := os.Stat(filepath.Join(cfg.ImageDir, img)); err != nil {
+			return fmt.Errorf("image %s is not built (make images)", filepath.Join(cfg.ImageDir, img))
+		}
+	}
+	others, _ := filepath.Glob("/run/netns/" + netnsPrefix + "*")
+	if len(others) > 0 {
+		return fmt.Errorf("another real node runs on this machine (network namespace %s); one per machine", filepath.Base(others[0]))
+	}
+	return nil
+}
+
+// RealNodeImages are the image tarballs, in Config.ImageDir, loaded into the
+// real node's containerd: the pause image every pod sandbox runs and busybox,
+// the image of the wait init containers.
+var RealNodeImages = []string{"pause.tar", "busybox.tar"}
+
+// pauseImage is the sandbox image containerd runs for every pod.
+const pauseImage = "docker.io/vcplugins/pause:local"
+
+// realNode starts the node's parts in order: network namespace and bridge,
+// containerd (with the images), the proxy, CoreDNS and the kubelet, each in the
+// namespace. It records the host state it will change in u.state before
+// changing it, so that Down undoes a half-started node too.
+func (u *upper) realNode(ctx context.Context) error {
+	cfg := u.cfg
+	root := filepath.Join(cfg.RootDir, "node")
+	sum := sha256.Sum256([]byte(cfg.RootDir))
+	id := hex.EncodeToString(sum[:4])
+	rn := &RealNodeState{
+		Netns:            netnsPrefix + id,
+		CgroupRoot:       kubeletCgroupPrefix + id,
+		ContainerdSocket: filepath.Join(root, "containerd.sock"),
+		DNS:              podGateway,
+		Sysctls:          map[string]string{},
+	}
+	for _, s := range kernelSysctls {
+		v, err := os.ReadFile(sysctlPath(s))
+		if err != nil {
+			return err
+		}
+		rn.Sysctls[s] = strings.TrimSpace(string(v))
+	}
+	for _, p := range hostPaths {
+		if _, err := os.Stat(p); errors.Is(err, os.ErrNotExist) {
+			rn.CreatedPaths = append(rn.CreatedPaths, p)
+		}
+	}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		rn.NetnsBefore = append(rn.NetnsBefore, e.Name())
+	}
+	port, err := freePortExcept(u.state.Ports)
+	if err != nil {
+		return err
+	}
+	rn.KubeletPort = port
+	u.state.Ports[Kubelet] = port
+	u.state.RealNode = rn
+	if err := writeState(&u.state); err != nil {
+		return err
+	}
+
+	nsPath := "/run/netns/" + rn.Netns
+	for _, args := range [][]string{
+		{"netns", "add", rn.Netns},
+		{"-n", rn.Netns, "link", "set", "lo", "up"},
+		// The bridge exists before the kubelet starts: its address is the
+		// kubelet's --node-ip (which must be on an interface) and CoreDNS's.
+		{"-n", rn.Netns, "link", "add", podBridge, "type", "bridge"},
+		{"-n", rn.Netns, "addr", "add", podGateway + "/24", "dev", podBridge},
+		{"-n", rn.Netns, "link", "set", podBridge, "up"},
+	} {
+		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
+			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
+		}
+	}
+	for _, hier := range cgroupHierarchies() {
+		if err := os.MkdirAll(filepath.Join(hier, rn.CgroupRoot), 0o755); err != nil {
+			return err
+		}
+	}
+
+	files, err := writeRealNodeConfig(root, u.pki, u.state.Server, rn)
+	if err != nil {
+		return err
+	}
+	bin := func(name string) string { return filepath.Join(cfg.BinDir, name) }
+	self := filepath.Join(cfg.BinDir, "local-cluster")
+	if err := u.startIn("", NetnsProxy, self, nil, "netns-proxy", "--netns", nsPath,
+		"--forward", Forward{Port: u.state.Ports[KubeAPIServer]}.String(),
+		"--forward", Forward{Port: rn.KubeletPort, IntoNetns: true}.String()); err != nil {
+		return err
+	}
+	containerd, _ := exec.LookPath("containerd")
+	if err := u.startIn(nsPath, Containerd, containerd, nil, "--config", files.containerd); err != nil {
+		return err
+	}
+	if err := u.waitFor(ctx, "containerd socket", Containerd, func(ctx context.Context) (bool, error) {
+		out, err := exec.CommandContext(ctx, "ctr", "--address", rn.ContainerdSocket, "version").CombinedOutput()
+		if err != nil {
+			return false, fmt.Errorf("ctr version: %v: %s", err, out)
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	for _, img := range RealNodeImages {
+		file := filepath.Join(cfg.ImageDir, img)
+		out, err := exec.CommandContext(ctx, "ctr", "--address", rn.ContainerdSocket, "-n", "k8s.io", "images", "import", file).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("loading %s into containerd: %v: %s", file, err, out)
+		}
+	}
+	if err := u.startIn(nsPath, CoreDNS, bin(CoreDNS), nil, "-conf", files.corefile, "-dns.port", "53"); err != nil {
+		return err
+	}
+	return u.startIn(nsPath, Kubelet, bin(Kubelet), nil,
+		"--config", files.kubelet,
+		"--kubeconfig", files.kubeletKubeconfig,
+		"--hostname-override", RealNodeName,
+		"--node-ip", podGateway,
+		"--root-dir", filepath.Join(root, "kubelet"),
+		"--node-labels", RealNodeLabel+"=true",
+		"--v", "1",
+	)
+}
+
+// startIn starts a component like start, inside the network namespace at
+// nsPath ("" for the host's) through nsenter, which enters the namespace and
+// then executes binary in the same process: the recorded PID and binary are
+// binary's own.
+func (u *upper) startIn(nsPath, name, binary string, env []string, args ...string) error {
+	if nsPath == "" {
+		return u.start(binary, name, env, args...)
+	}
+	nsenter, err := exec.LookPath("nsenter")
+	if err != nil {
+		return err
+	}
+	if err := u.start(nsenter, name, env, append([]string{"--net=" + nsPath, "--", binary}, args...)...); err != nil {
+		return err
+	}
+	// alive() compares argv[0] with the recorded binary, and after the exec
+	// argv[0] is binary.
+	last := &u.state.Components[len(u.state.Components)-1]
+	last.Binary = binary
+	u.procs[len(u.procs)-1].Binary = binary
+	return writeState(&u.state)
+}
+
+// realNodeFiles are the configuration files written for the node.
+type realNodeFiles struct {
+	containerd, corefile, kubelet, kubeletKubeconfig string
+}
+
+// writeRealNodeConfig writes containerd's, CoreDNS's and the kubelet's
+// configuration under root and returns their paths.
+func writeRealNodeConfig(root string, p *pki, server string, rn *RealNodeState) (realNodeFiles, error) {
+	f := realNodeFiles{
+		containerd:        filepath.Join(root, "containerd.toml"),
+		corefile:          filepath.Join(root, "Corefile"),
+		kubelet:           filepath.Join(root, "kubelet.yaml"),
+		kubeletKubeconfig: filepath.Join(root, "kubelet.kubeconfig"),
+	}
+	for _, d := range []string{"cni/net.d", "cni/ipam", "containerd", "kubelet", "pod-logs", "volume-plugins"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			return f, err
+		}
+	}
+	cni, err := json.MarshalIndent(map[string]any{
+		"cniVersion": "1.0.0",
+		"name":       rn.Netns,
+		"plugins": []map[string]any{{
+			"type":   "bridge",
+			"bridge": podBridge,
+			// The gateway address is on the bridge already; with it pods reach
+			// the cluster DNS. No default route (isDefaultGateway) and no
+			// masquerading: pods reach each other and the DNS, nothing else.
+			"isGateway":   true,
+			"ipMasq":      false,
+			"hairpinMode": true,
+			"ipam": map[string]any{
+				"type":    "host-local",
+				"ranges":  [][]map[string]string{{{"subnet": podSubnet, "gateway": podGateway}}},
+				"dataDir": filepath.Join(root, "cni", "ipam"),
+			},
+		}},
+	}, "", "  ")
+	if err != nil {
+		return f, err
+	}
+	if err := os.WriteFile(filepath.Join(root, "cni", "net.d", "10-vcplugins.conflist"), cni, 0o644); err != nil {
+		return f, err
+	}
+
+	cd := filepath.Join(root, "containerd")
+	containerdConf := fmt.Sprintf(`version = 2
+root = %[1]q
+state = %[2]q
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+
+[grpc]
+  address = %[3]q
+
+[ttrpc]
+  address = %[4]q
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[5]q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = %[6]q
+  # Root here lacks CAP_SYS_RESOURCE: a negative oom_score_adj (which the
+  # kubelet asks for sandboxes and Guaranteed pods) fails every sandbox.
+  restrict_oom_score_adj = true
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+        SystemdCgroup = false
+        Root = %[7]q
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = %[8]q
+    conf_dir = %[9]q
+`, filepath.Join(cd, "root"), filepath.Join(cd, "state"), rn.ContainerdSocket, rn.ContainerdSocket+".ttrpc",
+		filepath.Join(cd, "opt"), pauseImage, filepath.Join(cd, "runc"), cniBinDir, filepath.Join(root, "cni", "net.d"))
+	if err := os.WriteFile(f.containerd, []byte(containerdConf), 0o644); err != nil {
+		return f, err
+	}
+
+	// CoreDNS reaches the apiserver through the proxy, at the same
+	// 127.0.0.1 address as on the host, so the admin kubeconfig serves as is.
+	// No forward plugin: the cluster has no network beyond itself, so any
+	// other name is refused at once instead of timing out.
+	corefile := fmt.Sprintf(`.:53 {
+    errors
+    kubernetes %s in-addr.arpa ip6.arpa {
+        kubeconfig %s
+        pods insecure
+        ttl 5
+        fallthrough in-addr.arpa ip6.arpa
+    }
+}
+`, ClusterDomain, filepath.Join(filepath.Dir(root), "kubeconfig"))
+	if err := os.WriteFile(f.corefile, []byte(corefile), 0o644); err != nil {
+		return f, err
+	}
+
+	if err := writeClientKubeconfig(f.kubeletKubeconfig, server, p.CACert, p.KubeletCert, p.KubeletKey); err != nil {
+		return f, err
+	}
+	kc := kubeletv1beta1.KubeletConfiguration{
+		TypeMeta:           metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
+		Address:            "127.0.0.1",
+		Port:               int32(rn.KubeletPort),
+		ReadOnlyPort:       0,
+		HealthzPort:        ptr.To[int32](0),
+		TLSCertFile:        p.KubeletServingCert,
+		TLSPrivateKeyFile:  p.KubeletServingKey,
+		Authentication:     kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
+		Authorization:      kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
+		CgroupDriver:       "cgroupfs",
+		CgroupRoot:         rn.CgroupRoot,
+		ClusterDNS:         []string{rn.DNS},
+		ClusterDomain:      ClusterDomain,
+		// No upstream resolver: the host's would be unreachable from pods.
+		ResolverConfig:           ptr.To(""),
+		ContainerRuntimeEndpoint: "unix://" + rn.ContainerdSocket,
+		FailSwapOn:               ptr.To(false),
+		MakeIPTablesUtilChains:   ptr.To(false),
+		// Images come from tarballs, not a registry: garbage-collected ones
+		// could not be pulled back.
+		ImageGCHighThresholdPercent: ptr.To[int32](100),
+		ImageGCLowThresholdPercent:  ptr.To[int32](99),
+		// A busy CI disk must not evict the pods under test.
+		EvictionHard:       map[string]string{"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
+		SerializeImagePulls: ptr.To(false),
+		RegisterWithTaints: []corev1.Taint{{Key: RealNodeTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		VolumePluginDir:    filepath.Join(root, "volume-plugins"),
+		PodLogsDir:         filepath.Join(root, "pod-logs"),
+		// The kubelet's port is reached through the proxy, which the
+		// apiserver finds by the node's Hostname address.
+		EnableServer: ptr.To(true),
+	}
+	data, err := yaml.Marshal(kc)
+	if err != nil {
+		return f, err
+	}
+	return f, os.WriteFile(f.kubelet, data, 0o644)
+}
+
+// realNodeReady reports whether the real node is Ready and its DNS answers:
+// the Service "kubernetes" resolves through CoreDNS inside the namespace.
+func realNodeReady(ctx context.Context, kc kubernetes.Interface, rn *RealNodeState) (bool, error) {
+	node, err := kc.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
+	if err != nil {
+		return false, err
+	}
+	ready := false
+	for _, c := range node.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
+			ready = true
+		}
+	}
+	if !ready {
+		return false, fmt.Errorf("node %s not Ready", RealNodeName)
+	}
+	for _, t := range node.Spec.Taints {
+		if t.Key == corev1.TaintNodeNotReady {
+			return false, fmt.Errorf("node %s still has taint %s", RealNodeName, t.Key)
+		}
+	}
+	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		return dialInNetns(ctx, "/run/netns/"+rn.Netns, network, net.JoinHostPort(rn.DNS, "53"))
+	}}
+	name := "kubernetes.default.svc." + ClusterDomain
+	if _, err := r.LookupHost(ctx, name); err != nil {
+		return false, fmt.Errorf("cluster DNS: %w", err)
+	}
+	return true, nil
+}
+
+// cleanupRealNode undoes what the real node did to the host, after its
+// processes were signalled: it kills what is left in the node's cgroups and
+// containerd's shims, unmounts everything under root and the pod network
+// namespaces, deletes the node's network namespace (and with it the bridge),
+// removes its cgroups and the host paths it created, and writes back the
+// sysctls. It carries on past failures and returns them all.
+func cleanupRealNode(root string, rn *RealNodeState) error {
+	var errs []error
+	hiers := cgroupHierarchies()
+	// Container processes: everything in the node's cgroups.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := cgroupPIDs(hiers, rn.CgroupRoot)
+		pids = append(pids, shimPIDs(rn.ContainerdSocket)...)
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			errs = append(errs, fmt.Errorf("processes of the real node survived SIGKILL: %v", pids))
+			break
+		}
+		for _, pid := range pids {
+			_ = syscallKill(pid)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Pod network namespaces containerd made and did not remove.
+	before := map[string]bool{}
+	for _, n := range rn.NetnsBefore {
+		before[n] = true
+	}
+	var podNetns []string
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "cni-") && !before[e.Name()] {
+			podNetns = append(podNetns, filepath.Join("/run/netns", e.Name()))
+		}
+	}
+	under := append([]string{root, "/run/containerd", "/var/lib/kubelet"}, podNetns...)
+	if err := unmountUnder(under); err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range podNetns {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := os.Stat("/run/netns/" + rn.Netns); err == nil {
+		if out, err := exec.Command("ip", "netns", "delete", rn.Netns).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("ip netns delete %s: %v: %s", rn.Netns, err, out))
+		}
+	}
+	for _, h := range hiers {
+		if err := removeCgroupTree(filepath.Join(h, rn.CgroupRoot)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(rn.CreatedPaths) - 1; i >= 0; i-- {
+		if err := os.RemoveAll(rn.CreatedPaths[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	names := make([]string, 0, len(rn.Sysctls))
+	for k := range rn.Sysctls {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := os.WriteFile(sysctlPath(k), []byte(rn.Sysctls[k]), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("restoring %s=%s: %w", k, rn.Sysctls[k], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// sysctlPath returns the /proc/sys file of a sysctl name such as kernel.panic.
+func sysctlPath(name string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
+}
+
+// cgroupHierarchies returns the mount points of the cgroup v1 hierarchies
+// (/sys/fs/cgroup/cpu, memory, ...), each once.
+func cgroupHierarchies() []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range parseMountinfo(data) {
+		if m.fstype == "cgroup" {
+			out = append(out, m.point)
+		}
+	}
+	return out
+}
+
+// cgroupPIDs returns the processes in cgroup (and below) of every hierarchy.
+func cgroupPIDs(hiers []string, cgroup string) []int {
+	seen := map[int]bool{}
+	var pids []int
+	for _, h := range hiers {
+		_ = filepath.WalkDir(filepath.Join(h, cgroup), func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			data, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+					seen[pid] = true
+					pids = append(pids, pid)
+				}
+			}
+			return nil
+		})
+	}
+	return pids
+}
+
+// shimPIDs returns containerd shims serving the containerd at socket: they
+// leave containerd's process group on purpose (so containers survive a
+// containerd restart), so Down finds them by their -address argument.
+func shimPIDs(socket string) []int {
+	procs, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
+			continue
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-address" && args[i+1] == socket {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// removeCgroupTree removes the cgroup dir and every cgroup below it, deepest
+// first (a cgroup directory is removed with rmdir, never by deleting files).
+func removeCgroupTree(dir string) error {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	var errs []error
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
