@@ -89,10 +89,12 @@ func jobRule(ops ...whv1.OperationType) []whv1.RuleWithOperations {
 // mutation gives jobs: the first --scheduler-name of the manager.
 func MutateService(opts Options) *router.AdmissionService {
 	cfg := &router.AdmissionServiceConfig{}
+	admit := guard("mutating", func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return mutate(ar, opts, cfg) })
 	return &router.AdmissionService{
-		Path:   MutatePath,
-		Func:   func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return mutate(ar, opts, cfg) },
-		Config: cfg,
+		Path:    MutatePath,
+		Func:    admit,
+		Handler: handler(MutatePath, admit),
+		Config:  cfg,
 		MutatingConfig: &whv1.MutatingWebhookConfiguration{
 			Webhooks: []whv1.MutatingWebhook{{Name: MutateWebhookName, Rules: jobRule(whv1.Create)}},
 		},
@@ -101,11 +103,16 @@ func MutateService(opts Options) *router.AdmissionService {
 
 // ValidateService returns the validating admission (ValidatePath, Job CREATE
 // and UPDATE).
+//
+// Both services' Func and Handler turn a panic into a denial that starts with
+// InternalErrorPrefix; Handler replaces Volcano's router.Serve (see handler).
 func ValidateService() *router.AdmissionService {
+	admit := guard("validating", AdmitJob)
 	return &router.AdmissionService{
-		Path:   ValidatePath,
-		Func:   AdmitJob,
-		Config: &router.AdmissionServiceConfig{},
+		Path:    ValidatePath,
+		Func:    admit,
+		Handler: handler(ValidatePath, admit),
+		Config:  &router.AdmissionServiceConfig{},
 		ValidatingConfig: &whv1.ValidatingWebhookConfiguration{
 			Webhooks: []whv1.ValidatingWebhook{{Name: ValidateWebhookName, Rules: jobRule(whv1.Create, whv1.Update)}},
 		},
@@ -116,9 +123,13 @@ func ValidateService() *router.AdmissionService {
 // serves those whose path is in --enabled-admission (see EnableIn).
 func Register(opts Options) error {
 	for _, s := range []*router.AdmissionService{MutateService(opts), ValidateService()} {
+		h := s.Handler
 		if err := router.RegisterAdmission(s); err != nil {
 			return err
 		}
+		// RegisterAdmission sets Volcano's router.Serve as the handler; the
+		// manager serves whatever Handler holds when it starts.
+		s.Handler = h
 	}
 	return nil
 }

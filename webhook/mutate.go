@@ -33,11 +33,12 @@ import (
 //     job's policies do not handle TaskCompleted; tasks that play a framework role
 //     and set no restartPolicy get OnFailure.
 //
-// Role-dependent defaults are skipped for a plugin whose arguments do not parse;
-// ValidateJob rejects such a Job.
+// Role-dependent defaults are skipped for a plugin whose arguments do not parse,
+// and the Job comes back unchanged when a task has negative replicas;
+// ValidateJob rejects such Jobs.
 func MutateJob(job *batch.Job, opts Options) (*batch.Job, []string) {
 	out := job.DeepCopy()
-	if !UsesFrameworks(out) {
+	if !UsesFrameworks(out) || !countable(out) {
 		return out, nil
 	}
 	addPlugins(out)

@@ -14,6 +14,9 @@ import (
 // ValidateJob checks a Job that uses one of the framework plugins; it returns
 // nil for other Jobs. The Job is not modified. It reports:
 //
+//   - first, and alone when there are any: negative replicas or minAvailable,
+//     a task minAvailable above its replicas, a job minAvailable above the
+//     total, task names that are not distinct DNS labels;
 //   - every problem the plugins' own argument parsers find (the ParseArgs the
 //     controller runs): unknown flags, malformed or out-of-range values, role
 //     tasks that are missing or have no replicas, roles that must be single
@@ -30,6 +33,10 @@ import (
 func ValidateJob(job *batch.Job) field.ErrorList {
 	if !UsesFrameworks(job) {
 		return nil
+	}
+	// The checks below count, index and simulate pods; they need sane numbers.
+	if errs := validateShape(job); len(errs) > 0 {
+		return errs
 	}
 	uses := analyze(job)
 	var errs field.ErrorList

@@ -1,0 +1,147 @@
+package webhook
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	. "github.com/vcplugins/framework-plugins/pkg/testing"
+)
+
+// Jobs whose numbers or names are malformed are denied with field errors
+// before any plugin parser or pod simulation runs; Volcano's svc.GenerateHosts
+// used to panic on negative replicas ("makeslice: cap out of range").
+func TestShapeDeniedBeforeSimulation(t *testing.T) {
+	tf := func(worker batch.TaskSpec) *JobWrapper {
+		return mkJob("tf").Task(MakeTask("ps", 1).Obj()).Task(worker).Plugin("tensorflow").Plugin("svc")
+	}
+	tests := []struct {
+		name string
+		job  *batch.Job
+		want []string
+	}{
+		{"negative replicas", tf(MakeTask("worker", -1).Obj()).Obj(),
+			[]string{"spec.tasks[1].replicas: Invalid value: -1: must be greater than or equal to 0"}},
+		{"negative replicas, mpi", mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", -3).Obj()).
+			Plugin("mpi").Plugin("svc").Plugin("ssh").Obj(),
+			[]string{"spec.tasks[1].replicas: Invalid value: -3: must be greater than or equal to 0"}},
+		{"most negative replicas, pytorch elastic", mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", -2147483648).Obj()).
+			Plugin("pytorch", "--min-nodes=1").Plugin("svc").Obj(),
+			[]string{"spec.tasks[1].replicas: Invalid value: -2147483648: must be greater than or equal to 0"}},
+		{"negative minAvailable", tf(MakeTask("worker", 2).MinAvailable(-1).Obj()).Obj(),
+			[]string{"spec.tasks[1].minAvailable: Invalid value: -1: must be greater than or equal to 0"}},
+		{"minAvailable above replicas", tf(MakeTask("worker", 2).MinAvailable(3).Obj()).Obj(),
+			[]string{"spec.tasks[1].minAvailable: Invalid value: 3: must not be greater than the task's replicas (2)"}},
+		{"job minAvailable negative", tf(MakeTask("worker", 2).Obj()).MinAvailable(-5).Obj(),
+			[]string{"spec.minAvailable: Invalid value: -5: must be greater than or equal to 0"}},
+		{"job minAvailable above the total", tf(MakeTask("worker", 2).Obj()).MinAvailable(4).Obj(),
+			[]string{"spec.minAvailable: Invalid value: 4: must not be greater than the total replicas of the tasks (3)"}},
+		{"duplicate task names", tf(MakeTask("ps", 2).Obj()).Obj(),
+			[]string{`spec.tasks[1].name: Duplicate value: "ps"`}},
+		{"task name not a DNS label", tf(MakeTask("Worker_1", 2).Obj()).Plugin("tensorflow", "--worker=Worker_1").Obj(),
+			[]string{`spec.tasks[1].name: Invalid value: "Worker_1": a task name must be a DNS label: ` +
+				`a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if diff := cmp.Diff(tc.want, errorStrings(ValidateJob(tc.job))); diff != "" {
+				t.Errorf("ValidateJob (-want +got):\n%s", diff)
+			}
+			// The mutation leaves such a Job alone.
+			if got, _ := MutateJob(tc.job, Options{}); tc.job.Spec.Tasks[1].Replicas < 0 {
+				if diff := cmp.Diff(tc.job, got); diff != "" {
+					t.Errorf("MutateJob changed a job with negative replicas (-before +after):\n%s", diff)
+				}
+			}
+			// Through the HTTP handlers, as the API server calls them.
+			mutated := serveReview(t, MutateService(Options{}).Handler, review(t, admissionv1.Create, tc.job, nil))
+			if !mutated.Allowed {
+				t.Errorf("mutation denied: %v", mutated.Result)
+			}
+			resp := serveReview(t, ValidateService().Handler, review(t, admissionv1.Create, tc.job, nil))
+			if resp.Allowed || resp.Result == nil || resp.Result.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("validation response %+v; want a 422 denial", resp)
+			}
+			if !strings.Contains(resp.Result.Message, tc.want[0]) {
+				t.Errorf("denial %q does not contain %q", resp.Result.Message, tc.want[0])
+			}
+		})
+	}
+}
+
+// serveReview posts an AdmissionReview to an admission's HTTP handler and
+// returns its response; anything but a 200 with a response of the request's
+// UID fails the test.
+func serveReview(t testing.TB, h func(http.ResponseWriter, *http.Request), ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	t.Helper()
+	return serveBody(t, h, mustJSON(t, ar), ar.Request.UID)
+}
+
+func serveBody(t testing.TB, h func(http.ResponseWriter, *http.Request), body []byte, uid any) *admissionv1.AdmissionResponse {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodPost, "/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	h(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("HTTP %d: %s", rec.Code, rec.Body)
+	}
+	out := admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+		t.Fatalf("response %s: %v", rec.Body, err)
+	}
+	if out.Response == nil || out.Kind != "AdmissionReview" || out.APIVersion != "admission.k8s.io/v1" {
+		t.Fatalf("response %s; want an admission.k8s.io/v1 AdmissionReview with a response", rec.Body)
+	}
+	if uid != nil && out.Response.UID != uid {
+		t.Errorf("response UID %q, want %q", out.Response.UID, uid)
+	}
+	return out.Response
+}
+
+// A panic in an admission is a denial naming what was being checked, never a
+// dropped connection or an HTTP error the API server reports as a failed call.
+func TestAdmissionRecoversPanics(t *testing.T) {
+	job := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj()
+	ar := review(t, admissionv1.Create, job, nil)
+	panicking := guard("validating", func(admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		var m map[string]int
+		m["boom"]++
+		return nil
+	})
+	want := &admissionv1.AdmissionResponse{Allowed: false, Result: denial(
+		"plugin admission: internal error: validating Job default/tf on CREATE: assignment to entry in nil map").Result}
+	if diff := cmp.Diff(want, panicking(ar)); diff != "" {
+		t.Errorf("Func (-want +got):\n%s", diff)
+	}
+	want.UID = ar.Request.UID
+	if diff := cmp.Diff(want, serveReview(t, handler(ValidatePath, panicking), ar)); diff != "" {
+		t.Errorf("Handler (-want +got):\n%s", diff)
+	}
+
+	// Reviews that Volcano's router.Serve would dereference a nil request of.
+	for name, body := range map[string]string{
+		"no request":     `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`,
+		"not a review":   `{"apiVersion":"v1","kind":"Pod"}`,
+		"truncated JSON": `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1"`,
+	} {
+		for _, svc := range [](func(http.ResponseWriter, *http.Request)){MutateService(Options{}).Handler, ValidateService().Handler} {
+			if resp := serveBody(t, svc, []byte(body), nil); resp.Allowed || resp.Result == nil || resp.Result.Message == "" {
+				t.Errorf("%s: response %+v; want a denial", name, resp)
+			}
+		}
+	}
+	rec := httptest.NewRecorder()
+	ValidateService().Handler(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")))
+	if rec.Code != http.StatusUnsupportedMediaType {
+		t.Errorf("no content type: HTTP %d, want 415", rec.Code)
+	}
+}
