@@ -35,6 +35,12 @@ const (
 	// JobCompletedTimeout bounds waiting for a Job to reach a phase, Completed
 	// in particular.
 	JobCompletedTimeout = 90 * time.Second
+	// RealJobCompletedTimeout bounds a Job on the real node, from creation to
+	// Completed: real sandboxes (a few seconds each on two shared cores), the
+	// waits, and the probes' own delays.
+	RealJobCompletedTimeout = 4 * time.Minute
+	// RealSpecTimeout bounds one spec running Jobs on the real node.
+	RealSpecTimeout = 8 * time.Minute
 	// GarbageCollectedTimeout bounds waiting for the garbage collector to
 	// delete what a deleted Job owned: up to one discovery resync (30s) plus
 	// the deletions.

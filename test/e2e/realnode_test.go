@@ -1,0 +1,232 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/test/e2e/framework"
+	"github.com/vcplugins/framework-plugins/test/localcluster"
+)
+
+// probeScript is the main container of every pod of the real-node Jobs, run by
+// busybox sh as a non-root user. It
+//   - serves SERVE_PORT, if set, for exactly SERVE_CONNECTIONS connections (one
+//     per pod whose wait container waits for this one), starting 8 s late so
+//     that those wait containers find it absent first;
+//   - resolves, through the pod's own resolver and DNS search path, every peer
+//     name the plugins injected (<job>-<task>-<index>.<job>, in its environment
+//     and in the files of Volcano's svc plugin and of the mpi plugin), retrying
+//     for up to 2 minutes, and prints "resolved NAME ADDRESS" for each;
+//   - exits 0 once both are done.
+//
+// busybox wget prints "Connecting to NAME (ADDRESS:PORT)" once a name has
+// resolved; nslookup would skip the search path for these dotted names.
+const probeScript = `
+pattern="$JOB_NAME-[a-z0-9-]+-[0-9]+\.$JOB_NAME"
+server=
+if [ -n "$SERVE_PORT" ]; then
+	sleep 8
+	(
+		i=0
+		while [ "$i" -lt "$SERVE_CONNECTIONS" ]; do
+			nc -l -p "$SERVE_PORT" -e true && i=$((i + 1))
+		done
+		echo "served $i connections on port $SERVE_PORT"
+	) &
+	server=$!
+	echo "serving port $SERVE_PORT"
+fi
+names=$({ env; cat /etc/volcano/* /etc/mpi/* 2>/dev/null; } | grep -oE "$pattern" | sort -u)
+for n in $names; do
+	tries=0
+	while :; do
+		out=$(timeout 2 wget -Y off --spider "http://$n:1/" 2>&1 </dev/null)
+		case $out in *"Connecting to "*) break ;; esac
+		tries=$((tries + 1))
+		if [ "$tries" -ge 120 ]; then
+			echo "could not resolve $n: $out"
+			exit 1
+		fi
+		sleep 1
+	done
+	addr=${out#*Connecting to $n (}
+	echo "resolved $n ${addr%%:*}"
+done
+if [ -n "$server" ]; then
+	wait "$server"
+fi
+echo "probe done"
+`
+
+// realJob is one framework's Job on the real node: the restricted test Job of
+// that framework with its containers replaced by the probe.
+type realJob struct {
+	file string
+	// args replaces the plugin's arguments when not nil.
+	args []string
+	// serve is the port each serving task's pods open, and the connections
+	// they expect: one per pod that waits for them.
+	serve map[string]served
+}
+
+type served struct {
+	port, connections int
+}
+
+var realJobs = []realJob{
+	{file: "restricted/tensorflow.yaml", serve: map[string]served{"ps": {2222, 2}}},
+	// Workers wait for the master's port, not just its name: a name can be
+	// there before a worker's wait container starts, a late port cannot.
+	{file: "restricted/pytorch.yaml", args: []string{"--wait-master-port"}, serve: map[string]served{"master": {23456, 2}}},
+	{file: "restricted/mpi.yaml", serve: map[string]served{"worker": {2222, 1}}},
+	{file: "restricted/mxnet.yaml", serve: map[string]served{"scheduler": {9091, 3}}},
+}
+
+// probeJob turns the restricted Job of r into its real-node version.
+func probeJob(r realJob) *batch.Job {
+	job := framework.OnRealNode(framework.LoadJob(filepath.Join(testdata, r.file)))
+	if r.args != nil {
+		for name := range job.Spec.Plugins {
+			if name != "svc" && name != "ssh" {
+				job.Spec.Plugins[name] = r.args
+			}
+		}
+	}
+	for i := range job.Spec.Tasks {
+		t := &job.Spec.Tasks[i]
+		c := &t.Template.Spec.Containers[0]
+		c.Image = "busybox:1.36.1"
+		c.Command = []string{"sh", "-c", probeScript}
+		c.Args = nil
+		c.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse("20m"),
+			corev1.ResourceMemory: resource.MustParse("32Mi"),
+		}}
+		c.Env = append(c.Env, corev1.EnvVar{Name: "JOB_NAME", Value: job.Name})
+		if s, ok := r.serve[t.Name]; ok {
+			c.Env = append(c.Env,
+				corev1.EnvVar{Name: "SERVE_PORT", Value: strconv.Itoa(s.port)},
+				corev1.EnvVar{Name: "SERVE_CONNECTIONS", Value: strconv.Itoa(s.connections)})
+		}
+	}
+	return job
+}
+
+// injectedPeers returns the peer names of job found in what the plugins gave
+// pod: its main container's literal environment and the ConfigMaps it mounts
+// or reads variables from (Volcano's svc hosts, the mpi hostfile). The probe
+// reads the same things from inside the container.
+func injectedPeers(ctx context.Context, f *framework.Framework, job *batch.Job, pod *corev1.Pod) []string {
+	GinkgoHelper()
+	re := regexp.MustCompile(regexp.QuoteMeta(job.Name) + `-[a-z0-9-]+-[0-9]+\.` + regexp.QuoteMeta(job.Name))
+	var text strings.Builder
+	cms := map[string]bool{}
+	for _, e := range pod.Spec.Containers[0].Env {
+		text.WriteString(e.Value + "\n")
+		if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+			cms[e.ValueFrom.ConfigMapKeyRef.Name] = true
+		}
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.ConfigMap != nil {
+			cms[v.ConfigMap.Name] = true
+		}
+	}
+	for name := range cms {
+		cm, err := f.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred(), "ConfigMap %s of pod %s", name, pod.Name)
+		for _, v := range cm.Data {
+			text.WriteString(v + "\n")
+		}
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range re.FindAllString(text.String(), -1) {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// expectRan checks the logs of one completed pod of a real-node Job.
+func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r realJob, pod *corev1.Pod) {
+	GinkgoHelper()
+	Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
+	main := pod.Spec.Containers[0].Name
+	log := f.PodLog(ctx, pod, main)
+	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, main, log)
+
+	peers := injectedPeers(ctx, f, job, pod)
+	Expect(peers).NotTo(BeEmpty(), "peer names injected into pod %s", pod.Name)
+	for _, p := range peers {
+		Expect(log).To(MatchRegexp(`(?m)^resolved %s 10\.245\.0\.[0-9]+$`, regexp.QuoteMeta(p)),
+			"pod %s resolving peer %s to a pod address", pod.Name, p)
+	}
+	Expect(log).To(ContainSubstring("probe done"))
+	task := pod.Annotations[batch.TaskSpecKey]
+	if s, ok := r.serve[task]; ok {
+		Expect(log).To(ContainSubstring(fmt.Sprintf("served %d connections on port %d", s.connections, s.port)), "pod %s", pod.Name)
+	}
+
+	if len(pod.Spec.InitContainers) == 0 {
+		return
+	}
+	Expect(framework.InitContainerNames(pod)).To(Equal([]string{waitContainer}))
+	wait := f.PodLog(ctx, pod, waitContainer)
+	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, waitContainer, wait)
+	// Absent first, then present: the wait container really held the pod.
+	Expect(wait).To(MatchRegexp(`(?s)waiting for .*(dependencies|dependency) ready after [0-9]+s`), "wait container of pod %s", pod.Name)
+}
+
+var _ = Describe("Jobs on the real node", func() {
+	for _, ns := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"realnode", nil},
+		{"realnode-restricted", map[string]string{
+			"pod-security.kubernetes.io/enforce":         "restricted",
+			"pod-security.kubernetes.io/enforce-version": "latest",
+		}},
+	} {
+		Context("in namespace "+ns.name+"-*", func() {
+			f := framework.New(ns.name, framework.WithNamespaceLabels(ns.labels))
+
+			It("run for real with every framework: each pod resolves every injected peer name and waiting roles wait", func(ctx SpecContext) {
+				framework.RequireRealNode()
+				var jobs []*batch.Job
+				for _, r := range realJobs {
+					jobs = append(jobs, probeJob(r))
+				}
+				jobs = f.CreateJobs(ctx, jobs...)
+				for _, job := range jobs {
+					f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
+				}
+				for i, job := range jobs {
+					pods := f.PodsOf(job)
+					Expect(pods).To(HaveLen(framework.TotalReplicas(job)))
+					for _, pod := range pods {
+						expectRan(ctx, f, job, realJobs[i], pod)
+					}
+				}
+				Expect(f.Events(ctx, "FailedCreate")).To(BeEmpty(), "pod creations the API server refused")
+			}, SpecTimeout(framework.RealSpecTimeout))
+		})
+	}
+})
