@@ -429,19 +429,19 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		return f, err
 	}
 	kc := kubeletv1beta1.KubeletConfiguration{
-		TypeMeta:           metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
-		Address:            "127.0.0.1",
-		Port:               int32(rn.KubeletPort),
-		ReadOnlyPort:       0,
-		HealthzPort:        ptr.To[int32](0),
-		TLSCertFile:        p.KubeletServingCert,
-		TLSPrivateKeyFile:  p.KubeletServingKey,
-		Authentication:     kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
-		Authorization:      kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
-		CgroupDriver:       "cgroupfs",
-		CgroupRoot:         rn.CgroupRoot,
-		ClusterDNS:         []string{rn.DNS},
-		ClusterDomain:      ClusterDomain,
+		TypeMeta:          metav1.TypeMeta{APIVersion: "kubelet.config.k8s.io/v1beta1", Kind: "KubeletConfiguration"},
+		Address:           "127.0.0.1",
+		Port:              int32(rn.KubeletPort),
+		ReadOnlyPort:      0,
+		HealthzPort:       ptr.To[int32](0),
+		TLSCertFile:       p.KubeletServingCert,
+		TLSPrivateKeyFile: p.KubeletServingKey,
+		Authentication:    kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
+		Authorization:     kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
+		CgroupDriver:      "cgroupfs",
+		CgroupRoot:        rn.CgroupRoot,
+		ClusterDNS:        []string{rn.DNS},
+		ClusterDomain:     ClusterDomain,
 		// No upstream resolver: the host's would be unreachable from pods.
 		ResolverConfig:           ptr.To(""),
 		ContainerRuntimeEndpoint: "unix://" + rn.ContainerdSocket,
@@ -452,11 +452,11 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		ImageGCHighThresholdPercent: ptr.To[int32](100),
 		ImageGCLowThresholdPercent:  ptr.To[int32](99),
 		// A busy CI disk must not evict the pods under test.
-		EvictionHard:       map[string]string{"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
+		EvictionHard:        map[string]string{"memory.available": "100Mi", "nodefs.available": "1%", "imagefs.available": "1%", "nodefs.inodesFree": "1%"},
 		SerializeImagePulls: ptr.To(false),
-		RegisterWithTaints: []corev1.Taint{{Key: RealNodeTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
-		VolumePluginDir:    filepath.Join(root, "volume-plugins"),
-		PodLogsDir:         filepath.Join(root, "pod-logs"),
+		RegisterWithTaints:  []corev1.Taint{{Key: RealNodeTaint, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		VolumePluginDir:     filepath.Join(root, "volume-plugins"),
+		PodLogsDir:          filepath.Join(root, "pod-logs"),
 		// The kubelet's port is reached through the proxy, which the
 		// apiserver finds by the node's Hostname address.
 		EnableServer: ptr.To(true),
