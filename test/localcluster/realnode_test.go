@@ -1,0 +1,263 @@
+package localcluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	kubeletv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"sigs.k8s.io/yaml"
+)
+
+func TestForwardRoundTrip(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		want    Forward
+		wantErr bool
+	}{
+		{in: "in:10250", want: Forward{Port: 10250, IntoNetns: true}},
+		{in: "out:6443", want: Forward{Port: 6443}},
+		{in: "out:0", wantErr: true},
+		{in: "out:65536", wantErr: true},
+		{in: "sideways:80", wantErr: true},
+		{in: "in", wantErr: true},
+		{in: "in:x", wantErr: true},
+	} {
+		got, err := ParseForward(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseForward(%q) error = %v, want error %v", tc.in, err, tc.wantErr)
+			continue
+		}
+		if tc.wantErr {
+			continue
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseForward(%q) (-want +got):\n%s", tc.in, diff)
+		}
+		if got.String() != tc.in {
+			t.Errorf("String() = %q, want %q", got.String(), tc.in)
+		}
+	}
+}
+
+func TestParseMountinfo(t *testing.T) {
+	data := []byte(`22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/vda rw
+30 22 0:26 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory
+41 22 0:40 / /work/a\040b/kubelet/pods/x/volumes/kubernetes.io~projected/t rw - tmpfs tmpfs rw
+garbage line
+`)
+	want := []mountEntry{
+		{point: "/", fstype: "ext4"},
+		{point: "/sys/fs/cgroup/memory", fstype: "cgroup"},
+		{point: "/work/a b/kubelet/pods/x/volumes/kubernetes.io~projected/t", fstype: "tmpfs"},
+	}
+	if diff := cmp.Diff(want, parseMountinfo(data), cmp.AllowUnexported(mountEntry{})); diff != "" {
+		t.Errorf("parseMountinfo (-want +got):\n%s", diff)
+	}
+}
+
+func TestHostChanges(t *testing.T) {
+	before := HostSnapshot{
+		Processes: []string{"/usr/bin/containerd"},
+		Mounts:    []string{"/", "/proc"},
+		Netns:     []string{"other"},
+		Sysctls:   map[string]string{"kernel.panic": "0", "vm.overcommit_memory": "0"},
+		Paths:     []string{"/run/netns"},
+	}
+	after := HostSnapshot{
+		Mounts:  []string{"/", "/proc", "/proc", "/work/x/rootfs"},
+		Netns:   []string{"other", "cni-1234"},
+		Links:   []string{"vcp0"},
+		Sysctls: map[string]string{"kernel.panic": "10", "vm.overcommit_memory": "0"},
+		Paths:   []string{"/run/netns", "/var/lib/cni"},
+		Cgroups: []string{"/sys/fs/cgroup/cpu/vcplugins-1"},
+	}
+	want := []string{
+		"process /usr/bin/containerd gone",
+		"mount /proc left behind",
+		"mount /work/x/rootfs left behind",
+		"network namespace cni-1234 left behind",
+		"network interface vcp0 left behind",
+		"path /var/lib/cni left behind",
+		"cgroup /sys/fs/cgroup/cpu/vcplugins-1 left behind",
+		"sysctl kernel.panic: 0 -> 10",
+	}
+	if diff := cmp.Diff(want, HostChanges(before, after)); diff != "" {
+		t.Errorf("HostChanges (-want +got):\n%s", diff)
+	}
+	if got := HostChanges(before, before); len(got) != 0 {
+		t.Errorf("HostChanges of a snapshot with itself = %v, want none", got)
+	}
+}
+
+// TestWriteRealNodeConfig checks the settings the real node depends on: the
+// ones real-node.md found necessary on this machine kind, and the ones that
+// keep the node's state out of the host's fixed paths.
+func TestWriteRealNodeConfig(t *testing.T) {
+	dir := t.TempDir()
+	p, err := newPKI(filepath.Join(dir, "pki"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rn := &RealNodeState{Netns: "vcplugins-test", CgroupRoot: "/vcplugins-test", ContainerdSocket: filepath.Join(dir, "node", "containerd.sock"), KubeletPort: 12345, DNS: podGateway}
+	files, err := writeRealNodeConfig(filepath.Join(dir, "node"), p, "https://127.0.0.1:6443", rn)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	data, err := os.ReadFile(files.kubelet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kc kubeletv1beta1.KubeletConfiguration
+	if err := yaml.UnmarshalStrict(data, &kc); err != nil {
+		t.Fatalf("kubelet configuration: %v\n%s", err, data)
+	}
+	type essentials struct {
+		Address, CgroupDriver, CgroupRoot, Endpoint, Domain string
+		Port                                                int32
+		DNS                                                 []string
+		Resolv                                              string
+		GCHigh                                              int32
+		Taint                                               string
+	}
+	got := essentials{kc.Address, kc.CgroupDriver, kc.CgroupRoot, kc.ContainerRuntimeEndpoint, kc.ClusterDomain,
+		kc.Port, kc.ClusterDNS, *kc.ResolverConfig, *kc.ImageGCHighThresholdPercent, kc.RegisterWithTaints[0].ToString()}
+	want := essentials{"127.0.0.1", "cgroupfs", "/vcplugins-test", "unix://" + rn.ContainerdSocket, "cluster.local",
+		12345, []string{podGateway}, "", 100, RealNodeTaint + "=true:NoSchedule"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("kubelet configuration (-want +got):\n%s", diff)
+	}
+	for _, dir := range []string{kc.VolumePluginDir, kc.PodLogsDir} {
+		if !strings.HasPrefix(dir, filepath.Join(filepath.Dir(files.kubelet))) {
+			t.Errorf("kubelet directory %s is outside the node's root", dir)
+		}
+	}
+
+	conf, err := os.ReadFile(files.containerd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"restrict_oom_score_adj = true",
+		"SystemdCgroup = false",
+		`snapshotter = "overlayfs"`,
+		`sandbox_image = "` + pauseImage + `"`,
+		`address = "` + rn.ContainerdSocket + `"`,
+	} {
+		if !strings.Contains(string(conf), want) {
+			t.Errorf("containerd configuration lacks %s", want)
+		}
+	}
+	cni, err := os.ReadFile(filepath.Join(dir, "node", "cni", "net.d", "10-vcplugins.conflist"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"ipMasq": false`, `"subnet": "` + podSubnet + `"`, `"bridge": "` + podBridge + `"`} {
+		if !strings.Contains(string(cni), want) {
+			t.Errorf("CNI configuration lacks %s:\n%s", want, cni)
+		}
+	}
+	if strings.Contains(string(cni), "isDefaultGateway") {
+		t.Errorf("CNI configuration gives pods a default route:\n%s", cni)
+	}
+}
+
+// TestNetnsProxy runs the proxy between the host and a network namespace
+// made for the test, in both directions, with an echo server on the far
+// side. It needs root and iproute2, as the real node does.
+func TestNetnsProxy(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a network namespace")
+	}
+	name := fmt.Sprintf("vcptest-%d", os.Getpid())
+	if out, err := exec.Command("ip", "netns", "add", name).CombinedOutput(); err != nil {
+		t.Fatalf("ip netns add: %v: %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("ip", "netns", "delete", name).Run() })
+	ns := "/run/netns/" + name
+	if out, err := exec.Command("ip", "-n", name, "link", "set", "lo", "up").CombinedOutput(); err != nil {
+		t.Fatalf("lo up: %v: %s", err, out)
+	}
+
+	echo := func(l net.Listener) {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				line, _ := bufio.NewReader(c).ReadString('\n')
+				fmt.Fprintf(c, "echo %s", line)
+			}()
+		}
+	}
+	// The server inside the namespace (the kubelet's side) and on the host
+	// (the apiserver's side), each on a port of its own.
+	var inside net.Listener
+	if err := inNetns(ns, func() (err error) {
+		inside, err = net.Listen("tcp", "127.0.0.1:0")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	defer inside.Close()
+	go echo(inside)
+	insidePort := inside.Addr().(*net.TCPAddr).Port
+	host, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	go echo(host)
+	hostPort := host.Addr().(*net.TCPAddr).Port
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		errc <- RunNetnsProxy(ctx, ns, []Forward{{Port: insidePort, IntoNetns: true}, {Port: hostPort}})
+	}()
+
+	roundTrip := func(dial func() (net.Conn, error)) (string, error) {
+		var last error
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			c, err := dial()
+			if err != nil {
+				last = err
+				continue
+			}
+			defer c.Close()
+			fmt.Fprintf(c, "hello\n")
+			reply, err := bufio.NewReader(c).ReadString('\n')
+			return reply, err
+		}
+		return "", last
+	}
+	// Host → namespace: the apiserver reaching the kubelet.
+	got, err := roundTrip(func() (net.Conn, error) { return net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(insidePort)) })
+	if err != nil || got != "echo hello\n" {
+		t.Errorf("host to namespace: %q, %v", got, err)
+	}
+	// Namespace → host: the kubelet and CoreDNS reaching the apiserver.
+	got, err = roundTrip(func() (net.Conn, error) {
+		return dialInNetns(ctx, ns, "tcp", "127.0.0.1:"+strconv.Itoa(hostPort))
+	})
+	if err != nil || got != "echo hello\n" {
+		t.Errorf("namespace to host: %q, %v", got, err)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Errorf("RunNetnsProxy: %v", err)
+	}
+}
