@@ -558,7 +558,7 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 		}
 	}
 	for i := len(rn.CreatedPaths) - 1; i >= 0; i-- {
-		if err := os.RemoveAll(rn.CreatedPaths[i]); err != nil {
+		if err := removeHostPath(rn.CreatedPaths[i]); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -664,4 +664,13 @@ func removeCgroupTree(dir string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeHostPath unmounts whatever is mounted at or below path (`ip netns add`
+// bind-mounts /run/netns onto itself, for instance) and removes it.
+func removeHostPath(path string) error {
+	if err := unmountUnder([]string{path}); err != nil {
+		return err
+	}
+	return os.RemoveAll(path)
 }
