@@ -148,7 +148,7 @@ func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionS
 	if opts.SchedulerName == "" {
 		opts.SchedulerName = commonutil.GenerateSchedulerName(cfg.SchedulerNames)
 	}
-	patch, warnings, err := MutatePatch(job, opts)
+	patch, warnings, err := MutatePatch(ar.Request.Object.Raw, job, opts)
 	if err != nil {
 		return util.ToAdmissionResponse(fmt.Errorf("computing the patch of job %s/%s: %v", job.Namespace, job.Name, err))
 	}

@@ -49,8 +49,11 @@ func MutateJob(job *batch.Job, opts Options) (*batch.Job, []string) {
 }
 
 // MutatePatch returns MutateJob's changes as a JSON patch (RFC 6902) against
-// job's JSON encoding, nil when there are none, and the warnings.
-func MutatePatch(job *batch.Job, opts Options) ([]byte, []string, error) {
+// raw, the JSON the Job was decoded from (the request's object; nil: job's own
+// encoding), nil when there are none, and the warnings. The patch applies to
+// raw even where raw has null or leaves out an object the mutation writes into
+// (`template: null`), and touches nothing else of it (see anchorPatch).
+func MutatePatch(raw []byte, job *batch.Job, opts Options) ([]byte, []string, error) {
 	mutated, warnings := MutateJob(job, opts)
 	if !UsesFrameworks(job) {
 		return nil, warnings, nil
@@ -66,6 +69,11 @@ func MutatePatch(job *batch.Job, opts Options) ([]byte, []string, error) {
 	ops, err := jsonpatch.CreatePatch(before, after)
 	if err != nil || len(ops) == 0 {
 		return nil, warnings, err
+	}
+	if raw != nil {
+		if ops, err = anchorPatch(raw, after, ops); err != nil || len(ops) == 0 {
+			return nil, warnings, err
+		}
 	}
 	patch, err := json.Marshal(ops)
 	return patch, warnings, err

@@ -258,7 +258,7 @@ func TestMutateJob(t *testing.T) {
 				t.Errorf("MutateJob() modified its argument (-before +after):\n%s", diff)
 			}
 			// The patch form gives the same result when applied.
-			patch, pw, err := MutatePatch(tc.job, tc.opts)
+			patch, pw, err := MutatePatch(nil, tc.job, tc.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +279,7 @@ func TestMutatePatchNoChange(t *testing.T) {
 		mkJob("tf").MinAvailable(2).Task(MakeTask("worker", 2).GPU(1).MinAvailable(2).Policy(taskCompleted, completeJob).Obj()).
 			Plugin("tensorflow").Plugin("svc").Obj(),
 	} {
-		patch, warnings, err := MutatePatch(job, Options{})
+		patch, warnings, err := MutatePatch(nil, job, Options{})
 		if err != nil || patch != nil || warnings != nil {
 			t.Errorf("MutatePatch(%s) = %s, %v, %v; want no patch, no warnings, no error", job.Name, patch, warnings, err)
 		}
