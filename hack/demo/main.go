@@ -119,6 +119,10 @@ func mainStatus() int {
 		fmt.Println("  note: no webhook manager runs (not built or LOCAL_WEBHOOK=off)")
 	}
 	fmt.Printf("  apiserver %s, nodes %s\n", cl.Server, strings.Join(cl.Nodes, " "))
+	if cl.RealNode != nil {
+		fmt.Printf("  real node %s (kubelet, containerd, cluster DNS %s): runs pods that select %s=true\n",
+			localcluster.RealNodeName, cl.RealNode.DNS, localcluster.RealNodeLabel)
+	}
 
 	code := demo(ctx, cl, examples, o)
 
