@@ -1,0 +1,233 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+)
+
+// specFormat is hashed into every image's inputs: bump it when the way this
+// program lays out a rootfs or a config changes, so existing tarballs rebuild.
+const specFormat = 1
+
+// options are the build command's flags.
+type options struct {
+	out      string // output directory
+	force    bool   // ignore DIR/<name>.inputs
+	busybox  string // busybox binary; "" = from dpkg -L busybox-static
+	toolsDir string // hack/tools module dir; "" = search from the working directory
+	goCmd    string // go command for pause
+}
+
+// recipe is one image this program knows how to build.
+type recipe struct {
+	name string // short name: DIR/<name>.tar, and what --only takes
+	ref  string // the reference containerd lists after import
+	// plan resolves the image's inputs from this machine (cheaply: no
+	// building) into a plan whose hash decides whether to rebuild.
+	plan func(o *options) (*plan, error)
+}
+
+// plan is a resolved image: everything in its exported fields goes into the
+// inputs hash; layer makes the one filesystem layer (it may take long).
+type plan struct {
+	Format    int
+	Ref       string
+	Config    v1.ConfigFile     // without RootFS.DiffIDs and History: the layer adds them
+	Inputs    map[string]string // content hashes and versions of the files the layer is made from
+	CreatedBy string            // the layer's history entry
+	layer     func(work string) (v1.Layer, error)
+}
+
+// inputsHash is the hex sha256 of the plan's JSON (maps marshal with sorted keys).
+func (p *plan) inputsHash() (string, error) {
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// The images in the order list and the default build use; training is opt-in
+// because it downloads and installs a Debian system with PyTorch and MPI.
+var (
+	recipes      = []*recipe{busyboxRecipe, pauseRecipe}
+	defaultNames = []string{"busybox", "pause"}
+)
+
+func allNames() []string {
+	var n []string
+	for _, r := range recipes {
+		n = append(n, r.name)
+	}
+	return n
+}
+
+func findRecipe(n string) *recipe {
+	for _, r := range recipes {
+		if r.name == n {
+			return r
+		}
+	}
+	return nil
+}
+
+// buildOne builds r into o.out unless its inputs are unchanged, and prints one
+// line: "image REF ... up to date" or "image REF ... built (Ns, N MB) -> PATH". The
+// tarball is written under a temporary name and renamed, and the .inputs file is
+// written last, so an interrupted build is never taken as up to date.
+func buildOne(r *recipe, o *options, stdout io.Writer) error {
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	p, err := r.plan(o)
+	if err != nil {
+		return err
+	}
+	p.Format = specFormat
+	p.Ref = r.ref
+	hash, err := p.inputsHash()
+	if err != nil {
+		return err
+	}
+	tarPath := filepath.Join(o.out, r.name+".tar")
+	inputsPath := filepath.Join(o.out, r.name+".inputs")
+	if !o.force {
+		old, err := os.ReadFile(inputsPath)
+		if _, statErr := os.Stat(tarPath); err == nil && statErr == nil && strings.TrimSpace(string(old)) == hash {
+			fmt.Fprintf(stdout, "image %s ... up to date\n", r.ref)
+			return nil
+		}
+	}
+	start := time.Now()
+	if err := os.Remove(inputsPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	work, err := os.MkdirTemp(o.out, "."+r.name+"-work-")
+	if err != nil {
+		return err
+	}
+	// Absolute: layer funcs run commands in other directories (go build in hack/tools).
+	if work, err = filepath.Abs(work); err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	layer, err := p.layer(work)
+	if err != nil {
+		return fmt.Errorf("making the layer: %w", err)
+	}
+	img, err := assemble(p, layer)
+	if err != nil {
+		return err
+	}
+	tag, err := name.NewTag(r.ref, name.StrictValidation)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(work, r.name+".tar")
+	if err := tarball.WriteToFile(tmp, tag, img); err != nil {
+		return fmt.Errorf("writing the tarball: %w", err)
+	}
+	if err := os.Rename(tmp, tarPath); err != nil {
+		return err
+	}
+	if err := os.WriteFile(inputsPath, []byte(hash+"\n"), 0o644); err != nil {
+		return err
+	}
+	st, err := os.Stat(tarPath)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "image %s ... built (%ds, %.1f MB) -> %s\n", r.ref,
+		int(time.Since(start).Round(time.Second).Seconds()), float64(st.Size())/1e6, tarPath)
+	return nil
+}
+
+// assemble makes a one-layer image: config first, then the layer appended, which
+// fills in rootfs.diff_ids and the history entry.
+func assemble(p *plan, layer v1.Layer) (v1.Image, error) {
+	cfg := p.Config.DeepCopy()
+	cfg.RootFS = v1.RootFS{Type: "layers"}
+	cfg.History = nil
+	// A fixed date like the layer's mtimes: same inputs, same image digest.
+	cfg.Created = v1.Time{Time: layerTime}
+	img, err := mutate.ConfigFile(empty.Image, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return mutate.Append(img, mutate.Addendum{
+		Layer:   layer,
+		History: v1.History{Created: v1.Time{Time: layerTime}, CreatedBy: p.CreatedBy, Comment: "built by hack/tools/images"},
+	})
+}
+
+// baseConfig is the config every image shares: this machine's architecture
+// (containerd's import unpacks only images matching its platform) and Linux.
+func baseConfig() v1.ConfigFile {
+	return v1.ConfigFile{Architecture: runtime.GOARCH, OS: "linux"}
+}
+
+// fileSHA256 is the hex sha256 of a file's content.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// dirSHA256 hashes the names and contents of a directory's regular files (not
+// recursive), in name order.
+func dirSHA256(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	for _, e := range ents {
+		if e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "%s %d\n", n, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// layerFromBytes wraps an uncompressed tar held in memory (busybox and pause are
+// a few MB); go-containerregistry gzips it when it needs the compressed form.
+func layerFromBytes(b []byte) (v1.Layer, error) {
+	return tarball.LayerFromOpener(func() (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(b)), nil
+	})
+}

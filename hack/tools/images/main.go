@@ -1,0 +1,129 @@
+// Command images builds the container images that the local cluster's real node
+// (kubelet + containerd) needs, without a container engine or a registry: each
+// image is assembled from files already on this machine (Debian's busybox-static,
+// a Go program built here, or a Debian root filesystem made by mmdebstrap) with
+// go-containerregistry, and written as a docker-save tarball (manifest.json with
+// RepoTags, the config blob and gzip layers) that containerd imports offline:
+//
+//	ctr -n k8s.io images import _output/images/busybox.tar
+//
+// Usage:
+//
+//	images build --out DIR [--only busybox,pause[,training]] [--force]
+//	             [--busybox PATH] [--tools-dir DIR] [--go PATH]
+//	images list [--only NAMES]
+//
+// build writes DIR/<name>.tar for each selected image and, next to it,
+// DIR/<name>.inputs: the sha256 of everything the image is made from (the image
+// spec in this program, the busybox binary's sha256, the pause source and Go
+// version, or training's package list). An image whose .inputs still matches and
+// whose .tar exists is skipped ("up to date"); --force rebuilds it anyway (the
+// training image's packages come from the archive, which the hash cannot see).
+// The default selection is busybox,pause; training must be named.
+//
+// list prints the image references, one per line, in the selection's order.
+//
+// Exit status: 0 on success, 2 on a usage error, 1 when an image cannot be built
+// (missing busybox-static or mmdebstrap, a failed go build, an unwritable DIR);
+// the error names the image and the step that failed.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, `usage:
+  images build --out DIR [--only busybox,pause[,training]] [--force] [--busybox PATH] [--tools-dir DIR] [--go PATH]
+  images list [--only NAMES]
+images: `+strings.Join(allNames(), ", ")+` (default: `+strings.Join(defaultNames, ",")+`)`)
+}
+
+// run is main without os.Exit, so the test can drive it.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	cmd, args := args[0], args[1:]
+	fs := flag.NewFlagSet("images "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	only := fs.String("only", strings.Join(defaultNames, ","), "comma-separated images to act on")
+	var opts options
+	switch cmd {
+	case "build":
+		fs.StringVar(&opts.out, "out", "", "directory for <name>.tar and <name>.inputs (created if missing)")
+		fs.BoolVar(&opts.force, "force", false, "rebuild even when the inputs hash is unchanged")
+		fs.StringVar(&opts.busybox, "busybox", "", "busybox binary (default: /bin/busybox of the busybox-static package)")
+		fs.StringVar(&opts.toolsDir, "tools-dir", "", "the hack/tools module directory holding pause/ (default: found from the working directory)")
+		fs.StringVar(&opts.goCmd, "go", "go", "go command used to build pause")
+	case "list":
+	case "-h", "--help", "help":
+		usage(stdout)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "images: unknown command %q\n", cmd)
+		usage(stderr)
+		return 2
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 0 {
+		fmt.Fprintf(stderr, "images %s: unexpected arguments %q\n", cmd, fs.Args())
+		return 2
+	}
+	recipes, err := selectRecipes(*only)
+	if err != nil {
+		fmt.Fprintf(stderr, "images %s: %v\n", cmd, err)
+		return 2
+	}
+	if cmd == "list" {
+		for _, r := range recipes {
+			fmt.Fprintln(stdout, r.ref)
+		}
+		return 0
+	}
+	if opts.out == "" {
+		fmt.Fprintln(stderr, "images build: --out is required")
+		return 2
+	}
+	for _, r := range recipes {
+		if err := buildOne(r, &opts, stdout); err != nil {
+			fmt.Fprintf(stderr, "images build: %s: %v\n", r.name, err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// selectRecipes resolves a comma-separated list of short names, keeping the
+// order given and dropping repeats; an unknown name is an error.
+func selectRecipes(list string) ([]*recipe, error) {
+	var out []*recipe
+	seen := map[string]bool{}
+	for _, n := range strings.Split(list, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" || seen[n] {
+			continue
+		}
+		r := findRecipe(n)
+		if r == nil {
+			return nil, fmt.Errorf("unknown image %q (known: %s)", n, strings.Join(allNames(), ", "))
+		}
+		seen[n] = true
+		out = append(out, r)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("--only selects no image")
+	}
+	return out, nil
+}
