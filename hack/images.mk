@@ -2,9 +2,9 @@
 # offline by hack/tools/images as docker-save tarballs. Included from the top
 # Makefile; paths are relative to the repository root.
 #
-#   make images           busybox (docker.io/library/busybox:1.36.1, from Debian's
+#   make node-images      busybox (docker.io/library/busybox:1.36.1, from Debian's
 #                         busybox-static) and pause (docker.io/vcplugins/pause:local)
-#   make images-training  docker.io/vcplugins/training:local (mmdebstrap'd Debian
+#   make node-images-training  docker.io/vcplugins/training:local (mmdebstrap'd Debian
 #                         bookworm with PyTorch, scikit-learn, Open MPI, MPICH, ssh)
 #
 # Each image is $(IMAGES_DIR)/<name>.tar, skipped when $(IMAGES_DIR)/<name>.inputs
@@ -16,15 +16,15 @@ IMAGES_DIR ?= _output/images
 IMAGES_FLAGS ?=
 IMAGES_TOOL := _output/bin/images
 
-.PHONY: images images-training images-tool
+.PHONY: node-images node-images-training images-tool
 
 # The tool is rebuilt on every run; Go's build cache makes that a link step.
 images-tool:
 	@mkdir -p _output/bin
 	cd hack/tools && $(GO) build -o ../../$(IMAGES_TOOL) ./images
 
-images: images-tool ## Build the busybox and pause image tarballs into _output/images.
+node-images: images-tool ## Build the busybox and pause image tarballs into _output/images.
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) --only busybox,pause $(IMAGES_FLAGS)
 
-images-training: images-tool ## Build the training image tarball (Debian bookworm, PyTorch, MPI) into _output/images.
+node-images-training: images-tool ## Build the training image tarball (Debian bookworm, PyTorch, MPI) into _output/images.
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) --only training $(IMAGES_FLAGS)

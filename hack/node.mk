@@ -13,7 +13,11 @@ NODE_PACKAGES := \
 	mmdebstrap=1.3.5-7
 
 .PHONY: node node-prereqs
-node: node-prereqs images ## Everything the real node needs besides the binaries: packages and images.
+# The images are built from busybox-static, so only where node-prereqs could
+# install it; elsewhere the cluster runs KWOK nodes only and needs none.
+node: node-prereqs ## Everything the real node needs besides the binaries: packages and images.
+	@if [ -x /bin/busybox ] && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-images; \
+	else echo "real node: no images built (needs root and busybox-static)"; fi
 
 node-prereqs: ## Install the real node's Debian packages (pinned; root on Debian only).
 	@hack/node-prereqs.sh $(NODE_PACKAGES)
