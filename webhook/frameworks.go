@@ -66,6 +66,18 @@ type use struct {
 	elasticMin  int32
 	// argv are the plugin's arguments.
 	argv []string
+	// sizes returns the sizes of the variables whose values list hosts (one
+	// per replica), computed without building them; nil: the plugin sets none.
+	sizes func() []sizedEnv
+}
+
+// sizedEnv is the size of a variable a plugin gives one pod, computed from the
+// names and replica counts.
+type sizedEnv struct {
+	name     string
+	task     string
+	index    int
+	valueLen int
 }
 
 // analyze runs the argument parser of every framework plugin the Job uses, in
@@ -132,6 +144,16 @@ func analyzeTensorFlow(u *use, job *batch.Job) {
 		role{tensorflow.RoleWorker, "worker", a.Worker},
 		role{tensorflow.RolePS, "ps", a.PS},
 		role{tensorflow.RoleEvaluator, "evaluator", a.Evaluator})
+	u.sizes = func() []sizedEnv {
+		var out []sizedEnv
+		for _, r := range u.roles {
+			index := jobs.Replicas(job, r.task) - 1
+			if n := tensorflow.TFConfigSize(job, a, r.task, index); n > 0 {
+				out = append(out, sizedEnv{name: tensorflow.EnvTFConfig, task: r.task, index: index, valueLen: n})
+			}
+		}
+		return out
+	}
 	if a.Wait.Enabled && u.hasTask(job, a.PS) {
 		for _, t := range []string{a.Chief, a.Worker, a.Evaluator} {
 			if u.hasTask(job, t) {
@@ -190,6 +212,12 @@ func analyzeMPI(u *use, job *batch.Job) {
 		return
 	}
 	u.addRoles(job, role{"master", "master", a.Master}, role{"worker", "worker", a.Worker})
+	u.sizes = func() []sizedEnv {
+		if !u.hasTask(job, a.Master) {
+			return nil
+		}
+		return []sizedEnv{{name: mpi.EnvMPIHost, task: a.Master, index: 0, valueLen: mpi.MPIHostSize(job, a)}}
+	}
 	if a.Wait.Enabled && u.hasTask(job, a.Worker) && u.hasTask(job, a.Master) {
 		u.wait(a.Master, a.Worker)
 	}

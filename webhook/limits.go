@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -28,6 +29,13 @@ const MaxArgStrlen = 131072
 // MaxConfigMapBytes is the most data a ConfigMap holds: Kubernetes' ConfigMap
 // validation limits the sum of its values to 1 MiB (core.MaxSecretSize).
 const MaxConfigMapBytes = v1.MaxSecretSize
+
+// simulationBudget bounds the host lists (TF_CONFIG, MPI_HOST) of the pods
+// checkPluginPods builds: up to twice what a container accepts it builds them,
+// so that every oversized variable is reported, measured exactly; beyond, it
+// reports the computed sizes alone. Building is what costs: a plan holds each
+// host a few times over.
+const simulationBudget = 2 * MaxArgStrlen
 
 // MaxHostnameLength is the longest pod hostname (and subdomain): a DNS label.
 const MaxHostnameLength = validation.DNS1123LabelMaxLength
@@ -86,25 +94,28 @@ func checkHostnames(job *batch.Job) field.ErrorList {
 
 // checkSvc checks what Volcano's svc plugin derives from the Job
 // (svc.GenerateHosts): its ConfigMap and the VC_<TASK>_HOSTS variable every
-// pod gets from it.
+// pod gets from it. The sizes are computed (svcSizes), not built.
 func checkSvc(job *batch.Job) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("spec", "plugins").Key(svcPlugin)
-	data := svc.GenerateHosts(job)
+	sizes := svcSizes(job)
 	total := 0
-	for _, v := range data {
-		total += len(v)
+	keys := make([]string, 0, len(sizes))
+	for k, n := range sizes {
+		total += n
+		keys = append(keys, k)
 	}
+	sort.Strings(keys)
 	if total > MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
 			job.Name+"-svc", total, MaxConfigMapBytes)))
 	}
-	for _, k := range sortedKeys(data) {
+	for _, k := range keys {
 		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
 			continue
 		}
-		if n := envSize(k, data[k]); n > MaxArgStrlen {
+		if n := len(k) + 1 + sizes[k] + 1; n > MaxArgStrlen {
 			errs = append(errs, tooLong(p, fmt.Sprintf(
 				"plugin svc: environment variable %s of every pod would be %d bytes (NAME=value and NUL); Linux limits one to %d bytes (MAX_ARG_STRLEN), so the containers could not start: use fewer replicas or shorter names",
 				k, n, MaxArgStrlen)))
@@ -113,11 +124,43 @@ func checkSvc(job *batch.Job) field.ErrorList {
 	return errs
 }
 
+// svcSizes returns the length of every value of the map svc.GenerateHosts
+// returns (Volcano v1.10.0, the svc plugin's ConfigMap data and variables),
+// under the same keys, computed from the names and replica counts: per task,
+// "<task>.host" (hosts joined by newlines), "VC_<TASK>_HOSTS" (joined by
+// commas) and "VC_<TASK>_NUM", with "-" in task names turned into "_"; a later
+// task replaces an earlier one's keys, as in the map GenerateHosts fills. A
+// task whose template sets a hostname lists one host.
+func svcSizes(job *batch.Job) map[string]int {
+	sizes := make(map[string]int, 3*len(job.Spec.Tasks))
+	for i := range job.Spec.Tasks {
+		t := &job.Spec.Tasks[i]
+		n, hostsLen := max(int(t.Replicas), 0), 0
+		if n > 0 && t.Template.Spec.Hostname != "" {
+			n, hostsLen = 1, len(jobs.Host(job, t, 0))
+		} else {
+			hostsLen = jobs.HostsLen(job, t, 0)
+		}
+		joined := hostsLen + max(n-1, 0)
+		key := strings.ReplaceAll(t.Name, "-", "_")
+		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
+		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined
+		sizes[fmt.Sprintf(svc.EnvHostNumFmt, strings.ToUpper(key))] = len(strconv.Itoa(n))
+	}
+	return sizes
+}
+
 // checkPluginPods builds, with the plugin's own OnPodCreate, the last pod of
 // every task the plugin gives a role (the one with the longest index, hence the
 // longest per-pod values) and checks every environment string and argument of
 // its containers against MaxArgStrlen: TF_CONFIG, MPI_HOST, WAIT_TARGETS, ...
 // An oversized variable is reported once, for the pod where it is largest.
+//
+// The variables that list every host of a role (TF_CONFIG, MPI_HOST) are
+// first measured without building them (use.sizes); when one is over
+// simulationBudget the pods are not built and the computed sizes are
+// reported, so that the cost of admission does not grow with the replicas.
+// Under it, everything the plan builds per replica is bounded by them.
 func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 	build, ok := plugins.Builders[u.plugin]
 	if !ok {
@@ -149,8 +192,26 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 		largest[key] = &f
 		order = append(order, key)
 	}
+	// The host lists first, computed: when one is far too long, they are
+	// reported as computed and the plugin's plan (built per replica) is not
+	// built at all.
+	simulate := true
+	if u.sizes != nil {
+		sizes := u.sizes()
+		for _, e := range sizes {
+			simulate = simulate && e.valueLen <= simulationBudget
+		}
+		for _, e := range sizes {
+			if n := len(e.name) + 1 + e.valueLen + 1; !simulate && n > MaxArgStrlen {
+				note(e.name, finding{size: n, pod: jobs.PodName(job.Name, e.task, e.index), task: e.task, index: e.index})
+			}
+		}
+	}
 	done := map[string]bool{}
 	for _, r := range u.roles {
+		if !simulate {
+			break
+		}
 		t, ok := present(job, r.task)
 		if !ok || done[r.task] {
 			continue

@@ -12,7 +12,7 @@ import (
 )
 
 // validateShape checks what every later check assumes of a Job: replicas and
-// minAvailable that are not negative, task minAvailable within replicas, the
+// minAvailable that are not negative, at most MaxReplicas pods in all, task minAvailable within replicas, the
 // job's minAvailable within the total, and distinct task names that are DNS
 // labels. ValidateJob stops at these errors: the plugins' parsers, the
 // launch-order graph and the pod simulation are not run on a Job that fails
@@ -49,6 +49,10 @@ func validateShape(job *batch.Job) field.ErrorList {
 			}
 		}
 	}
+	if total > MaxReplicas {
+		errs = append(errs, field.Invalid(spec.Child("tasks"), total, fmt.Sprintf(
+			"the job asks for %d pods in all (the sum of its tasks' replicas); a framework job may have at most %d", total, MaxReplicas)))
+	}
 	if m := int64(job.Spec.MinAvailable); m > total && len(errs) == 0 {
 		errs = append(errs, field.Invalid(spec.Child("minAvailable"), job.Spec.MinAvailable,
 			fmt.Sprintf("must not be greater than the total replicas of the tasks (%d)", total)))
@@ -56,14 +60,27 @@ func validateShape(job *batch.Job) field.ErrorList {
 	return errs
 }
 
+// MaxReplicas is the most pods (the sum of its tasks' replicas) a Job that
+// uses a framework plugin may ask for; the validation denies larger ones
+// before any other check, and the mutation leaves them alone. It is below the
+// 150,000 pods Kubernetes supports in a whole cluster, and far above what the
+// plugins' own limits allow with host lists: the svc plugin's ConfigMap of
+// hosts reaches 1 MiB at about 50,000 pods, TF_CONFIG and MPI_HOST reach
+// MaxArgStrlen at a few thousand role pods. It keeps every sum of replicas
+// within int32 and the admission's work independent of the numbers.
+const MaxReplicas = 100000
+
 // countable reports whether MutateJob can work on the Job's numbers: no task
-// has negative replicas. The mutation leaves other Jobs as they are; the
-// validation denies them.
+// has negative replicas and there are at most MaxReplicas pods. The mutation
+// leaves other Jobs as they are; the validation denies them.
 func countable(job *batch.Job) bool {
+	var total int64
 	for i := range job.Spec.Tasks {
-		if job.Spec.Tasks[i].Replicas < 0 {
+		r := job.Spec.Tasks[i].Replicas
+		if r < 0 {
 			return false
 		}
+		total += int64(r)
 	}
-	return true
+	return total <= MaxReplicas
 }

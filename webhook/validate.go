@@ -2,7 +2,6 @@ package webhook
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
@@ -194,14 +193,4 @@ func taskPath(job *batch.Job, name string) *field.Path {
 		}
 	}
 	return field.NewPath("spec", "tasks")
-}
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

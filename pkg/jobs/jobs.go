@@ -225,3 +225,47 @@ func NamedPort(task *batch.TaskSpec, name string, def int) int {
 	}
 	return def
 }
+
+// HostParts returns what Host(job, task, i) is made of: prefix + strconv.Itoa(i)
+// + suffix when indexed is true; when the template sets a hostname, every
+// replica's host is prefix and indexed is false. Callers use it to compute the
+// length of host lists from the replica count, without building them.
+func HostParts(job *batch.Job, task *batch.TaskSpec) (prefix, suffix string, indexed bool) {
+	subdomain := task.Template.Spec.Subdomain
+	if subdomain == "" {
+		subdomain = job.Name
+	}
+	if h := task.Template.Spec.Hostname; h != "" {
+		return h + "." + subdomain, "", false
+	}
+	return job.Name + "-" + task.Name + "-", "." + subdomain, true
+}
+
+// IndexDigits returns the number of decimal digits of the indices 0 to n-1
+// together (the sum of len(strconv.Itoa(i))); 0 when n <= 0. It takes a step
+// per power of ten, not per index.
+func IndexDigits(n int) int {
+	total := 0
+	for lo, hi, digits := 0, 10, 1; lo < n; lo, hi, digits = hi, hi*10, digits+1 {
+		total += (min(n, hi) - lo) * digits
+	}
+	return total
+}
+
+// HostsLen returns the total length, in bytes, of the strings Hosts(job, task,
+// port) returns (no separators), computed from the names and the replica count.
+func HostsLen(job *batch.Job, task *batch.TaskSpec, port int) int {
+	n := int(task.Replicas)
+	if n <= 0 {
+		return 0
+	}
+	suffixLen := 0
+	if port > 0 {
+		suffixLen = 1 + len(strconv.Itoa(port))
+	}
+	prefix, suffix, indexed := HostParts(job, task)
+	if !indexed {
+		return n * (len(prefix) + suffixLen)
+	}
+	return n*(len(prefix)+len(suffix)+suffixLen) + IndexDigits(n)
+}

@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -96,5 +97,41 @@ func TestTaskNames(t *testing.T) {
 	}
 	if got := TaskNames(&batch.Job{}); got != "none" {
 		t.Errorf("TaskNames of no tasks = %q", got)
+	}
+}
+
+// HostsLen and IndexDigits agree with the strings Hosts builds.
+func TestHostsLen(t *testing.T) {
+	job := &batch.Job{}
+	job.Name = "job"
+	named := batch.TaskSpec{Name: "worker", Replicas: 3}
+	named.Template.Spec.Hostname = "fixed"
+	sub := batch.TaskSpec{Name: "w", Replicas: 1}
+	sub.Template.Spec.Subdomain = "custom"
+	for _, task := range []batch.TaskSpec{
+		{Name: "worker", Replicas: 0}, {Name: "worker", Replicas: 1}, {Name: "worker", Replicas: 10},
+		{Name: "worker", Replicas: 11}, {Name: "w", Replicas: 1001}, named, sub,
+	} {
+		for _, port := range []int{0, 22, 65535} {
+			want := 0
+			for _, h := range Hosts(job, &task, port) {
+				want += len(h)
+			}
+			if got := HostsLen(job, &task, port); got != want {
+				t.Errorf("HostsLen(%s x%d, port %d) = %d, want %d", task.Name, task.Replicas, port, got, want)
+			}
+		}
+	}
+	for _, n := range []int{-1, 0, 1, 9, 10, 11, 99, 100, 12345} {
+		want := 0
+		for i := 0; i < n; i++ {
+			want += len(strconv.Itoa(i))
+		}
+		if got := IndexDigits(n); got != want {
+			t.Errorf("IndexDigits(%d) = %d, want %d", n, got, want)
+		}
+	}
+	if got, want := IndexDigits(1<<31-1), 20363725360; got != want {
+		t.Errorf("IndexDigits(2^31-1) = %d, want %d", got, want)
 	}
 }

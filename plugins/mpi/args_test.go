@@ -186,3 +186,44 @@ func TestHostfileSize(t *testing.T) {
 		t.Errorf("HostfileSize = %d, want %d", got, want)
 	}
 }
+
+// HostfileSize and MPIHostSize compute, without building them, exactly the
+// sizes of the hostfile and MPI_HOST the plan builds.
+func TestSizesMatchBuiltStrings(t *testing.T) {
+	mk := utiltesting.MakeTask
+	tests := []struct {
+		name string
+		job  *batch.Job
+		argv []string
+	}{
+		{"openmpi", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 12).Obj()).Obj(), nil},
+		{"intel, gpus", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 101).GPU(8).Obj()).Obj(),
+			[]string{"--mpi-implementation=intel"}},
+		{"mpich, slots", utiltesting.MakeJob("m").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Obj()).Obj(),
+			[]string{"--mpi-implementation=mpich", "--slots-per-worker=1024"}},
+		{"launcher as worker", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Obj(),
+			[]string{"--launcher-as-worker"}},
+		{"launcher as the only worker", utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Obj(),
+			[]string{"--launcher-as-worker"}},
+		{"template hostname and subdomain", utiltesting.MakeJob("mpi").Task(mk("master", 1).Hostname("launcher").Obj()).
+			Task(mk("worker", 5).Hostname("shared").Subdomain("sub").Obj()).Obj(), []string{"--launcher-as-worker"}},
+		{"subdomain", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Subdomain("s").Obj()).Obj(), nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, errs := ParseArgs(tc.argv, tc.job)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			p, errs := buildPlan(tc.argv, tc.job)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			got := []int{HostfileSize(tc.job, a), MPIHostSize(tc.job, a)}
+			want := []int{len(p.hostfile), len(p.masterEnv[0].Value)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("[hostfile, MPI_HOST] sizes (-built +computed):\n%s", diff)
+			}
+		})
+	}
+}

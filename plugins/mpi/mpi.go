@@ -260,10 +260,64 @@ func Hostfile(job *batch.Job, a *Args) string {
 }
 
 // HostfileSize returns the size in bytes of Hostfile(job, a), which is what it
-// takes of the ConfigMap's MaxConfigMapBytes. ParseArgs rejects a job whose
-// hostfile exceeds that; the admission webhook runs the same check through it.
+// takes of the ConfigMap's MaxConfigMapBytes, computed from the names and the
+// replica counts without building the hostfile (admission runs it on Jobs of
+// any size). ParseArgs rejects a job whose hostfile exceeds that; the admission
+// webhook runs the same check through it.
 func HostfileSize(job *batch.Job, a *Args) int {
-	return len(Hostfile(job, a))
+	sep := 1 // ':'
+	if a.Implementation == OpenMPI {
+		sep = len(" slots=")
+	}
+	size := 0
+	add := func(task *batch.TaskSpec) {
+		n := hostCount(task)
+		size += taskHostsLen(job, task) + n*(sep+len(strconv.Itoa(a.slots(task)))+1)
+	}
+	if a.LauncherAsWorker {
+		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
+			add(m)
+		}
+	}
+	if w := a.worker(job); w != nil {
+		add(w)
+	}
+	return size
+}
+
+// MPIHostSize returns the length in bytes of the master's MPI_HOST value (the
+// comma-separated hosts of the hostfile), computed like HostfileSize. a must be
+// ParseArgs' result for job, without errors.
+func MPIHostSize(job *batch.Job, a *Args) int {
+	size, hosts := 0, 0
+	if a.LauncherAsWorker {
+		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
+			size, hosts = taskHostsLen(job, m), hostCount(m)
+		}
+	}
+	if w := a.worker(job); w != nil {
+		size, hosts = size+taskHostsLen(job, w), hosts+hostCount(w)
+	}
+	if hosts > 1 {
+		size += hosts - 1
+	}
+	return size
+}
+
+// hostCount is len(taskHosts(job, task)).
+func hostCount(task *batch.TaskSpec) int {
+	if task.Replicas > 0 && task.Template.Spec.Hostname != "" {
+		return 1
+	}
+	return max(int(task.Replicas), 0)
+}
+
+// taskHostsLen is the total length of taskHosts(job, task).
+func taskHostsLen(job *batch.Job, task *batch.TaskSpec) int {
+	if task.Replicas > 0 && task.Template.Spec.Hostname != "" {
+		return len(jobs.Host(job, task, 0))
+	}
+	return jobs.HostsLen(job, task, 0)
 }
 
 func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots int) {

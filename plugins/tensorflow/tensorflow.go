@@ -173,3 +173,54 @@ const (
 func (p *plan) tfConfig(role string, index int) string {
 	return p.tfConfigs.Concat(tfConfigHead, p.cluster, tfConfigTask, role, tfConfigIndex, strconv.Itoa(index), tfConfigTail)
 }
+
+// TFConfigSize returns the length in bytes of the TF_CONFIG value OnPodCreate
+// gives the index-th pod of the task named task, or 0 when that pod gets none
+// (its task plays no role, or the job is not distributed). It computes it from
+// the names and replica counts, without building the cluster spec, so that
+// admission can measure Jobs of any size. a must be ParseArgs' result for job,
+// without errors.
+func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
+	roleOf := ""
+	rolePods, clusterLen, members := 0, 0, 0
+	// The cluster JSON's keys in the order json.Marshal sorts them.
+	for _, r := range []struct{ role, task string }{{RoleChief, a.Chief}, {RoleEvaluator, a.Evaluator}, {RolePS, a.PS}, {RoleWorker, a.Worker}} {
+		t, ok := jobs.Task(job, r.task)
+		if !ok || t.Replicas < 1 {
+			continue
+		}
+		if r.task == task {
+			roleOf = r.role
+		}
+		n := int(t.Replicas)
+		rolePods += n
+		if r.role == RoleEvaluator {
+			continue
+		}
+		// "role":["host:port",...]
+		clusterLen += len(r.role) + 3 + 2 + (n - 1) + hostsJSONLen(job, t, jobs.NamedPort(t, PortName, a.Port))
+		members++
+	}
+	if roleOf == "" || rolePods <= 1 {
+		return 0
+	}
+	clusterLen += 2 + max(members-1, 0) // braces and commas
+	return tfConfigFixedLen + clusterLen + len(roleOf) + len(strconv.Itoa(index))
+}
+
+// hostsJSONLen is the length of the JSON strings of jobs.Hosts(job, task,
+// port), quotes included. The index digits never need escaping.
+func hostsJSONLen(job *batch.Job, task *batch.TaskSpec, port int) int {
+	n := int(task.Replicas)
+	prefix, suffix, indexed := jobs.HostParts(job, task)
+	suffix += ":" + strconv.Itoa(port)
+	if !indexed {
+		return n * jsonStringLen(prefix+suffix)
+	}
+	return n*jsonStringLen(prefix+suffix) + jobs.IndexDigits(n)
+}
+
+func jsonStringLen(s string) int {
+	raw, _ := json.Marshal(s)
+	return len(raw)
+}

@@ -165,3 +165,45 @@ func TestTFConfigConcurrent(t *testing.T) {
 		t.Errorf("the plan holds a %d-byte chunk after every pod got its TF_CONFIG", r)
 	}
 }
+
+// TFConfigSize computes, without building it, the length of the TF_CONFIG
+// OnPodCreate sets, for every pod that gets one and for pods that get none.
+func TestTFConfigSize(t *testing.T) {
+	mk := utiltesting.MakeTask
+	packed, _ := packedJob()
+	tests := []struct {
+		name string
+		job  *batch.Job
+	}{
+		{"every role and a task without one", packed},
+		{"single worker: no TF_CONFIG", utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj()},
+		{"workers only, 11", utiltesting.MakeJob("tf").Task(mk("worker", 11).Obj()).Plugin(Name).Obj()},
+		{"named ports, hostname, subdomain, escaped characters",
+			utiltesting.MakeJob("tf").Task(mk("ps", 2).Port(PortName, 7).Hostname("p<s>").Obj()).
+				Task(mk("worker", 3).Subdomain("a&b\u2028").Obj()).Task(mk("evaluator", 1).Obj()).Plugin(Name, "--port=65535").Obj()},
+		{"chief and evaluator only", utiltesting.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			argv := tc.job.Spec.Plugins[Name]
+			a, errs := ParseArgs(argv, tc.job)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			for _, task := range tc.job.Spec.Tasks {
+				for _, index := range []int{0, int(task.Replicas) - 1} {
+					pod := utiltesting.RunPod(t, New, Name, tc.job, task.Name, index)
+					want := 0
+					for _, e := range pod.Spec.Containers[0].Env {
+						if e.Name == EnvTFConfig {
+							want = len(e.Value)
+						}
+					}
+					if got := TFConfigSize(tc.job, a, task.Name, index); got != want {
+						t.Errorf("TFConfigSize(%s, %d) = %d, OnPodCreate's is %d bytes", task.Name, index, got, want)
+					}
+				}
+			}
+		})
+	}
+}
