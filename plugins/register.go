@@ -19,6 +19,17 @@ var Builders = map[string]vcplugins.PluginBuilder{
 	mxnet.Name:      mxnet.New,
 }
 
+// Uncached maps each plugin name to a builder of the same plugin whose hooks
+// cache no per-job plan (NewUncached). The admission webhook simulates pods
+// with them: the plan cache is keyed by the Job's UID and generation, which a
+// denied UPDATE and its corrected retry share.
+var Uncached = map[string]vcplugins.PluginBuilder{
+	tensorflow.Name: tensorflow.NewUncached,
+	pytorch.Name:    pytorch.NewUncached,
+	mpi.Name:        mpi.NewUncached,
+	mxnet.Name:      mxnet.NewUncached,
+}
+
 // Register adds the four builders to Volcano's plugin factory
 // (volcano.sh/volcano/pkg/controllers/job/plugins). Volcano registers its in-tree
 // tensorflow, pytorch and mpi builders in that package's init, and the factory is

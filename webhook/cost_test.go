@@ -25,10 +25,10 @@ const maxAdmissionBytes = 10 << 20
 func costJobs(n int32) []*batch.Job {
 	name := fmt.Sprintf("cost-%d", n)
 	return []*batch.Job{
-		mkJob(name+"-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", n).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
+		mkJob(name + "-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", n).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
 		mkJob(name+"-pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).GPU(8).Obj()).Plugin("pytorch", "--min-nodes=2").Obj(),
 		mkJob(name+"-mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mpi", "--launcher-as-worker").Obj(),
-		mkJob(name+"-mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", n).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mxnet").Obj(),
+		mkJob(name + "-mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", n).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mxnet").Obj(),
 		mkJob(name+"-svc-args").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("pytorch").Plugin("svc", "--disable-network-policy").Obj(),
 	}
 }

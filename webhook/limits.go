@@ -162,14 +162,14 @@ func svcSizes(job *batch.Job) map[string]int {
 // reported, so that the cost of admission does not grow with the replicas.
 // Under it, everything the plan builds per replica is bounded by them.
 func checkPluginPods(job *batch.Job, u use) field.ErrorList {
-	build, ok := plugins.Builders[u.plugin]
+	build, ok := plugins.Uncached[u.plugin]
 	if !ok {
 		return nil
 	}
+	// Not the controller's builders: their plans are cached by UID and
+	// generation, and the Job being admitted may share both with a spec that
+	// was denied (an UPDATE and its corrected retry).
 	plugin := build(pluginsinterface.PluginClientset{}, u.argv)
-	// Without a resourceVersion the plugins compute afresh and cache nothing.
-	sim := *job
-	sim.ObjectMeta.ResourceVersion = ""
 	p := field.NewPath("spec", "plugins").Key(u.plugin)
 
 	type finding struct {
@@ -219,7 +219,7 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 		done[r.task] = true
 		index := int(t.Replicas) - 1
 		pod := simulatedPod(job, t, index)
-		if err := plugin.OnPodCreate(pod, &sim); err != nil {
+		if err := plugin.OnPodCreate(pod, job); err != nil {
 			continue
 		}
 		for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {

@@ -94,6 +94,8 @@ type Base[P any] struct {
 	// Args are the Job's arguments for this plugin.
 	Args []string
 	def  *Definition[P]
+	// uncached: Plan builds the plan on every call and keeps nothing.
+	uncached bool
 }
 
 // Base returns a Base for one hook call.
@@ -101,12 +103,27 @@ func (d *Definition[P]) Base(client kubernetes.Interface, args []string) Base[P]
 	return Base[P]{Client: client, Args: args, def: d}
 }
 
+// UncachedBase returns a Base whose Plan builds the plan from the Job it is
+// given on every call, without the per-job cache and without reporting
+// invalid arguments as events. It is for admission, which sees specs that
+// were never stored: a denied UPDATE and the corrected one that follows share
+// UID and generation, so the cache would answer the second with the plan of
+// the first.
+func (d *Definition[P]) UncachedBase(client kubernetes.Interface, args []string) Base[P] {
+	return Base[P]{Client: client, Args: args, def: d, uncached: true}
+}
+
 // Name returns the plugin's name.
 func (b *Base[P]) Name() string { return b.def.Name }
 
 // Plan returns the Job's plan; ok is false when the arguments are invalid, which
-// has then been reported on the Job (see the package function Plan).
+// has then been reported on the Job (see the package function Plan), except
+// for an UncachedBase, which builds the plan afresh and reports nothing.
 func (b *Base[P]) Plan(job *batch.Job) (plan P, ok bool) {
+	if b.uncached {
+		p, errs := b.def.Build(b.Args, job)
+		return p, len(errs) == 0
+	}
 	return Plan(&b.def.cache, b.Client, b.def.Name, b.Args, job, b.def.Build)
 }
 

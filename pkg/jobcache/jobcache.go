@@ -36,9 +36,15 @@ type Cache struct {
 // Job's status thousands of times while its pods start, and each would
 // otherwise cost a new plan. Jobs with generation 0 (objects not from the API
 // server, as in unit tests) use their resourceVersion instead; jobs without UID
-// or either (admission requests) are never cached. argsKey must encode every
-// plugin argument that influences the result, and compute may read only the
-// Job's name, namespace, UID and spec.
+// or either are never cached. argsKey must encode every plugin argument that
+// influences the result, and compute may read only the Job's name, namespace,
+// UID and spec.
+//
+// The key holds only for stored Jobs, whose generation changes with the spec.
+// Admission requests carry the UID and the generation the Job would get
+// (validating admission runs after the API server has set them), and a denied
+// UPDATE and its corrected retry share both: admission must not go through
+// this cache (framework.Definition.UncachedBase).
 func Get[T any](c *Cache, job *batch.Job, plugin, argsKey string, compute func() T) T {
 	revision := ""
 	switch {

@@ -59,6 +59,13 @@ func New(client pluginsinterface.PluginClientset, arguments []string) pluginsint
 	return &Plugin{definition.Base(client.KubeClients, arguments)}
 }
 
+// NewUncached builds the plugin like New, but its hooks build the Job's plan
+// on every call and cache nothing (framework.Definition.UncachedBase): for
+// the admission webhook, which simulates pods of specs that were never stored.
+func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
+	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+}
+
 // plan is what one Job revision's pods share.
 type plan struct {
 	master, worker string
