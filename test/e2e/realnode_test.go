@@ -13,7 +13,6 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
@@ -62,7 +61,8 @@ for n in $names; do
 		fi
 		sleep 1
 	done
-	addr=${out#*Connecting to $n (}
+	# "Connecting to NAME:1 (ADDRESS:1)"
+	addr=${out#*Connecting to *(}
 	echo "resolved $n ${addr%%:*}"
 done
 if [ -n "$server" ]; then
@@ -129,7 +129,7 @@ func probeJob(r realJob) *batch.Job {
 // pod: its main container's literal environment and the ConfigMaps it mounts
 // or reads variables from (Volcano's svc hosts, the mpi hostfile). The probe
 // reads the same things from inside the container.
-func injectedPeers(ctx context.Context, f *framework.Framework, job *batch.Job, pod *corev1.Pod) []string {
+func injectedPeers(f *framework.Framework, job *batch.Job, pod *corev1.Pod) []string {
 	GinkgoHelper()
 	re := regexp.MustCompile(regexp.QuoteMeta(job.Name) + `-[a-z0-9-]+-[0-9]+\.` + regexp.QuoteMeta(job.Name))
 	var text strings.Builder
@@ -146,8 +146,9 @@ func injectedPeers(ctx context.Context, f *framework.Framework, job *batch.Job, 
 		}
 	}
 	for name := range cms {
-		cm, err := f.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
-		Expect(err).NotTo(HaveOccurred(), "ConfigMap %s of pod %s", name, pod.Name)
+		// The svc plugin deletes its ConfigMap when the Job completes.
+		cm := f.ConfigMapSeen(name)
+		Expect(cm).NotTo(BeNil(), "ConfigMap %s of pod %s", name, pod.Name)
 		for _, v := range cm.Data {
 			text.WriteString(v + "\n")
 		}
@@ -172,7 +173,7 @@ func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r re
 	log := f.PodLog(ctx, pod, main)
 	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, main, log)
 
-	peers := injectedPeers(ctx, f, job, pod)
+	peers := injectedPeers(f, job, pod)
 	Expect(peers).NotTo(BeEmpty(), "peer names injected into pod %s", pod.Name)
 	for _, p := range peers {
 		Expect(log).To(MatchRegexp(`(?m)^resolved %s 10\.245\.0\.[0-9]+$`, regexp.QuoteMeta(p)),

@@ -99,7 +99,10 @@ func TakeHostSnapshot(binDir string) HostSnapshot {
 // left as it was found.
 func HostChanges(before, after HostSnapshot) []string {
 	var out []string
-	diff := func(what string, b, a []string) {
+	// Processes ending and mounts going away during a run are the machine's
+	// other work (a build's chroot, a test's server); Down only unmounts below
+	// its own directories. What a cluster leaves is what appears.
+	diff := func(what string, b, a []string, reportGone bool) {
 		count := map[string]int{}
 		for _, x := range a {
 			count[x]++
@@ -116,17 +119,17 @@ func HostChanges(before, after HostSnapshot) []string {
 			switch {
 			case count[x] > 0:
 				out = append(out, fmt.Sprintf("%s %s left behind", what, x))
-			case count[x] < 0:
+			case count[x] < 0 && reportGone:
 				out = append(out, fmt.Sprintf("%s %s gone", what, x))
 			}
 		}
 	}
-	diff("process", before.Processes, after.Processes)
-	diff("mount", before.Mounts, after.Mounts)
-	diff("network namespace", before.Netns, after.Netns)
-	diff("network interface", before.Links, after.Links)
-	diff("path", before.Paths, after.Paths)
-	diff("cgroup", before.Cgroups, after.Cgroups)
+	diff("process", before.Processes, after.Processes, false)
+	diff("mount", before.Mounts, after.Mounts, false)
+	diff("network namespace", before.Netns, after.Netns, true)
+	diff("network interface", before.Links, after.Links, true)
+	diff("path", before.Paths, after.Paths, true)
+	diff("cgroup", before.Cgroups, after.Cgroups, true)
 	keys := make([]string, 0, len(before.Sysctls))
 	for k := range before.Sysctls {
 		keys = append(keys, k)

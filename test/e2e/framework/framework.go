@@ -36,7 +36,8 @@ type Framework struct {
 	Kube       kubernetes.Interface
 	Volcano    vcclientset.Interface
 
-	pods *podRecorder
+	pods       *recorder[*corev1.Pod]
+	configMaps *recorder[*corev1.ConfigMap]
 }
 
 // Option configures a Framework.
@@ -62,7 +63,7 @@ func New(baseName string, opts ...Option) *Framework {
 		gomega.Expect(tc).NotTo(gomega.BeNil(), "SetupCluster has not run")
 		f.RESTConfig, f.Kube, f.Volcano = tc.RESTConfig, tc.Kube, tc.Volcano
 		f.Namespace = f.CreateNamespace(ctx, f.BaseName, f.NamespaceLabels)
-		f.pods = f.recordPods(f.Namespace)
+		f.recordObjects(f.Namespace)
 	}, ginkgo.NodeTimeout(NamespaceReadyTimeout+30*time.Second))
 	return f
 }

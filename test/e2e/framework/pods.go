@@ -20,37 +20,57 @@ import (
 // GPUResource is the GPU resource of the local cluster's KWOK nodes.
 const GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
-// podRecorder keeps the last seen state of every pod of a namespace since the
-// spec began, deleted pods included. On KWOK a Job's pods finish at once, and
-// Volcano deletes the pods that have not finished when a task's CompleteJob
-// policy fires, so a plain List after the fact can miss pods whose
-// configuration a spec asserts. A pod's containers, env and volumes never
-// change after creation, so the last state seen is as good as the first.
-type podRecorder struct {
+// recorder keeps the last seen state of every object of one kind in a
+// namespace since the spec began, deleted ones included. On KWOK a Job's pods
+// finish at once, and Volcano deletes the pods that have not finished when a
+// task's CompleteJob policy fires, and the svc plugin deletes its ConfigMap when
+// the Job completes: a plain List after the fact can miss what a spec asserts.
+// A pod's containers, env and volumes never change after creation, and the
+// plugins' ConfigMaps hold the same data for a Job's whole life, so the last
+// state seen is as good as the first.
+type recorder[T metav1.Object] struct {
 	mu      sync.Mutex
-	pods    map[string]*corev1.Pod
+	objs    map[string]T
 	deleted map[string]bool
 }
 
-func (r *podRecorder) record(obj interface{}, deleted bool) {
+func (r *recorder[T]) record(obj interface{}, deleted bool) {
 	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = t.Obj
 	}
-	pod, ok := obj.(*corev1.Pod)
+	o, ok := obj.(T)
 	if !ok {
 		return
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.pods[pod.Name] = pod.DeepCopy()
-	r.deleted[pod.Name] = deleted
+	r.objs[o.GetName()] = o
+	r.deleted[o.GetName()] = deleted
 }
 
-// recordPods starts an informer on the pods of ns; DeferCleanup stops it.
-func (f *Framework) recordPods(ns string) *podRecorder {
-	r := &podRecorder{pods: map[string]*corev1.Pod{}, deleted: map[string]bool{}}
-	factory := informers.NewSharedInformerFactoryWithOptions(f.Kube, 0, informers.WithNamespace(ns))
-	inf := factory.Core().V1().Pods().Informer()
+// get returns the object last seen with that name and whether it was deleted.
+func (r *recorder[T]) get(name string) (obj T, found, deleted bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	obj, found = r.objs[name]
+	return obj, found, r.deleted[name]
+}
+
+// all returns every object seen, unordered.
+func (r *recorder[T]) all() []T {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]T, 0, len(r.objs))
+	for _, o := range r.objs {
+		out = append(out, o)
+	}
+	return out
+}
+
+// startRecorder runs inf until the spec ends (DeferCleanup) and records what
+// it sees. Informers hand out shared objects: callers copy before changing.
+func startRecorder[T metav1.Object](factory informers.SharedInformerFactory, inf cache.SharedIndexInformer, what string) *recorder[T] {
+	r := &recorder[T]{objs: map[string]T{}, deleted: map[string]bool{}}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { r.record(obj, false) },
 		UpdateFunc: func(_, obj interface{}) { r.record(obj, false) },
@@ -60,22 +80,39 @@ func (f *Framework) recordPods(ns string) *podRecorder {
 	stop := make(chan struct{})
 	factory.Start(stop)
 	ginkgo.DeferCleanup(func() { close(stop); factory.Shutdown() })
-	gomega.Expect(cache.WaitForCacheSync(stop, inf.HasSynced)).To(gomega.BeTrue(), "pod informer of %s", ns)
+	gomega.Expect(cache.WaitForCacheSync(stop, inf.HasSynced)).To(gomega.BeTrue(), "%s informer", what)
 	return r
+}
+
+// recordObjects starts recording the pods and ConfigMaps of ns.
+func (f *Framework) recordObjects(ns string) {
+	factory := informers.NewSharedInformerFactoryWithOptions(f.Kube, 0, informers.WithNamespace(ns))
+	podInf := factory.Core().V1().Pods().Informer()
+	cmInf := factory.Core().V1().ConfigMaps().Informer()
+	f.pods = startRecorder[*corev1.Pod](factory, podInf, "pod informer of "+ns)
+	f.configMaps = startRecorder[*corev1.ConfigMap](factory, cmInf, "ConfigMap informer of "+ns)
+}
+
+// ConfigMapSeen returns the ConfigMap of that name as last seen in the spec's
+// namespace since the spec began (also if deleted since), or nil.
+func (f *Framework) ConfigMapSeen(name string) *corev1.ConfigMap {
+	cm, found, _ := f.configMaps.get(name)
+	if !found {
+		return nil
+	}
+	return cm.DeepCopy()
 }
 
 // PodsOf returns every pod of the Job seen in the spec's namespace since the
 // spec began, as last seen (deleted ones included), sorted by the task's place
 // in job.Spec.Tasks and then by task index.
 func (f *Framework) PodsOf(job *batch.Job) []*corev1.Pod {
-	f.pods.mu.Lock()
 	var pods []*corev1.Pod
-	for _, p := range f.pods.pods {
+	for _, p := range f.pods.all() {
 		if p.Annotations[batch.JobNameKey] == job.Name || p.Labels[batch.JobNameKey] == job.Name {
 			pods = append(pods, p.DeepCopy())
 		}
 	}
-	f.pods.mu.Unlock()
 	SortPods(job, pods)
 	return pods
 }
@@ -84,10 +121,7 @@ func (f *Framework) PodsOf(job *batch.Job) []*corev1.Pod {
 func (f *Framework) LivePodsOf(job *batch.Job) []*corev1.Pod {
 	var out []*corev1.Pod
 	for _, p := range f.PodsOf(job) {
-		f.pods.mu.Lock()
-		gone := f.pods.deleted[p.Name]
-		f.pods.mu.Unlock()
-		if !gone {
+		if _, _, gone := f.pods.get(p.Name); !gone {
 			out = append(out, p)
 		}
 	}
