@@ -29,12 +29,29 @@ import (
 //     name the plugins injected (<job>-<task>-<index>.<job>, in its environment
 //     and in the files of Volcano's svc plugin and of the mpi plugin), retrying
 //     for up to 2 minutes, and prints "resolved NAME ADDRESS" for each;
-//   - exits 0 once both are done.
+//   - connects to port 7777 of every one of them over the pod network, and
+//     stays until every one of them has connected to its own port 7777: a
+//     barrier, since a pod that has ended no longer resolves (its address
+//     leaves the Service's endpoints), and every pod sees every name through
+//     the svc plugin's host files;
+//   - lingers 10 s, so that the spec reads every log before the Job's
+//     completion policy deletes the pods still running, and exits 0.
 //
-// busybox wget prints "Connecting to NAME (ADDRESS:PORT)" once a name has
+// busybox wget prints "Connecting to NAME:PORT (ADDRESS:PORT)" once a name has
 // resolved; nslookup would skip the search path for these dotted names.
 const probeScript = `
 pattern="$JOB_NAME-[a-z0-9-]+-[0-9]+\.$JOB_NAME"
+names=$({ env; cat /etc/volcano/* /etc/mpi/* 2>/dev/null; } | grep -oE "$pattern" | sort -u)
+n=0
+for name in $names; do n=$((n + 1)); done
+echo "peers: $n"
+(
+	i=0
+	while [ "$i" -lt "$n" ]; do
+		nc -l -p 7777 -e true && i=$((i + 1))
+	done
+) &
+barrier=$!
 server=
 if [ -n "$SERVE_PORT" ]; then
 	sleep 8
@@ -48,27 +65,40 @@ if [ -n "$SERVE_PORT" ]; then
 	server=$!
 	echo "serving port $SERVE_PORT"
 fi
-names=$({ env; cat /etc/volcano/* /etc/mpi/* 2>/dev/null; } | grep -oE "$pattern" | sort -u)
-for n in $names; do
+for name in $names; do
 	tries=0
 	while :; do
-		out=$(timeout 2 wget -Y off --spider "http://$n:1/" 2>&1 </dev/null)
+		out=$({ timeout 2 wget -Y off --spider "http://$name:1/" 2>&1 </dev/null; } 2>&1)
 		case $out in *"Connecting to "*) break ;; esac
 		tries=$((tries + 1))
 		if [ "$tries" -ge 120 ]; then
-			echo "could not resolve $n: $out"
+			echo "could not resolve $name: $out"
 			exit 1
 		fi
 		sleep 1
 	done
-	# "Connecting to NAME:1 (ADDRESS:1)"
 	addr=${out#*Connecting to *(}
-	echo "resolved $n ${addr%%:*}"
+	echo "resolved $name ${addr%%:*}"
 done
+for name in $names; do
+	tries=0
+	until nc -w 1 "$name" 7777 -e true </dev/null >/dev/null 2>&1; do
+		tries=$((tries + 1))
+		if [ "$tries" -ge 120 ]; then
+			echo "could not connect to $name:7777"
+			exit 1
+		fi
+		sleep 1
+	done
+	echo "connected to $name:7777"
+done
+echo "probe done"
 if [ -n "$server" ]; then
 	wait "$server"
 fi
-echo "probe done"
+wait "$barrier"
+echo "all $n peers connected"
+sleep 10
 `
 
 // realJob is one framework's Job on the real node: the restricted test Job of
@@ -165,19 +195,38 @@ func injectedPeers(f *framework.Framework, job *batch.Job, pod *corev1.Pod) []st
 	return out
 }
 
-// expectRan checks the logs of one completed pod of a real-node Job.
-func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r realJob, pod *corev1.Pod) {
+// probeLogs returns the logs of pod's containers by name once its probe has
+// passed the barrier ("all N peers connected"), nil before.
+func probeLogs(ctx context.Context, f *framework.Framework, pod *corev1.Pod) map[string]string {
+	main := pod.Spec.Containers[0].Name
+	log, err := f.TryPodLog(ctx, pod, main)
+	if err != nil || !regexp.MustCompile(`(?m)^all [0-9]+ peers connected$`).MatchString(log) {
+		return nil
+	}
+	out := map[string]string{main: log}
+	for _, c := range pod.Spec.InitContainers {
+		if out[c.Name], err = f.TryPodLog(ctx, pod, c.Name); err != nil {
+			return nil
+		}
+	}
+	return out
+}
+
+// expectRan checks the logs of one pod of a real-node Job.
+func expectRan(f *framework.Framework, job *batch.Job, r realJob, pod *corev1.Pod, logs map[string]string) {
 	GinkgoHelper()
 	Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
 	main := pod.Spec.Containers[0].Name
-	log := f.PodLog(ctx, pod, main)
+	log := logs[main]
 	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, main, log)
 
 	peers := injectedPeers(f, job, pod)
 	Expect(peers).NotTo(BeEmpty(), "peer names injected into pod %s", pod.Name)
+	Expect(log).To(ContainSubstring(fmt.Sprintf("peers: %d\n", len(peers))), "pod %s finds the injected peers", pod.Name)
 	for _, p := range peers {
 		Expect(log).To(MatchRegexp(`(?m)^resolved %s 10\.245\.0\.[0-9]+$`, regexp.QuoteMeta(p)),
 			"pod %s resolving peer %s to a pod address", pod.Name, p)
+		Expect(log).To(ContainSubstring("connected to "+p+":7777\n"), "pod %s reaching peer %s", pod.Name, p)
 	}
 	Expect(log).To(ContainSubstring("probe done"))
 	task := pod.Annotations[batch.TaskSpecKey]
@@ -189,7 +238,7 @@ func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r re
 		return
 	}
 	Expect(framework.InitContainerNames(pod)).To(Equal([]string{waitContainer}))
-	wait := f.PodLog(ctx, pod, waitContainer)
+	wait := logs[waitContainer]
 	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, waitContainer, wait)
 	// Absent first, then present: the wait container really held the pod.
 	Expect(wait).To(MatchRegexp(`(?s)waiting for .*(dependencies|dependency) ready after [0-9]+s`), "wait container of pod %s", pod.Name)
@@ -216,6 +265,34 @@ var _ = Describe("Jobs on the real node", func() {
 					jobs = append(jobs, probeJob(r))
 				}
 				jobs = f.CreateJobs(ctx, jobs...)
+				// Read each pod's logs once its probe has passed the barrier,
+				// before the Jobs' completion policies delete running pods.
+				logs := map[string]map[string]string{}
+				framework.Eventually(ctx, func(ctx context.Context) []string {
+					var pending []string
+					for _, job := range jobs {
+						pods := f.PodsOf(job)
+						if len(pods) < framework.TotalReplicas(job) {
+							pending = append(pending, job.Name+" (pods not all created)")
+						}
+						for _, pod := range pods {
+							if logs[pod.Name] == nil && pod.Spec.NodeName != "" {
+								if got := probeLogs(ctx, f, pod); got != nil {
+									logs[pod.Name] = got
+								}
+							}
+							if logs[pod.Name] == nil {
+								pending = append(pending, pod.Name)
+							}
+						}
+					}
+					return pending
+				}, framework.RealJobCompletedTimeout).Should(BeEmpty(), func() string {
+					for _, job := range jobs {
+						f.DumpPods(job)
+					}
+					return "pods whose probe did not finish"
+				})
 				for _, job := range jobs {
 					f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
 				}
@@ -223,7 +300,7 @@ var _ = Describe("Jobs on the real node", func() {
 					pods := f.PodsOf(job)
 					Expect(pods).To(HaveLen(framework.TotalReplicas(job)))
 					for _, pod := range pods {
-						expectRan(ctx, f, job, realJobs[i], pod)
+						expectRan(f, job, realJobs[i], pod, logs[pod.Name])
 					}
 				}
 				Expect(f.Events(ctx, "FailedCreate")).To(BeEmpty(), "pod creations the API server refused")

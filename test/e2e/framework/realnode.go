@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
-	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -43,13 +42,12 @@ func OnRealNode(job *batch.Job) *batch.Job {
 	return job
 }
 
-// PodLog returns the log of one container of pod, fetched through the
+// TryPodLog returns the log of one container of pod, fetched through the
 // apiserver from the kubelet (so it also proves the apiserver reaches the
-// real node's kubelet).
-func (f *Framework) PodLog(ctx context.Context, pod *corev1.Pod, container string) string {
+// real node's kubelet), or the API error.
+func (f *Framework) TryPodLog(ctx context.Context, pod *corev1.Pod, container string) (string, error) {
 	data, err := f.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &corev1.PodLogOptions{Container: container}).DoRaw(ctx)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "log of container %s of pod %s", container, pod.Name)
-	return string(data)
+	return string(data), err
 }
 
 // WaitJobPhaseOrDump is WaitJobPhase for Jobs whose pods really run: when the
@@ -60,15 +58,15 @@ func (f *Framework) WaitJobPhaseOrDump(ctx context.Context, job *batch.Job, phas
 	ginkgo.GinkgoHelper()
 	defer func() {
 		if r := recover(); r != nil {
-			f.dumpPods(job)
+			f.DumpPods(job)
 			panic(r)
 		}
 	}()
 	f.WaitJobPhase(ctx, job, phase, timeout)
 }
 
-// dumpPods writes the state and logs of the Job's pods to the GinkgoWriter.
-func (f *Framework) dumpPods(job *batch.Job) {
+// DumpPods writes the state and logs of the Job's pods to the GinkgoWriter.
+func (f *Framework) DumpPods(job *batch.Job) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	w := ginkgo.GinkgoWriter
