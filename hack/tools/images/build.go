@@ -68,7 +68,7 @@ func (p *plan) inputsHash() (string, error) {
 // The images in the order list and the default build use; training is opt-in
 // because it downloads and installs a Debian system with PyTorch and MPI.
 var (
-	recipes      = []*recipe{busyboxRecipe, pauseRecipe}
+	recipes      = []*recipe{busyboxRecipe, pauseRecipe, trainingRecipe}
 	defaultNames = []string{"busybox", "pause"}
 )
 

@@ -209,6 +209,13 @@ func TestSelectRecipes(t *testing.T) {
 	if rc := run([]string{"list"}, &stdout, &stderr); rc != 0 || stdout.String() != "docker.io/library/busybox:1.36.1\ndocker.io/vcplugins/pause:local\n" {
 		t.Errorf("list: exit %d, %q", rc, stdout.String())
 	}
+	stdout.Reset()
+	if rc := run([]string{"list", "--only", "training"}, &stdout, &stderr); rc != 0 || stdout.String() != "docker.io/vcplugins/training:local\n" {
+		t.Errorf("list --only training: exit %d, %q", rc, stdout.String())
+	}
+	if args := strings.Join(mmdebstrapArgs(), " "); !strings.Contains(args, "python3-torch") || !strings.HasSuffix(args, " bookworm") {
+		t.Errorf("mmdebstrap args %q lack the packages or the suite", args)
+	}
 	if rc := run([]string{"build"}, &stdout, &stderr); rc != 2 {
 		t.Errorf("build without --out: exit %d, want 2", rc)
 	}
