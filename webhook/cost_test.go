@@ -89,7 +89,7 @@ func TestAdmissionCostBounded(t *testing.T) {
 		if m+v > maxAdmissionBytes || resp.Allowed {
 			t.Errorf("allocated %d bytes, response %+v", m+v, resp)
 		}
-		if want := "spec.tasks: Invalid value: 6442450941: the job asks for 6442450941 pods in all"; !strings.Contains(resp.Result.Message, want) {
+		if want := "spec.tasks: Invalid value: 6442450941: plugin tensorflow: the job asks for 6442450941 pods in all"; !strings.Contains(resp.Result.Message, want) {
 			t.Errorf("denial %q; want it to contain %q", resp.Result.Message, want)
 		}
 	})

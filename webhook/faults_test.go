@@ -29,25 +29,25 @@ func TestShapeDeniedBeforeSimulation(t *testing.T) {
 		want []string
 	}{
 		{"negative replicas", tf(MakeTask("worker", -1).Obj()).Obj(),
-			[]string{"spec.tasks[1].replicas: Invalid value: -1: must be greater than or equal to 0"}},
+			[]string{"spec.tasks[1].replicas: Invalid value: -1: plugin tensorflow: must be greater than or equal to 0"}},
 		{"negative replicas, mpi", mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", -3).Obj()).
 			Plugin("mpi").Plugin("svc").Plugin("ssh").Obj(),
-			[]string{"spec.tasks[1].replicas: Invalid value: -3: must be greater than or equal to 0"}},
+			[]string{"spec.tasks[1].replicas: Invalid value: -3: plugin mpi: must be greater than or equal to 0"}},
 		{"most negative replicas, pytorch elastic", mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", -2147483648).Obj()).
 			Plugin("pytorch", "--min-nodes=1").Plugin("svc").Obj(),
-			[]string{"spec.tasks[1].replicas: Invalid value: -2147483648: must be greater than or equal to 0"}},
+			[]string{"spec.tasks[1].replicas: Invalid value: -2147483648: plugin pytorch: must be greater than or equal to 0"}},
 		{"negative minAvailable", tf(MakeTask("worker", 2).MinAvailable(-1).Obj()).Obj(),
-			[]string{"spec.tasks[1].minAvailable: Invalid value: -1: must be greater than or equal to 0"}},
+			[]string{"spec.tasks[1].minAvailable: Invalid value: -1: plugin tensorflow: must be greater than or equal to 0"}},
 		{"minAvailable above replicas", tf(MakeTask("worker", 2).MinAvailable(3).Obj()).Obj(),
-			[]string{"spec.tasks[1].minAvailable: Invalid value: 3: must not be greater than the task's replicas (2)"}},
+			[]string{"spec.tasks[1].minAvailable: Invalid value: 3: plugin tensorflow: must not be greater than the task's replicas (2)"}},
 		{"job minAvailable negative", tf(MakeTask("worker", 2).Obj()).MinAvailable(-5).Obj(),
-			[]string{"spec.minAvailable: Invalid value: -5: must be greater than or equal to 0"}},
+			[]string{"spec.minAvailable: Invalid value: -5: plugin tensorflow: must be greater than or equal to 0"}},
 		{"job minAvailable above the total", tf(MakeTask("worker", 2).Obj()).MinAvailable(4).Obj(),
-			[]string{"spec.minAvailable: Invalid value: 4: must not be greater than the total replicas of the tasks (3)"}},
+			[]string{"spec.minAvailable: Invalid value: 4: plugin tensorflow: must not be greater than the total replicas of the tasks (3)"}},
 		{"duplicate task names", tf(MakeTask("ps", 2).Obj()).Obj(),
-			[]string{`spec.tasks[1].name: Duplicate value: "ps"`}},
+			[]string{`spec.tasks[1].name: Duplicate value: "ps": plugin tensorflow: task names must be unique`}},
 		{"task name not a DNS label", tf(MakeTask("Worker_1", 2).Obj()).Plugin("tensorflow", "--worker=Worker_1").Obj(),
-			[]string{`spec.tasks[1].name: Invalid value: "Worker_1": a task name must be a DNS label: ` +
+			[]string{`spec.tasks[1].name: Invalid value: "Worker_1": plugin tensorflow: a task name must be a DNS label: ` +
 				`a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`}},
 	}
 	for _, tc := range tests {

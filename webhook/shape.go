@@ -32,7 +32,9 @@ func validateShape(job *batch.Job) field.ErrorList {
 		if msgs := validation.IsDNS1123Label(t.Name); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(p.Child("name"), t.Name, "a task name must be a DNS label: "+strings.Join(msgs, "; ")))
 		} else if names[t.Name] {
-			errs = append(errs, field.Duplicate(p.Child("name"), t.Name))
+			dup := field.Duplicate(p.Child("name"), t.Name)
+			dup.Detail = "task names must be unique"
+			errs = append(errs, dup)
 		}
 		names[t.Name] = true
 		if t.Replicas < 0 {

@@ -35,7 +35,7 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 	}
 	// The checks below count, index and simulate pods; they need sane numbers.
 	if errs := validateShape(job); len(errs) > 0 {
-		return errs
+		return namePlugin(errs, job)
 	}
 	uses := analyze(job)
 	var errs field.ErrorList
@@ -45,6 +45,26 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 	errs = append(errs, checkClaims(job, uses)...)
 	errs = append(errs, checkLaunchOrder(job, uses)...)
 	errs = append(errs, checkLimits(job, uses)...)
+	return namePlugin(errs, job)
+}
+
+// namePlugin starts every error's detail with "plugin <name>: ", as the
+// plugins' own errors do: checks of the Job as a whole (numbers, names,
+// dependsOn, hostnames) name the first framework plugin the Job uses, in
+// Frameworks order, which is why the Job is checked at all.
+func namePlugin(errs field.ErrorList, job *batch.Job) field.ErrorList {
+	plugin := ""
+	for _, name := range Frameworks {
+		if _, ok := job.Spec.Plugins[name]; ok {
+			plugin = name
+			break
+		}
+	}
+	for _, e := range errs {
+		if !strings.HasPrefix(e.Detail, "plugin ") {
+			e.Detail = "plugin " + plugin + ": " + e.Detail
+		}
+	}
 	return errs
 }
 
@@ -67,8 +87,8 @@ func checkClaims(job *batch.Job, uses []use) field.ErrorList {
 			}
 			reported[r.task] = true
 			errs = append(errs, field.Invalid(taskPath(job, r.task).Child("name"), r.task, fmt.Sprintf(
-				"task %q plays role %s of plugin %s and role %s of plugin %s; a task can play roles in one framework plugin only",
-				r.task, first.role, first.plugin, r.name, u.plugin)))
+				"plugin %s: task %q plays role %s of plugin %s and role %s of plugin %s; a task can play roles in one framework plugin only",
+				first.plugin, r.task, first.role, first.plugin, r.name, u.plugin)))
 		}
 	}
 	return errs
@@ -115,8 +135,17 @@ func cycleError(cycle []edge) *field.Error {
 		steps = append(steps, fmt.Sprintf("%s waits for %s (%s)", e.from, e.to, e.how))
 	}
 	names = append(names, cycle[0].from)
+	// The plugin whose wait closes the cycle; a cycle of dependsOn alone is
+	// Volcano's to deny, and namePlugin names one for it.
+	prefix := ""
+	for _, e := range cycle {
+		if plugin, ok := strings.CutSuffix(e.how, " --wait"); ok {
+			prefix = "plugin " + plugin + ": "
+			break
+		}
+	}
 	return field.Invalid(cycle[0].path, strings.Join(names, " -> "), fmt.Sprintf(
-		"launch-order cycle: %s; the pods would wait for each other forever", strings.Join(steps, ", ")))
+		"%slaunch-order cycle: %s; the pods would wait for each other forever", prefix, strings.Join(steps, ", ")))
 }
 
 // graph is a launch-order graph over a Job's tasks, in spec order.

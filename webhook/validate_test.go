@@ -39,7 +39,7 @@ func TestValidateJobArguments(t *testing.T) {
 	}{
 		{"valid tensorflow", tf("--port=2223", "--wait-timeout=5m"), nil},
 		{"unknown flag", tf("--bogus=1"),
-			[]string{`spec.plugins[tensorflow][0]: Invalid value: "--bogus=1": unknown flag --bogus for plugin tensorflow`}},
+			[]string{`spec.plugins[tensorflow][0]: Invalid value: "--bogus=1": plugin tensorflow: unknown flag --bogus for plugin tensorflow`}},
 		{"port out of range", tf("--port=70000"),
 			[]string{`spec.plugins[tensorflow][0]: Invalid value: "--port=70000": plugin tensorflow: --port=70000: must be between 1 and 65535`}},
 		{"port zero", tf("--port=0"), []string{`"--port=0": plugin tensorflow: --port=0: must be between 1 and 65535`}},
@@ -89,7 +89,7 @@ func TestValidateJobClaims(t *testing.T) {
 			name: "tensorflow and pytorch both claim worker",
 			job:  mkJob("two").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("pytorch").Obj(),
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "tasks").Index(1).Child("name"), "worker",
-				`task "worker" plays role worker of plugin pytorch and role worker of plugin tensorflow; a task can play roles in one framework plugin only`)},
+				`plugin pytorch: task "worker" plays role worker of plugin pytorch and role worker of plugin tensorflow; a task can play roles in one framework plugin only`)},
 		},
 		{
 			name: "mpi and mxnet on separate tasks",
@@ -102,7 +102,7 @@ func TestValidateJobClaims(t *testing.T) {
 			job: mkJob("three").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Task(MakeTask("scheduler", 1).Obj()).
 				Plugin("mpi").Plugin("mxnet").Plugin("tensorflow").Obj(),
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "tasks").Index(1).Child("name"), "worker",
-				`task "worker" plays role worker of plugin mpi and role worker of plugin mxnet; a task can play roles in one framework plugin only`)},
+				`plugin mpi: task "worker" plays role worker of plugin mpi and role worker of plugin mxnet; a task can play roles in one framework plugin only`)},
 		},
 	}
 	for _, tc := range tests {
@@ -131,7 +131,7 @@ func TestValidateJobLaunchOrder(t *testing.T) {
 			job: mkJob("tf").Task(MakeTask("ps", 1).DependsOn("worker").Obj()).Task(MakeTask("worker", 2).Obj()).
 				Plugin("tensorflow").Obj(),
 			want: []string{tasks.Index(0).Child("dependsOn", "name").Index(0).String() +
-				`: Invalid value: "ps -> worker -> ps": launch-order cycle: ps waits for worker (dependsOn), worker waits for ps (tensorflow --wait); the pods would wait for each other forever`},
+				`: Invalid value: "ps -> worker -> ps": plugin tensorflow: launch-order cycle: ps waits for worker (dependsOn), worker waits for ps (tensorflow --wait); the pods would wait for each other forever`},
 		},
 		{
 			name: "no cycle when the plugin does not wait",
@@ -142,47 +142,47 @@ func TestValidateJobLaunchOrder(t *testing.T) {
 			name: "pytorch master depending on the workers",
 			job: mkJob("pt").Task(MakeTask("master", 1).DependsOn("worker").Obj()).Task(MakeTask("worker", 2).Obj()).
 				Plugin("pytorch").Obj(),
-			want: []string{`"master -> worker -> master": launch-order cycle: master waits for worker (dependsOn), worker waits for master (pytorch --wait)`},
+			want: []string{`"master -> worker -> master": plugin pytorch: launch-order cycle: master waits for worker (dependsOn), worker waits for master (pytorch --wait)`},
 		},
 		{
 			name: "mpi workers depending on the master",
 			job: mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).DependsOn("master").Obj()).
 				Plugin("mpi").Obj(),
-			want: []string{`spec.plugins[mpi]: Invalid value: "master -> worker -> master": launch-order cycle: master waits for worker (mpi --wait), worker waits for master (dependsOn)`},
+			want: []string{`spec.plugins[mpi]: Invalid value: "master -> worker -> master": plugin mpi: launch-order cycle: master waits for worker (mpi --wait), worker waits for master (dependsOn)`},
 		},
 		{
 			name: "mxnet scheduler depending on the servers",
 			job: mkJob("mx").Task(MakeTask("scheduler", 1).DependsOn("server").Obj()).Task(MakeTask("server", 1).Obj()).
 				Task(MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
-			want: []string{`"scheduler -> server -> scheduler": launch-order cycle: scheduler waits for server (dependsOn), server waits for scheduler (mxnet --wait)`},
+			want: []string{`"scheduler -> server -> scheduler": plugin mxnet: launch-order cycle: scheduler waits for server (dependsOn), server waits for scheduler (mxnet --wait)`},
 		},
 		{
 			name: "two frameworks on crossed tasks",
 			job: mkJob("two").Task(MakeTask("a", 1).Obj()).Task(MakeTask("b", 1).Obj()).Task(MakeTask("c", 2).Obj()).
 				Plugin("tensorflow", "--worker=a", "--ps=b").Plugin("mxnet", "--scheduler=a", "--server=b", "--worker=c").Obj(),
 			want: []string{
-				`spec.tasks[0].name: Invalid value: "a": task "a" plays role scheduler of plugin mxnet and role worker of plugin tensorflow`,
-				`spec.tasks[1].name: Invalid value: "b": task "b" plays role server of plugin mxnet and role ps of plugin tensorflow`,
-				`spec.plugins[tensorflow]: Invalid value: "a -> b -> a": launch-order cycle: a waits for b (tensorflow --wait), b waits for a (mxnet --wait)`,
+				`spec.tasks[0].name: Invalid value: "a": plugin mxnet: task "a" plays role scheduler of plugin mxnet and role worker of plugin tensorflow`,
+				`spec.tasks[1].name: Invalid value: "b": plugin mxnet: task "b" plays role server of plugin mxnet and role ps of plugin tensorflow`,
+				`spec.plugins[tensorflow]: Invalid value: "a -> b -> a": plugin tensorflow: launch-order cycle: a waits for b (tensorflow --wait), b waits for a (mxnet --wait)`,
 			},
 		},
 		{
 			name: "a cycle of three tasks through dependsOn and a wait",
 			job: mkJob("tf").Task(MakeTask("ps", 1).DependsOn("prep").Obj()).Task(MakeTask("worker", 2).Obj()).
 				Task(MakeTask("prep", 1).DependsOn("worker").Obj()).Plugin("tensorflow").Obj(),
-			want: []string{`"ps -> prep -> worker -> ps": launch-order cycle: ps waits for prep (dependsOn), prep waits for worker (dependsOn), worker waits for ps (tensorflow --wait)`},
+			want: []string{`"ps -> prep -> worker -> ps": plugin tensorflow: launch-order cycle: ps waits for prep (dependsOn), prep waits for worker (dependsOn), worker waits for ps (tensorflow --wait)`},
 		},
 		{
 			name: "a task depending on itself",
 			job:  mkJob("tf").Task(MakeTask("worker", 2).DependsOn("worker").Obj()).Plugin("tensorflow").Obj(),
-			want: []string{`spec.tasks[0].dependsOn.name[0]: Invalid value: "worker -> worker": launch-order cycle: worker waits for worker (dependsOn)`},
+			want: []string{`spec.tasks[0].dependsOn.name[0]: Invalid value: "worker -> worker": plugin tensorflow: launch-order cycle: worker waits for worker (dependsOn)`},
 		},
 		{
 			name: "dependsOn a task the job does not have",
 			job:  mkJob("tf").Task(MakeTask("worker", 2).DependsOn("ps", "data").Obj()).Plugin("tensorflow").Obj(),
 			want: []string{
-				`spec.tasks[0].dependsOn.name[0]: Invalid value: "ps": task "worker" depends on task "ps", which the job does not have (tasks: worker)`,
-				`spec.tasks[0].dependsOn.name[1]: Invalid value: "data": task "worker" depends on task "data", which the job does not have (tasks: worker)`,
+				`spec.tasks[0].dependsOn.name[0]: Invalid value: "ps": plugin tensorflow: task "worker" depends on task "ps", which the job does not have (tasks: worker)`,
+				`spec.tasks[0].dependsOn.name[1]: Invalid value: "data": plugin tensorflow: task "worker" depends on task "data", which the job does not have (tasks: worker)`,
 			},
 		},
 	}
@@ -236,7 +236,7 @@ func TestValidateJobLimits(t *testing.T) {
 		{
 			name: "the last pod's hostname is 64 characters",
 			job:  mkJob(job53).Task(MakeTask("worker", 1000).Obj()).Plugin("tensorflow").Obj(),
-			want: []string{`spec.tasks[0].name: Invalid value: "` + job53 + `-worker-999": the hostname of pod 999 of task "worker" would be 64 characters; a pod hostname is a DNS label of at most 63, so the pod could not be created: shorten the job or task name`},
+			want: []string{`spec.tasks[0].name: Invalid value: "` + job53 + `-worker-999": plugin tensorflow: the hostname of pod 999 of task "worker" would be 64 characters; a pod hostname is a DNS label of at most 63, so the pod could not be created: shorten the job or task name`},
 		},
 		{
 			name: "63 characters are fine",
@@ -250,8 +250,8 @@ func TestValidateJobLimits(t *testing.T) {
 			name: "a dotted job name makes neither a hostname nor a subdomain",
 			job:  mkJob("tf.v2").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
 			want: []string{
-				`spec.tasks[0].name: Invalid value: "tf.v2-worker-1": the hostname of pod 1 of task "worker" is not a valid DNS label`,
-				`metadata.name: Invalid value: "tf.v2": the job name is its pods' subdomain and must be a DNS label`,
+				`spec.tasks[0].name: Invalid value: "tf.v2-worker-1": plugin tensorflow: the hostname of pod 1 of task "worker" is not a valid DNS label`,
+				`metadata.name: Invalid value: "tf.v2": plugin tensorflow: the job name is its pods' subdomain and must be a DNS label`,
 			},
 		},
 		{

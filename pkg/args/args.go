@@ -140,13 +140,13 @@ func (s *Set) Parse(args []string) field.ErrorList {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
-			s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, "unexpected argument: arguments are --flag=value; accepted flags: "+s.flagList()))
+			s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, fmt.Sprintf("plugin %s: unexpected argument: arguments are --flag=value; accepted flags: %s", s.plugin, s.flagList())))
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := s.fs.Lookup(name)
 		if f == nil {
-			s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, fmt.Sprintf("unknown flag --%s for plugin %s; accepted flags: %s", name, s.plugin, s.flagList())))
+			s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, s.unknown(name, val, hasVal)))
 			continue
 		}
 		v := f.Value.(*value)
@@ -157,7 +157,7 @@ func (s *Set) Parse(args []string) field.ErrorList {
 				i++
 				val = args[i]
 			} else {
-				s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, fmt.Sprintf("flag --%s needs a value", name)))
+				s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, fmt.Sprintf("plugin %s: flag --%s needs a value (--%s=<value>)", s.plugin, name, name)))
 				continue
 			}
 		}
@@ -168,6 +168,69 @@ func (s *Set) Parse(args []string) field.ErrorList {
 		s.set[name] = s.indexOf(i, a)
 	}
 	return s.errs
+}
+
+// unknown explains an argument that names no flag: a flag and its value
+// written as one argument ("--ps ps": Volcano passes every list item as one
+// argument), else the closest flag when there is one, and the accepted flags.
+func (s *Set) unknown(name, val string, hasVal bool) string {
+	if fields := strings.Fields(name); len(fields) > 1 && !hasVal && s.fs.Lookup(fields[0]) != nil {
+		return fmt.Sprintf("plugin %s: %q is a flag and its value in one argument; write --%s=%s",
+			s.plugin, "--"+name, fields[0], strings.Join(fields[1:], " "))
+	}
+	hint := ""
+	if c := s.closest(name); c != "" {
+		if hasVal {
+			hint = fmt.Sprintf(" (did you mean --%s=%s?)", c, val)
+		} else {
+			hint = fmt.Sprintf(" (did you mean --%s?)", c)
+		}
+	}
+	return fmt.Sprintf("plugin %s: unknown flag --%s for plugin %s%s; accepted flags: %s", s.plugin, name, s.plugin, hint, s.flagList())
+}
+
+// closest returns the flag nearest to name, "" when none is near: a flag at
+// most 2 single-character edits away (fewer than name has characters), or one
+// that extends or shortens name (at least 3 characters); the fewest edits win.
+func (s *Set) closest(name string) string {
+	best, bestDist := "", -1
+	s.fs.VisitAll(func(f *flag.Flag) {
+		d := editDistance(name, f.Name)
+		near := d <= 2 && d < len(name)
+		if len(name) >= 3 && (strings.HasPrefix(f.Name, name) || strings.HasPrefix(name, f.Name)) {
+			near = true
+		}
+		if near && (bestDist < 0 || d < bestDist) {
+			best, bestDist = f.Name, d
+		}
+	})
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, with a
+// transposition of neighbours counting as one edit ("prot" is one from "port").
+func editDistance(a, b string) int {
+	prev2 := make([]int, len(b)+1)
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(b)]
 }
 
 // indexOf maps the position reached while parsing back to the argument that

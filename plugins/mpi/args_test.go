@@ -67,11 +67,11 @@ func TestParseArgs(t *testing.T) {
 		},
 		"unknown flag": {
 			args:    []string{"--slots=4"},
-			wantErr: `spec.plugins[mpi][0]: Invalid value: "--slots=4": unknown flag --slots for plugin mpi; accepted flags: ` + acceptedFlags,
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--slots=4": plugin mpi: unknown flag --slots for plugin mpi (did you mean --slots-per-worker=4?); accepted flags: ` + acceptedFlags,
 		},
 		"positional argument": {
 			args:    []string{"master"},
-			wantErr: `spec.plugins[mpi][0]: Invalid value: "master": unexpected argument: arguments are --flag=value; accepted flags: ` + acceptedFlags,
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "master": plugin mpi: unexpected argument: arguments are --flag=value; accepted flags: ` + acceptedFlags,
 		},
 		"unknown implementation": {
 			args:    []string{"--mpi-implementation=mvapich"},
@@ -111,7 +111,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"flag without value": {
 			args:    []string{"--worker"},
-			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker": flag --worker needs a value`,
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker": plugin mpi: flag --worker needs a value (--worker=<value>)`,
 		},
 		"master task missing": {
 			job:     utiltesting.MakeJob("mpi").Task(mk("worker", 2).Obj()).Obj(),

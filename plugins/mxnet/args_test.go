@@ -44,11 +44,11 @@ func TestParseArgs(t *testing.T) {
 		"unknown flag": {
 			args:    []string{"--prot=9091"},
 			job:     full,
-			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--prot=9091": unknown flag --prot for plugin mxnet; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--prot=9091": plugin mxnet: unknown flag --prot for plugin mxnet (did you mean --port=9091?); accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"a tensorflow flag is unknown": {
 			args:    []string{"--ps=server"},
-			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--ps=server": unknown flag --ps for plugin mxnet; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--ps=server": plugin mxnet: unknown flag --ps for plugin mxnet; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"port not a number": {
 			args:    []string{"--port=http"},
@@ -68,11 +68,11 @@ func TestParseArgs(t *testing.T) {
 		},
 		"positional argument": {
 			args:    []string{"scheduler"},
-			wantErr: `spec.plugins[mxnet][0]: Invalid value: "scheduler": unexpected argument: arguments are --flag=value; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[mxnet][0]: Invalid value: "scheduler": plugin mxnet: unexpected argument: arguments are --flag=value; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"flag without value": {
 			args:    []string{"--port"},
-			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--port": flag --port needs a value`,
+			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--port": plugin mxnet: flag --port needs a value (--port=<value>)`,
 		},
 		"bad boolean": {
 			args:    []string{"--wait=maybe"},

@@ -286,7 +286,7 @@ func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
 		"unknown flag": {
 			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).
 				Plugin(Name, "--prot=9091").Obj(),
-			want: `spec.plugins[mxnet][0]: Invalid value: "--prot=9091": unknown flag --prot for plugin mxnet; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
+			want: `spec.plugins[mxnet][0]: Invalid value: "--prot=9091": plugin mxnet: unknown flag --prot for plugin mxnet (did you mean --port=9091?); accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"arguments that do not fit the job": {
 			job:  utiltesting.MakeJob("mx").Task(mk("scheduler", 2).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),

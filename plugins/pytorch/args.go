@@ -124,12 +124,21 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 		s.Invalid("master", a.Master, fmt.Sprintf("the job has neither a master task (%q) nor a worker task (%q)", a.Master, a.Worker))
 	}
 	if a.MinNodes > 0 && a.MaxNodes > 0 && a.MinNodes > a.MaxNodes {
+		// No range to check the pods against.
 		s.Invalid("min-nodes", strconv.Itoa(a.MinNodes), fmt.Sprintf("--min-nodes=%d is above --max-nodes=%d", a.MinNodes, a.MaxNodes))
-	}
-	if a.Elastic() {
+	} else if a.Elastic() {
+		// NodeRange derives an unset bound from the pods, so only a bound the
+		// user set can exclude them: blame that one.
 		pods := jobs.Replicas(job, a.Master) + jobs.Replicas(job, a.Worker)
-		if min, max := a.NodeRange(pods); pods < min || pods > max {
-			s.Invalid("min-nodes", strconv.Itoa(a.MinNodes), fmt.Sprintf("the job asks for %d pods, outside the elastic range %d:%d", pods, min, max))
+		switch min, max := a.NodeRange(pods); {
+		case pods < min:
+			s.Invalid("min-nodes", strconv.Itoa(a.MinNodes), fmt.Sprintf(
+				"the job asks for %d pods, outside the elastic range %d:%d; the master and worker replicas must add up to at least --min-nodes=%d",
+				pods, min, max, a.MinNodes))
+		case pods > max:
+			s.Invalid("max-nodes", strconv.Itoa(a.MaxNodes), fmt.Sprintf(
+				"the job asks for %d pods, outside the elastic range %d:%d; the master and worker replicas must add up to at most --max-nodes=%d",
+				pods, min, max, a.MaxNodes))
 		}
 	}
 	return a, s.Errors()

@@ -41,7 +41,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"unknown flag": {
 			args:    []string{"--nproc_per_node=2"},
-			wantErr: `spec.plugins[pytorch][0]: Invalid value: "--nproc_per_node=2": unknown flag --nproc_per_node for plugin pytorch; accepted flags: --master, --max-nodes, --max-restarts, --min-nodes, --nproc-per-node, --port, --rdzv-backend, --wait, --wait-image, --wait-master-enabled, --wait-master-image, --wait-master-port, --wait-master-timeout, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[pytorch][0]: Invalid value: "--nproc_per_node=2": plugin pytorch: unknown flag --nproc_per_node for plugin pytorch (did you mean --nproc-per-node=2?); accepted flags: --master, --max-nodes, --max-restarts, --min-nodes, --nproc-per-node, --port, --rdzv-backend, --wait, --wait-image, --wait-master-enabled, --wait-master-image, --wait-master-port, --wait-master-timeout, --wait-timeout, --worker`,
 		},
 		"port out of range": {
 			args:    []string{"--port=99999"},
@@ -63,12 +63,17 @@ func TestParseArgs(t *testing.T) {
 		"min above max": {
 			args:    []string{"--min-nodes=5", "--max-nodes=2"},
 			job:     job,
-			wantErr: `[spec.plugins[pytorch][0]: Invalid value: "--min-nodes=5": plugin pytorch: --min-nodes=5 is above --max-nodes=2, spec.plugins[pytorch][0]: Invalid value: "--min-nodes=5": plugin pytorch: the job asks for 4 pods, outside the elastic range 5:2]`,
+			wantErr: `spec.plugins[pytorch][0]: Invalid value: "--min-nodes=5": plugin pytorch: --min-nodes=5 is above --max-nodes=2`,
 		},
 		"pods outside the elastic range": {
 			args:    []string{"--max-nodes=2"},
 			job:     job,
-			wantErr: `spec.plugins[pytorch]: Invalid value: "--min-nodes=0 (default)": plugin pytorch: the job asks for 4 pods, outside the elastic range 2:2`,
+			wantErr: `spec.plugins[pytorch][0]: Invalid value: "--max-nodes=2": plugin pytorch: the job asks for 4 pods, outside the elastic range 2:2; the master and worker replicas must add up to at most --max-nodes=2`,
+		},
+		"pods below the elastic minimum": {
+			args:    []string{"--max-nodes=8", "--min-nodes=5"},
+			job:     job,
+			wantErr: `spec.plugins[pytorch][1]: Invalid value: "--min-nodes=5": plugin pytorch: the job asks for 4 pods, outside the elastic range 5:8; the master and worker replicas must add up to at least --min-nodes=5`,
 		},
 		"same task for both roles": {
 			args:    []string{"--master=worker"},

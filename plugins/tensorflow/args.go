@@ -1,11 +1,14 @@
 package tensorflow
 
 import (
+	"fmt"
+
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/pkg/args"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -59,8 +62,9 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	found = s.Task(job, "chief", a.Chief, false, 1) != nil || found
 	found = s.Task(job, "evaluator", a.Evaluator, false, 1) != nil || found
 	if !found && len(s.Errors()) == 0 {
-		s.Invalid("worker", a.Worker, "the job has none of the tasks ps, worker, chief, evaluator names ("+
-			a.PS+", "+a.Worker+", "+a.Chief+", "+a.Evaluator+")")
+		s.Invalid("worker", a.Worker, fmt.Sprintf(
+			"the job has none of the tasks the roles name, with replicas (--ps=%s, --worker=%s, --chief=%s, --evaluator=%s); its tasks: %s",
+			a.PS, a.Worker, a.Chief, a.Evaluator, jobs.TaskNames(job)))
 	}
 	return a, s.Errors()
 }

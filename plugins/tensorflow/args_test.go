@@ -34,7 +34,19 @@ func TestParseArgs(t *testing.T) {
 		},
 		"unknown flag": {
 			args:    []string{"--prot=2222"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": unknown flag --prot for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+		},
+		"flag and value in one argument": {
+			args:    []string{"--ps ps"},
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--ps ps": plugin tensorflow: "--ps ps" is a flag and its value in one argument; write --ps=ps`,
+		},
+		"shortened flag": {
+			args:    []string{"--wait-time=5m"},
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--wait-time=5m": plugin tensorflow: unknown flag --wait-time for plugin tensorflow (did you mean --wait-timeout=5m?); accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+		},
+		"nothing close": {
+			args:    []string{"--bogus"},
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"port not a number": {
 			args:    []string{"--port=http"},
@@ -54,11 +66,11 @@ func TestParseArgs(t *testing.T) {
 		},
 		"positional argument": {
 			args:    []string{"ps"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "ps": unexpected argument: arguments are --flag=value; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "ps": plugin tensorflow: unexpected argument: arguments are --flag=value; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"flag without value": {
 			args:    []string{"--port"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--port": flag --port needs a value`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--port": plugin tensorflow: flag --port needs a value (--port=<value>)`,
 		},
 		"bad boolean": {
 			args:    []string{"--wait=maybe"},
@@ -89,7 +101,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"no role task at all": {
 			job:     utiltesting.MakeJob("tf").Task(mk("trainer", 2).Obj()).Obj(),
-			wantErr: `spec.plugins[tensorflow]: Invalid value: "--worker=worker (default)": plugin tensorflow: the job has none of the tasks ps, worker, chief, evaluator names (ps, worker, chief, evaluator)`,
+			wantErr: `spec.plugins[tensorflow]: Invalid value: "--worker=worker (default)": plugin tensorflow: the job has none of the tasks the roles name, with replicas (--ps=ps, --worker=worker, --chief=chief, --evaluator=evaluator); its tasks: trainer`,
 		},
 	}
 	for name, tc := range cases {

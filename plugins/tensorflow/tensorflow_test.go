@@ -200,7 +200,7 @@ func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
 		t.Fatalf("got %d events, want 1", len(evs.Items))
 	}
 	ev := evs.Items[0]
-	want := `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": unknown flag --prot for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`
+	want := `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`
 	if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != want || ev.InvolvedObject.Name != "tf" {
 		t.Errorf("event = %s %s %q on %s, want Warning %s %q", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, want)
 	}
