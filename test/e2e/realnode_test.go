@@ -29,13 +29,15 @@ import (
 //     name the plugins injected (<job>-<task>-<index>.<job>, in its environment
 //     and in the files of Volcano's svc plugin and of the mpi plugin), retrying
 //     for up to 2 minutes, and prints "resolved NAME ADDRESS" for each;
-//   - connects to port 7777 of every one of them over the pod network, and
-//     stays until every one of them has connected to its own port 7777: a
-//     barrier, since a pod that has ended no longer resolves (its address
-//     leaves the Service's endpoints), and every pod sees every name through
-//     the svc plugin's host files;
-//   - lingers 10 s, so that the spec reads every log before the Job's
-//     completion policy deletes the pods still running, and exits 0.
+//   - meets every one of them at a barrier on port 7777: connects to each over
+//     the pod network and waits until each has connected to it ("all N peers
+//     connected"), since a pod that has ended no longer resolves (it leaves
+//     the Service's endpoints), and every pod sees every name through the svc
+//     plugin's host files;
+//   - meets them again on port 7778, so that no pod goes on before every pod
+//     has passed the first barrier, and lingers 10 s: the spec reads each log
+//     once it shows the first barrier passed, before the Job's completion
+//     policy deletes the pods still running; then exits 0.
 //
 // busybox wget prints "Connecting to NAME:PORT (ADDRESS:PORT)" once a name has
 // resolved; nslookup would skip the search path for these dotted names.
@@ -45,13 +47,32 @@ names=$({ env; cat /etc/volcano/* /etc/mpi/* 2>/dev/null; } | grep -oE "$pattern
 n=0
 for name in $names; do n=$((n + 1)); done
 echo "peers: $n"
-(
-	i=0
-	while [ "$i" -lt "$n" ]; do
-		nc -l -p 7777 -e true && i=$((i + 1))
+
+# barrier PORT connects once to PORT of every peer (itself included) and
+# returns when every peer has connected to its own PORT.
+barrier() {
+	(
+		i=0
+		while [ "$i" -lt "$n" ]; do
+			nc -l -p "$1" -e true && i=$((i + 1))
+		done
+	) &
+	listener=$!
+	for name in $names; do
+		tries=0
+		until nc -w 1 "$name" "$1" -e true </dev/null >/dev/null 2>&1; do
+			tries=$((tries + 1))
+			if [ "$tries" -ge 120 ]; then
+				echo "could not connect to $name:$1"
+				exit 1
+			fi
+			sleep 1
+		done
+		echo "connected to $name:$1"
 	done
-) &
-barrier=$!
+	wait "$listener"
+}
+
 server=
 if [ -n "$SERVE_PORT" ]; then
 	sleep 8
@@ -80,24 +101,13 @@ for name in $names; do
 	addr=${out#*Connecting to *(}
 	echo "resolved $name ${addr%%:*}"
 done
-for name in $names; do
-	tries=0
-	until nc -w 1 "$name" 7777 -e true </dev/null >/dev/null 2>&1; do
-		tries=$((tries + 1))
-		if [ "$tries" -ge 120 ]; then
-			echo "could not connect to $name:7777"
-			exit 1
-		fi
-		sleep 1
-	done
-	echo "connected to $name:7777"
-done
-echo "probe done"
 if [ -n "$server" ]; then
 	wait "$server"
 fi
-wait "$barrier"
+echo "probe done"
+barrier 7777
 echo "all $n peers connected"
+barrier 7778 >/dev/null
 sleep 10
 `
 
