@@ -1,7 +1,9 @@
 // Package events reports a plugin's permanent problems as Warning events on the
 // Job. Volcano requeues a Job whose plugin returns an error and terminates it
-// after 15 requeues, so a problem no retry can fix (bad arguments, a name clash)
-// is reported here instead and the plugin carries on.
+// after 15 requeues (--max-requeue-num), so a problem no retry can fix (bad
+// arguments) is reported here instead and the plugin carries on. A problem
+// that must stop the Job (mpi: a foreign hostfile ConfigMap) is reported here
+// and also returned, so that Volcano creates no pods and ends the Job.
 package events
 
 import (
@@ -24,7 +26,8 @@ const (
 	// fit the Job; the plugin injects nothing into the Job's pods.
 	ReasonInvalidArguments = "InvalidPluginArguments"
 	// ReasonConfigMapConflict: a ConfigMap the plugin needs exists and is not
-	// controlled by the Job; the plugin leaves it alone.
+	// controlled by the Job; the plugin leaves it alone, and (mpi's hostfile)
+	// the Job's pods are not created while it is there.
 	ReasonConfigMapConflict = "PluginConfigMapConflict"
 )
 

@@ -107,3 +107,21 @@ func Delete(ctx context.Context, client kubernetes.Interface, job *batch.Job, na
 	}
 	return err
 }
+
+// Check reports whether a pod may mount ConfigMap name for job: nil when the
+// Job controls it or it does not exist (yet; the kubelet waits for it), a
+// *NotOwnedError when another owner's ConfigMap has the name, and API errors
+// as they come. It reads, never writes.
+func Check(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string) error {
+	cm, err := client.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !metav1.IsControlledBy(cm, job) {
+		return &NotOwnedError{Namespace: job.Namespace, Name: name, Job: job.Name}
+	}
+	return nil
+}

@@ -74,3 +74,32 @@ func TestForeignConfigMapIsLeftAlone(t *testing.T) {
 		t.Errorf("message = %q, want %q", notOwned.Error(), want)
 	}
 }
+
+func TestCheck(t *testing.T) {
+	job := utiltesting.MakeJob("mpi").Obj()
+	ours := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "default",
+		OwnerReferences: []metav1.OwnerReference{ControllerRef(job)}}}
+	theirs := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "default"}}
+	cases := map[string]struct {
+		existing []*v1.ConfigMap
+		want     error
+	}{
+		"missing": {},
+		"ours":    {existing: []*v1.ConfigMap{ours}},
+		"theirs":  {existing: []*v1.ConfigMap{theirs}, want: &NotOwnedError{Namespace: "default", Name: "h", Job: "mpi"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewSimpleClientset()
+			for _, cm := range tc.existing {
+				if _, err := client.CoreV1().ConfigMaps("default").Create(context.Background(), cm, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := Check(context.Background(), client, job, "h")
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -360,6 +360,13 @@ func taskHosts(job *batch.Job, task *batch.TaskSpec) []string {
 // --launcher-as-worker) get the ssh port opened. What the user set already is
 // kept. Invalid arguments inject nothing and are reported as an
 // InvalidPluginArguments event on the Job.
+//
+// Before preparing a master pod it reads the hostfile ConfigMap (one GET per
+// master pod; skipped without a client, as in admission): when another
+// owner's ConfigMap has the name it returns a *ConflictError, after recording
+// it as a PluginConfigMapConflict event, so that Volcano creates none of the
+// Job's pods in that sync rather than a launcher that mounts a foreign file.
+// API errors are returned as they come.
 func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	pl, ok := p.Plan(job)
 	if !ok {
@@ -367,6 +374,9 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	}
 	switch jobs.PodTask(pod) {
 	case pl.master:
+		if err := p.checkHostfile(job); err != nil {
+			return err
+		}
 		inject.Env(pod, pl.masterEnv...)
 		inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
 		if pl.launcherAsWorker {
@@ -400,11 +410,15 @@ func hostfileMount() v1.VolumeMount {
 // OnJobAdd checks the arguments (reporting problems on the Job), marks the Job
 // in status.controlledResources and creates or updates the hostfile ConfigMap
 // (ConfigMapName), controlled by the Job. Invalid arguments create nothing. A
-// ConfigMap of that name that the Job does not control is left as it is (the
-// master mounts it as found) and reported once as a PluginConfigMapConflict
-// event; API errors are returned so that Volcano retries. Idempotent. Volcano
-// calls it on every sync of a Pending Job; after the first success for a spec
-// revision it skips the API for hostfileRecheck.
+// ConfigMap of that name that the Job does not control is left as it is,
+// reported once as a PluginConfigMapConflict event, and returned as a
+// *ConflictError: Volcano then records a PluginError event, creates none of
+// the Job's pods, retries with back-off, and terminates the Job once its
+// retries (vc-controller-manager --max-requeue-num, 15 by default: about
+// 3 minutes) are used up; removing the foreign ConfigMap before then lets the
+// Job start. API errors are returned so that Volcano retries. Idempotent.
+// Volcano calls it on every sync of a Pending Job; after the first success for
+// a spec revision it skips the API for hostfileRecheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
 	framework.MarkControlled(job, Name)
 	return p.syncHostfile(job)
@@ -413,7 +427,9 @@ func (p *Plugin) OnJobAdd(job *batch.Job) error {
 // OnJobUpdate rewrites the hostfile ConfigMap when it no longer matches the Job
 // (worker replicas changed: a new spec revision); otherwise it reads it at
 // most once per hostfileRecheck, and recreates it if it is gone. Errors as
-// OnJobAdd.
+// OnJobAdd: a foreign ConfigMap found under the name (ours deleted and
+// another created) stops the sync of a running Job as well, since the
+// kubelet would project its content into the running master's mount.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
 	return p.syncHostfile(job)
 }
@@ -433,16 +449,30 @@ func (p *Plugin) syncHostfile(job *batch.Job) error {
 	if err == nil {
 		pl.hostfileChecked.Store(now().UnixNano())
 	}
-	return p.permanent(job, err)
+	return p.conflict(job, err)
+}
+
+// checkHostfile returns a *ConflictError (recorded as in conflict) when the
+// hostfile ConfigMap belongs to someone else. Without a client (admission's
+// simulation) there is nothing to read.
+func (p *Plugin) checkHostfile(job *batch.Job) error {
+	if p.Client == nil {
+		return nil
+	}
+	ctx, cancel := framework.Context()
+	defer cancel()
+	return p.conflict(job, ownedcm.Check(ctx, p.Client, job, ConfigMapName(job)))
 }
 
 // OnJobDelete deletes the hostfile ConfigMap when the Job controls it (a missing
-// one is fine; another owner's is left alone and reported as in OnJobAdd) and
-// removes the plugin's mark. It does not depend on the arguments. Idempotent.
+// one is fine; another owner's is left alone and reported as in OnJobAdd, but
+// not returned: stopping the Job's pods must go on) and removes the plugin's
+// mark. It does not depend on the arguments. Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
 	ctx, cancel := framework.Context()
 	defer cancel()
-	if err := p.permanent(job, ownedcm.Delete(ctx, p.Client, job, ConfigMapName(job))); err != nil {
+	err := p.conflict(job, ownedcm.Delete(ctx, p.Client, job, ConfigMapName(job)))
+	if err != nil && !errors.As(err, new(*ConflictError)) {
 		return err
 	}
 	// A restarted Job runs OnJobAdd again, which must recreate the ConfigMap.
@@ -453,16 +483,31 @@ func (p *Plugin) OnJobDelete(job *batch.Job) error {
 	return nil
 }
 
-// permanent turns a *ownedcm.NotOwnedError into a Warning event on the Job and
-// nil (no retry can fix it); other errors are returned as they are.
-func (p *Plugin) permanent(job *batch.Job, err error) error {
+// ConflictError is what the hooks return while the hostfile ConfigMap's name
+// is taken by a ConfigMap the Job does not control. Its message is that of the
+// PluginConfigMapConflict event: which ConfigMap, and why nothing starts.
+type ConflictError struct {
+	NotOwned *ownedcm.NotOwnedError
+}
+
+func (e *ConflictError) Error() string {
+	return "plugin " + Name + ": " + e.NotOwned.Error() +
+		"; it would be the launcher's hostfile, so the plugin does not overwrite it and the Job's pods are not created while it is there" +
+		" (Volcano retries, then terminates the Job)"
+}
+
+func (e *ConflictError) Unwrap() error { return e.NotOwned }
+
+// conflict turns a *ownedcm.NotOwnedError into a Warning event on the Job and
+// a *ConflictError; other errors (and nil) are returned as they are.
+func (p *Plugin) conflict(job *batch.Job, err error) error {
 	var notOwned *ownedcm.NotOwnedError
 	if !errors.As(err, &notOwned) {
 		return err
 	}
+	c := &ConflictError{NotOwned: notOwned}
 	ctx, cancel := framework.Context()
 	defer cancel()
-	events.Warn(ctx, p.Client, job, events.ReasonConfigMapConflict,
-		"plugin "+Name+": "+notOwned.Error()+"; the plugin leaves it as it is and the master mounts it")
-	return nil
+	events.Warn(ctx, p.Client, job, events.ReasonConfigMapConflict, c.Error())
+	return c
 }

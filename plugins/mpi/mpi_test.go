@@ -554,44 +554,88 @@ func TestOnJobAddRepeatedAndAfterDelete(t *testing.T) {
 	}
 }
 
+// A ConfigMap of the hostfile's name that the Job does not control is never
+// touched, and no launcher is prepared against it: the hooks that lead to pod
+// creation return a *ConflictError (Volcano then creates no pods and ends the
+// Job after its retries), OnJobDelete does not, and one event names it.
 func TestConfigMapOwnedByAnother(t *testing.T) {
 	foreign := &v1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "mpi-mpi-hostfile", Namespace: "default", ResourceVersion: "7"},
 		Data:       map[string]string{"hostfile": "mine slots=4\n"},
 	}
-	kube := fake.NewSimpleClientset(foreign.DeepCopy())
-	job := fresh(t, standard().Obj())
-	hooks := []func() error{
-		func() error { return New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job) },
-		func() error { return New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job) },
-		func() error { return New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job) },
-		func() error { return New(clientset(kube), job.Spec.Plugins[Name]).OnJobDelete(job) },
+	type hook func(p pluginsinterface.PluginInterface, job *batch.Job, pod *v1.Pod) error
+	onJobAdd := func(p pluginsinterface.PluginInterface, job *batch.Job, _ *v1.Pod) error { return p.OnJobAdd(job) }
+	onJobUpdate := func(p pluginsinterface.PluginInterface, job *batch.Job, _ *v1.Pod) error { return p.OnJobUpdate(job) }
+	onJobDelete := func(p pluginsinterface.PluginInterface, job *batch.Job, _ *v1.Pod) error { return p.OnJobDelete(job) }
+	onPodCreate := func(p pluginsinterface.PluginInterface, job *batch.Job, pod *v1.Pod) error {
+		return p.OnPodCreate(pod, job)
 	}
-	for i, hook := range hooks {
-		if err := hook(); err != nil {
-			t.Fatalf("hook #%d must not return an error Volcano would retry: %v", i+1, err)
-		}
+	cases := map[string]struct {
+		// ours: the Job's own ConfigMap was checked (OnJobAdd) before the
+		// foreign one replaced it, within hostfileRecheck.
+		ours     bool
+		hook     hook
+		task     string
+		conflict bool
+	}{
+		"OnJobAdd":                             {hook: onJobAdd, conflict: true},
+		"OnJobUpdate":                          {hook: onJobUpdate, conflict: true},
+		"OnPodCreate master":                   {hook: onPodCreate, task: "master", conflict: true},
+		"OnPodCreate master after our check":   {ours: true, hook: onPodCreate, task: "master", conflict: true},
+		"OnPodCreate worker":                   {hook: onPodCreate, task: "worker"},
+		"OnJobDelete leaves it, without error": {hook: onJobDelete},
 	}
-	cm, err := kube.CoreV1().ConfigMaps("default").Get(context.Background(), "mpi-mpi-hostfile", metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("the foreign ConfigMap must stay: %v", err)
-	}
-	if diff := cmp.Diff(foreign, cm); diff != "" {
-		t.Errorf("foreign ConfigMap changed (-want +got):\n%s", diff)
-	}
-	evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs.Items) != 1 {
-		t.Fatalf("got %d events, want 1: %v", len(evs.Items), evs.Items)
-	}
-	ev := evs.Items[0]
-	want := "plugin mpi: ConfigMap default/mpi-mpi-hostfile exists and is not controlled by Job mpi; rename or delete it; " +
-		"the plugin leaves it as it is and the master mounts it"
-	if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonConfigMapConflict || ev.Message != want || ev.InvolvedObject.Name != "mpi" {
-		t.Errorf("event = %s %s %q on %s, want Warning %s %q", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name,
-			events.ReasonConfigMapConflict, want)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kube := fake.NewSimpleClientset()
+			job := fresh(t, standard().Obj())
+			if tc.ours {
+				if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+					t.Fatal(err)
+				}
+				if err := kube.CoreV1().ConfigMaps("default").Delete(context.Background(), foreign.Name, metav1.DeleteOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := kube.CoreV1().ConfigMaps("default").Create(context.Background(), foreign.DeepCopy(), metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			task := tc.task
+			if task == "" {
+				task = "master"
+			}
+			pod := utiltesting.MakePod(job, task, 0).Obj()
+			err := tc.hook(New(clientset(kube), job.Spec.Plugins[Name]), job, pod)
+
+			var conflict *ConflictError
+			if got := errors.As(err, &conflict); got != tc.conflict || (!tc.conflict && err != nil) {
+				t.Fatalf("error = %v, want a *ConflictError: %v", err, tc.conflict)
+			}
+			if tc.task == "master" {
+				if diff := cmp.Diff(utiltesting.MakePod(job, "master", 0).Obj(), pod); diff != "" {
+					t.Errorf("master prepared against the foreign ConfigMap (-want +got):\n%s", diff)
+				}
+			}
+			cm, err := kube.CoreV1().ConfigMaps("default").Get(context.Background(), foreign.Name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("the foreign ConfigMap must stay: %v", err)
+			}
+			if diff := cmp.Diff(foreign.Data, cm.Data); diff != "" || cm.OwnerReferences != nil {
+				t.Errorf("foreign ConfigMap changed (-want +got):\n%s%v", diff, cm.OwnerReferences)
+			}
+			var got []string
+			for _, ev := range utiltesting.Events(t, kube) {
+				got = append(got, ev.Type+" "+ev.Reason+" "+ev.InvolvedObject.Name+": "+ev.Message)
+			}
+			var want []string
+			if tc.task != "worker" {
+				want = []string{"Warning " + events.ReasonConfigMapConflict + " mpi: plugin mpi: ConfigMap default/mpi-mpi-hostfile exists and is not controlled by Job mpi; rename or delete it; " +
+					"it would be the launcher's hostfile, so the plugin does not overwrite it and the Job's pods are not created while it is there (Volcano retries, then terminates the Job)"}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
