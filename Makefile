@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/_output/bin
 LOCAL   := $(CURDIR)/_output/local
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build vet test test-unit test-e2e demo bench scale clean help
+.PHONY: all build vet test test-unit test-e2e demo bench scale clean help fuzz
 
 all: build
 
@@ -26,6 +26,11 @@ test-unit: ## Unit tests of plugins, webhook and shared packages.
 
 test-e2e: binaries node ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
+
+FUZZTIME ?= 60s
+
+fuzz: ## Fuzz both admissions (FuzzAdmission) for FUZZTIME (default 60s); failing inputs land in webhook/testdata/fuzz.
+	$(GO) test ./webhook/ -run '^$$' -fuzz FuzzAdmission -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
 
 # KEEP=1 leaves the cluster running (`make local-down` stops it); a cluster
 # that already ran (make local-up) is reused and left running.
