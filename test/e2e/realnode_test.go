@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 	"github.com/vcplugins/framework-plugins/test/localcluster"
@@ -34,10 +35,10 @@ import (
 //     connected"), since a pod that has ended no longer resolves (it leaves
 //     the Service's endpoints), and every pod sees every name through the svc
 //     plugin's host files;
-//   - meets them again on port 7778, so that no pod goes on before every pod
-//     has passed the first barrier, and lingers 10 s: the spec reads each log
-//     once it shows the first barrier passed, before the Job's completion
-//     policy deletes the pods still running; then exits 0.
+//   - exits 0 after LINGER_SECONDS: the pods of the task whose completion
+//     completes the Job linger longest, so that every other pod has ended by
+//     then and the Job's completion deletes no running pod (whose log would
+//     go with it).
 //
 // busybox wget prints "Connecting to NAME:PORT (ADDRESS:PORT)" once a name has
 // resolved; nslookup would skip the search path for these dotted names.
@@ -107,8 +108,7 @@ fi
 echo "probe done"
 barrier 7777
 echo "all $n peers connected"
-barrier 7778 >/dev/null
-sleep 10
+sleep "$LINGER_SECONDS"
 `
 
 // realJob is one framework's Job on the real node: the restricted test Job of
@@ -135,13 +135,32 @@ var realJobs = []realJob{
 	{file: "restricted/mxnet.yaml", serve: map[string]served{"scheduler": {9091, 3}}},
 }
 
-// probeJob turns the restricted Job of r into its real-node version.
-func probeJob(r realJob) *batch.Job {
+// Seconds the probe lingers after the barrier: the pods of the Job's
+// completing task outlast the others by more than the kubelet needs to report
+// a pod Succeeded.
+const (
+	lingerCompleting = "15"
+	lingerOthers     = "1"
+)
+
+// probeJob turns the restricted Job of r into its real-node version. The task
+// that completes the Job is the one with a TaskCompleted → CompleteJob policy
+// in the Job as admitted (the webhook sets it), found by a dry run.
+func probeJob(ctx context.Context, f *framework.Framework, r realJob) *batch.Job {
+	GinkgoHelper()
 	job := framework.OnRealNode(framework.LoadJob(filepath.Join(testdata, r.file)))
 	if r.args != nil {
 		for name := range job.Spec.Plugins {
 			if name != "svc" && name != "ssh" {
 				job.Spec.Plugins[name] = r.args
+			}
+		}
+	}
+	completing := map[string]bool{}
+	for _, t := range f.DryRunJob(ctx, job).Spec.Tasks {
+		for _, p := range t.Policies {
+			if p.Event == busv1alpha1.TaskCompletedEvent && p.Action == busv1alpha1.CompleteJobAction {
+				completing[t.Name] = true
 			}
 		}
 	}
@@ -155,7 +174,13 @@ func probeJob(r realJob) *batch.Job {
 			corev1.ResourceCPU:    resource.MustParse("20m"),
 			corev1.ResourceMemory: resource.MustParse("32Mi"),
 		}}
-		c.Env = append(c.Env, corev1.EnvVar{Name: "JOB_NAME", Value: job.Name})
+		linger := lingerOthers
+		if completing[t.Name] {
+			linger = lingerCompleting
+		}
+		c.Env = append(c.Env,
+			corev1.EnvVar{Name: "JOB_NAME", Value: job.Name},
+			corev1.EnvVar{Name: "LINGER_SECONDS", Value: linger})
 		if s, ok := r.serve[t.Name]; ok {
 			c.Env = append(c.Env,
 				corev1.EnvVar{Name: "SERVE_PORT", Value: strconv.Itoa(s.port)},
@@ -205,29 +230,12 @@ func injectedPeers(f *framework.Framework, job *batch.Job, pod *corev1.Pod) []st
 	return out
 }
 
-// probeLogs returns the logs of pod's containers by name once its probe has
-// passed the barrier ("all N peers connected"), nil before.
-func probeLogs(ctx context.Context, f *framework.Framework, pod *corev1.Pod) map[string]string {
-	main := pod.Spec.Containers[0].Name
-	log, err := f.TryPodLog(ctx, pod, main)
-	if err != nil || !regexp.MustCompile(`(?m)^all [0-9]+ peers connected$`).MatchString(log) {
-		return nil
-	}
-	out := map[string]string{main: log}
-	for _, c := range pod.Spec.InitContainers {
-		if out[c.Name], err = f.TryPodLog(ctx, pod, c.Name); err != nil {
-			return nil
-		}
-	}
-	return out
-}
-
 // expectRan checks the logs of one pod of a real-node Job.
-func expectRan(f *framework.Framework, job *batch.Job, r realJob, pod *corev1.Pod, logs map[string]string) {
+func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r realJob, pod *corev1.Pod) {
 	GinkgoHelper()
 	Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
 	main := pod.Spec.Containers[0].Name
-	log := logs[main]
+	log := f.PodLog(ctx, pod, main)
 	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, main, log)
 
 	peers := injectedPeers(f, job, pod)
@@ -248,7 +256,7 @@ func expectRan(f *framework.Framework, job *batch.Job, r realJob, pod *corev1.Po
 		return
 	}
 	Expect(framework.InitContainerNames(pod)).To(Equal([]string{waitContainer}))
-	wait := logs[waitContainer]
+	wait := f.PodLog(ctx, pod, waitContainer)
 	GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, waitContainer, wait)
 	// Absent first, then present: the wait container really held the pod.
 	Expect(wait).To(MatchRegexp(`(?s)waiting for .*(dependencies|dependency) ready after [0-9]+s`), "wait container of pod %s", pod.Name)
@@ -272,45 +280,19 @@ var _ = Describe("Jobs on the real node", func() {
 				framework.RequireRealNode()
 				var jobs []*batch.Job
 				for _, r := range realJobs {
-					jobs = append(jobs, probeJob(r))
+					jobs = append(jobs, probeJob(ctx, f, r))
 				}
 				jobs = f.CreateJobs(ctx, jobs...)
-				// Read each pod's logs once its probe has passed the barrier,
-				// before the Jobs' completion policies delete running pods.
-				logs := map[string]map[string]string{}
-				framework.Eventually(ctx, func(ctx context.Context) []string {
-					var pending []string
-					for _, job := range jobs {
-						pods := f.PodsOf(job)
-						if len(pods) < framework.TotalReplicas(job) {
-							pending = append(pending, job.Name+" (pods not all created)")
-						}
-						for _, pod := range pods {
-							if logs[pod.Name] == nil && pod.Spec.NodeName != "" {
-								if got := probeLogs(ctx, f, pod); got != nil {
-									logs[pod.Name] = got
-								}
-							}
-							if logs[pod.Name] == nil {
-								pending = append(pending, pod.Name)
-							}
-						}
-					}
-					return pending
-				}, framework.RealJobCompletedTimeout).Should(BeEmpty(), func() string {
-					for _, job := range jobs {
-						f.DumpPods(job)
-					}
-					return "pods whose probe did not finish"
-				})
 				for _, job := range jobs {
 					f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
 				}
 				for i, job := range jobs {
-					pods := f.PodsOf(job)
-					Expect(pods).To(HaveLen(framework.TotalReplicas(job)))
+					// All of them: the Job's completion deleted none.
+					pods := f.LivePodsOf(job)
+					Expect(framework.PodNames(pods)).To(HaveLen(framework.TotalReplicas(job)), "pods of Job %s after it completed", job.Name)
 					for _, pod := range pods {
-						expectRan(f, job, realJobs[i], pod, logs[pod.Name])
+						Expect(f.PodPhase(ctx, pod)).To(Equal(corev1.PodSucceeded), "phase of pod %s", pod.Name)
+						expectRan(ctx, f, job, realJobs[i], pod)
 					}
 				}
 				Expect(f.Events(ctx, "FailedCreate")).To(BeEmpty(), "pod creations the API server refused")

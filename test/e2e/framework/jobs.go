@@ -78,6 +78,15 @@ func (f *Framework) TryCreateJob(ctx context.Context, job *batch.Job) (*batch.Jo
 	return f.Volcano.BatchV1alpha1().Jobs(f.Namespace).Create(ctx, f.prepare(job), metav1.CreateOptions{})
 }
 
+// DryRunJob sends the Job to the API server with dryRun=All and returns it as
+// it would be admitted (the webhooks' mutations applied), failing the spec on
+// error. Nothing is stored.
+func (f *Framework) DryRunJob(ctx context.Context, job *batch.Job) *batch.Job {
+	admitted, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).Create(ctx, f.prepare(job), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "dry-run creating Job %s", job.Name)
+	return admitted
+}
+
 // CreateJob creates the Job in the spec's namespace, failing the spec on error,
 // and returns it as admitted.
 func (f *Framework) CreateJob(ctx context.Context, job *batch.Job) *batch.Job {

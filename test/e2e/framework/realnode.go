@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -40,6 +41,22 @@ func OnRealNode(job *batch.Job) *batch.Job {
 		}
 	}
 	return job
+}
+
+// PodLog is TryPodLog failing the spec on error.
+func (f *Framework) PodLog(ctx context.Context, pod *corev1.Pod, container string) string {
+	ginkgo.GinkgoHelper()
+	log, err := f.TryPodLog(ctx, pod, container)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "log of container %s of pod %s", container, pod.Name)
+	return log
+}
+
+// PodPhase returns the pod's current phase, failing the spec if it cannot be read.
+func (f *Framework) PodPhase(ctx context.Context, pod *corev1.Pod) corev1.PodPhase {
+	ginkgo.GinkgoHelper()
+	p, err := f.Kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "pod %s", pod.Name)
+	return p.Status.Phase
 }
 
 // TryPodLog returns the log of one container of pod, fetched through the
