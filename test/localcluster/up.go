@@ -226,6 +226,10 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 				"--tls-private-key-file", p.WebhookK,
 				"--webhook-url", fmt.Sprintf("https://127.0.0.1:%d", ports[WebhookManager]),
 				"--enabled-admission", enabledAdmission(cfg.Webhooks),
+				// Volcano's pod admission reads the API three times per pod
+				// created; at the default 50 QPS a 300-pod Job's creations
+				// outlast the apiserver's 10 s webhook timeout and stall.
+				"--kube-api-qps", "500", "--kube-api-burst", "1000",
 				// Registered from the chart above instead.
 				"--create-framework-webhook-configurations=false",
 			)
