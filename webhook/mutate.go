@@ -31,7 +31,11 @@ import (
 //     master or else worker, tensorflow chief or else worker, mxnet worker) gets
 //     the policy TaskCompleted → CompleteJob when it has no policies and the
 //     job's policies do not handle TaskCompleted; tasks that play a framework role
-//     and set no restartPolicy get OnFailure.
+//     and set no restartPolicy get OnFailure; a task whose pods wait for
+//     another task (the wait container) gets PodFailed → TerminateJob when it
+//     has no policies, its restartPolicy is not Never and the job's policies do
+//     not handle PodFailed, so that a timed-out wait (whose pod the
+//     wait-timeout controller fails) ends the Job.
 //
 // Role-dependent defaults are skipped for a plugin whose arguments do not parse,
 // and the Job comes back unchanged when a task has negative replicas;
@@ -148,22 +152,46 @@ func PartialGPUWarning(task string, gpu v1.ResourceName, minAvailable, replicas 
 		task, gpu, minAvailable, replicas)
 }
 
-// lifecycle sets the completion policy and restartPolicy defaults.
+// lifecycle sets the completion policy, restartPolicy and wait-timeout
+// defaults.
 func lifecycle(job *batch.Job, uses []use) {
 	jobHandlesCompletion := handles(job.Spec.Policies, busv1alpha1.TaskCompletedEvent)
+	jobHandlesFailure := handles(job.Spec.Policies, busv1alpha1.PodFailedEvent)
+	// Only tasks the user gave no policies get ours, the two below included.
+	bare := map[string]bool{}
+	for _, t := range job.Spec.Tasks {
+		bare[t.Name] = len(t.Policies) == 0
+	}
 	for _, u := range uses {
 		if len(u.errs) > 0 {
 			continue
 		}
-		if u.completion != "" && !jobHandlesCompletion {
-			if t, ok := jobs.Task(job, u.completion); ok && len(t.Policies) == 0 {
-				t.Policies = []batch.LifecyclePolicy{{Event: busv1alpha1.TaskCompletedEvent, Action: busv1alpha1.CompleteJobAction}}
+		if u.completion != "" && !jobHandlesCompletion && bare[u.completion] {
+			if t, ok := jobs.Task(job, u.completion); ok {
+				t.Policies = append(t.Policies, batch.LifecyclePolicy{Event: busv1alpha1.TaskCompletedEvent, Action: busv1alpha1.CompleteJobAction})
 			}
 		}
 		for _, r := range u.roles {
 			if t, ok := jobs.Task(job, r.task); ok && t.Template.Spec.RestartPolicy == "" {
 				t.Template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 			}
+		}
+	}
+	// A waiting pod whose wait times out is failed by vc-controller-manager's
+	// wait-timeout controller (pkg/waitwatch); without a PodFailed policy the
+	// Job would run on without it. With restartPolicy Never a PodFailed also
+	// follows a failed main container, whose outcome the user decides.
+	for _, u := range uses {
+		if len(u.errs) > 0 {
+			continue
+		}
+		for _, e := range u.waits {
+			t, ok := jobs.Task(job, e.from)
+			if !ok || !bare[e.from] || jobHandlesFailure || t.Template.Spec.RestartPolicy == v1.RestartPolicyNever ||
+				handles(t.Policies, busv1alpha1.PodFailedEvent) {
+				continue
+			}
+			t.Policies = append(t.Policies, batch.LifecyclePolicy{Event: busv1alpha1.PodFailedEvent, Action: busv1alpha1.TerminateJobAction})
 		}
 	}
 }

@@ -15,6 +15,8 @@ import (
 const (
 	taskCompleted = "TaskCompleted"
 	completeJob   = "CompleteJob"
+	podFailed     = "PodFailed"
+	terminateJob  = "TerminateJob"
 )
 
 // initGPU gives the task's pods an init container that requests a GPU.
@@ -50,7 +52,7 @@ func TestMutateJob(t *testing.T) {
 				Plugin("tensorflow").Obj(),
 			want: mkJob("tf").
 				Task(MakeTask("ps", 1).RestartPolicy(v1.RestartPolicyOnFailure).Obj()).
-				Task(MakeTask("worker", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Obj()).
+				Task(MakeTask("worker", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
 				Plugin("tensorflow").Plugin("svc").Obj(),
 		},
 		{
@@ -83,7 +85,7 @@ func TestMutateJob(t *testing.T) {
 			job: mkJob("mpi").Task(MakeTask("master", 1).RestartPolicy("").Obj()).Task(MakeTask("worker", 2).Obj()).
 				Plugin("mpi", "--slots-per-worker=2").Obj(),
 			want: mkJob("mpi").
-				Task(MakeTask("master", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Obj()).
+				Task(MakeTask("master", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
 				Task(MakeTask("worker", 2).Obj()).
 				Plugin("mpi", "--slots-per-worker=2").Plugin("svc").Plugin("ssh").Obj(),
 		},
@@ -99,8 +101,33 @@ func TestMutateJob(t *testing.T) {
 			job: mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", 2).Obj()).
 				Task(MakeTask("worker", 2).RestartPolicy("").Obj()).Plugin("mxnet").Obj(),
 			want: mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", 2).Obj()).
-				Task(MakeTask("worker", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Obj()).
+				Task(MakeTask("worker", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
 				Plugin("mxnet").Plugin("svc").Obj(),
+		},
+		{
+			name: "a timed-out wait ends the job: waiting tasks restarted in place get PodFailed → TerminateJob",
+			job: mkJob("tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("chief", 1).RestartPolicy("").Obj()).
+				Task(MakeTask("worker", 3).RestartPolicy(v1.RestartPolicyAlways).Obj()).
+				Task(MakeTask("evaluator", 1).Obj()).Plugin("tensorflow").Obj(),
+			want: mkJob("tf").Task(MakeTask("ps", 1).Obj()).
+				Task(MakeTask("chief", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
+				Task(MakeTask("worker", 3).RestartPolicy(v1.RestartPolicyAlways).Policy(podFailed, terminateJob).Obj()).
+				Task(MakeTask("evaluator", 1).Obj()).Plugin("tensorflow").Plugin("svc").Obj(),
+		},
+		{
+			name: "a waiting task with policies of its own, or restartPolicy Never, gets no PodFailed policy",
+			job: mkJob("mpi").Task(MakeTask("master", 1).RestartPolicy("").Policy(podFailed, "RestartJob").Obj()).
+				Task(MakeTask("worker", 2).Obj()).Plugin("mpi").Obj(),
+			want: mkJob("mpi").Task(MakeTask("master", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(podFailed, "RestartJob").Obj()).
+				Task(MakeTask("worker", 2).Obj()).Plugin("mpi").Plugin("svc").Plugin("ssh").Obj(),
+		},
+		{
+			name: "job-level policies that handle PodFailed win",
+			job: mkJob("mpi").Policy(podFailed, "RestartJob").Task(MakeTask("master", 1).RestartPolicy("").Obj()).
+				Task(MakeTask("worker", 2).Obj()).Plugin("mpi").Obj(),
+			want: mkJob("mpi").Policy(podFailed, "RestartJob").
+				Task(MakeTask("master", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Obj()).
+				Task(MakeTask("worker", 2).Obj()).Plugin("mpi").Plugin("svc").Plugin("ssh").Obj(),
 		},
 		{
 			name: "pytorch: the master completes the job",

@@ -89,7 +89,7 @@ func TestMutationOrder(t *testing.T) {
 	got := volcanoMutate(t, oursMutate(t, job))
 	want := volcanoMutate(t, mkJob("pt").SchedulerName("volcano").MinAvailable(3).
 		Task(MakeTask("master", 1).GPU(1).MinAvailable(1).Policy(taskCompleted, completeJob).Obj()).
-		Task(MakeTask("worker", 8).GPU(1).MinAvailable(2).RestartPolicy(v1.RestartPolicyOnFailure).Obj()).
+		Task(MakeTask("worker", 8).GPU(1).MinAvailable(2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(podFailed, terminateJob).Obj()).
 		Plugin("pytorch", "--min-nodes=3").Plugin("svc").Obj())
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ours then Volcano's (-want +got):\n%s", diff)

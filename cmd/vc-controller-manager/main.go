@@ -32,6 +32,8 @@ import (
 	"volcano.sh/volcano/pkg/version"
 
 	"github.com/vcplugins/framework-plugins/pkg/wait"
+	// The wait-timeout controller: fails pods whose wait container timed out.
+	_ "github.com/vcplugins/framework-plugins/pkg/waitwatch"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 

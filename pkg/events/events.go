@@ -29,6 +29,10 @@ const (
 	// controlled by the Job; the plugin leaves it alone, and (mpi's hostfile)
 	// the Job's pods are not created while it is there.
 	ReasonConfigMapConflict = "PluginConfigMapConflict"
+	// ReasonWaitTimedOut: a pod's wait-for-dependencies container gave up
+	// after --wait-timeout; the message names the task, the pod and the
+	// dependencies that never answered. The pod is failed (pkg/waitwatch).
+	ReasonWaitTimedOut = "WaitTimedOut"
 )
 
 // Component is the event source the plugins report as.

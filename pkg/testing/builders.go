@@ -217,3 +217,34 @@ func (w *JobWrapper) Policy(event, action string) *JobWrapper {
 	w.Job.Spec.Policies = append(w.Job.Spec.Policies, batch.LifecyclePolicy{Event: busEvent(event), Action: busAction(action)})
 	return w
 }
+
+// Owner makes job the pod's controlling owner, as Volcano's job controller does.
+func (w *PodWrapper) Owner(job *batch.Job) *PodWrapper {
+	w.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))}
+	return w
+}
+
+// InitTerminated records a terminated run of init container name with the exit
+// code and termination message: the current state, or with last the previous
+// run's (the kubelet restarted it and it is waiting again).
+func (w *PodWrapper) InitTerminated(name string, exitCode int32, message string, last bool) *PodWrapper {
+	t := &v1.ContainerStateTerminated{ExitCode: exitCode, Message: message}
+	s := v1.ContainerStatus{Name: name}
+	if last {
+		s.LastTerminationState.Terminated = t
+		s.State.Waiting = &v1.ContainerStateWaiting{Reason: "CrashLoopBackOff"}
+	} else {
+		s.State.Terminated = t
+	}
+	w.Status.InitContainerStatuses = append(w.Status.InitContainerStatuses, s)
+	return w
+}
+
+// Phase sets the pod's phase.
+func (w *PodWrapper) Phase(p v1.PodPhase) *PodWrapper { w.Status.Phase = p; return w }
+
+// ActiveDeadlineSeconds sets spec.activeDeadlineSeconds.
+func (w *PodWrapper) ActiveDeadlineSeconds(s int64) *PodWrapper {
+	w.Spec.ActiveDeadlineSeconds = &s
+	return w
+}

@@ -58,10 +58,12 @@ func (t Target) String() string {
 // The script checks each dependency that has not answered yet about once a
 // second, remembers the ones that did, logs what it still waits for every 10 s,
 // and exits 0 within about a second of the last one answering. If o.Timeout
-// passes first it exits 1 after logging every dependency that never answered;
-// the pod's restart policy then decides what happens, and with
-// TerminationMessagePolicy FallbackToLogsOnError that line becomes the
-// container's termination message (kubectl describe pod shows it).
+// passes first it exits TimeoutExitCode (124) after logging every dependency
+// that never answered; with TerminationMessagePolicy FallbackToLogsOnError
+// that line becomes the container's termination message (kubectl describe pod
+// shows it). The pod's restart policy alone would restart the container
+// (OnFailure, Always); vc-controller-manager's wait-timeout controller
+// (pkg/waitwatch) fails such a pod instead and reports it on the Job.
 //
 // Targets are passed in TargetsEnv and the timeout in TimeoutEnv (whole
 // seconds, rounded up; 0 means no limit, as does a negative Timeout), so the

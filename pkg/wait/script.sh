@@ -3,11 +3,12 @@
 #
 # WAIT_TARGETS          space-separated dependencies: host:port (or [v6addr]:port)
 #                       must accept a TCP connection, a bare host must resolve.
-# WAIT_TIMEOUT_SECONDS  whole seconds before giving up with exit status 1; 0 or
+# WAIT_TIMEOUT_SECONDS  whole seconds before giving up with exit status 124; 0 or
 #                       unset waits forever.
 # WAIT_REPORT_SECONDS   seconds between progress lines (default 10).
 #
-# Exit status: 0 all ready, 1 timed out, 2 bad settings, 143 terminated (SIGTERM).
+# Exit status: 0 all ready, 124 timed out (wait.TimeoutExitCode: the controller
+# recognises a timed-out wait by it), 2 bad settings, 143 terminated (SIGTERM).
 
 # As PID 1 the shell would ignore SIGTERM and hold pod deletion for the whole
 # grace period.
@@ -145,7 +146,7 @@ while :; do
 	count "$n"
 	if [ "$timeout_s" -gt 0 ] && [ "$elapsed" -ge $((timeout_s * 100)) ]; then
 		echo "timed out after $((elapsed / 100))s waiting for $what: $pending" >&2
-		exit 1
+		exit 124
 	fi
 	if [ -z "$reported" ] || [ $((elapsed - reported)) -ge $((report_s * 100)) ]; then
 		shortlist

@@ -172,7 +172,7 @@ func TestScript(t *testing.T) {
 		name:    "TCP timeout",
 		targets: "OPEN CLOSED",
 		timeout: "2",
-		code:    1,
+		code:    TimeoutExitCode,
 		want: []string{
 			"waiting for 1 of 2 dependencies: CLOSED (#s elapsed, timeout 2s)",
 			"timed out after #s waiting for 1 of 2 dependencies: CLOSED",
@@ -183,7 +183,7 @@ func TestScript(t *testing.T) {
 		name:    "DNS",
 		targets: "localhost does-not-exist.invalid",
 		timeout: "2",
-		code:    1,
+		code:    TimeoutExitCode,
 		want: []string{
 			"waiting for 1 of 2 dependencies: does-not-exist.invalid (#s elapsed, timeout 2s)",
 			"timed out after #s waiting for 1 of 2 dependencies: does-not-exist.invalid",
@@ -195,7 +195,7 @@ func TestScript(t *testing.T) {
 		targets: "C1 C2 C3 C4 C5 C6 C7",
 		timeout: "2",
 		report:  "1",
-		code:    1,
+		code:    TimeoutExitCode,
 		want: []string{
 			"waiting for 7 of 7 dependencies: C1 C2 C3 C4 C5 and 2 more (#s elapsed, timeout 2s)",
 			"waiting for 7 of 7 dependencies: C1 C2 C3 C4 C5 and 2 more (#s elapsed, timeout 2s)",

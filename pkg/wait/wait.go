@@ -14,6 +14,13 @@ import (
 // ContainerName is the name of the init container the plugins add.
 const ContainerName = "wait-for-dependencies"
 
+// TimeoutExitCode is the wait container's exit status when --wait-timeout
+// passed before every dependency answered (as timeout(1) reports a timeout).
+// The script exits with it only then, and its last line, on stderr and so in
+// the container's termination message, is "timed out after <N>s waiting for
+// <what>: <dependencies>". pkg/waitwatch fails the pod on it.
+const TimeoutExitCode = 124
+
 // DefaultTimeout is how long a pod waits for its dependencies unless told otherwise.
 const DefaultTimeout = 10 * time.Minute
 
