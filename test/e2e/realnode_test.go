@@ -49,16 +49,37 @@ n=0
 for name in $names; do n=$((n + 1)); done
 echo "peers: $n"
 
+# count FILE prints the number of lines of FILE, 0 if it does not exist.
+count() {
+	if [ -f "$1" ]; then echo $(($(wc -l <"$1"))); else echo 0; fi
+}
+
+# accept PORT starts a persistent listener on PORT (busybox nc -ll) that adds
+# a line to /tmp/accepted-PORT per connection, and sets listener to its PID.
+# A one-shot "nc -l" in a loop would miscount: connections the kernel completed
+# while no nc was accepting are reset, after their clients saw success.
+accept() {
+	nc -ll -p "$1" -e sh -c "echo >>/tmp/accepted-$1" </dev/null >/dev/null 2>&1 &
+	listener=$!
+}
+
+# await FILE N waits (up to 2 minutes) until FILE has N lines.
+await() {
+	tries=0
+	while [ "$(count "$1")" -lt "$2" ]; do
+		tries=$((tries + 1))
+		if [ "$tries" -ge 120 ]; then
+			echo "only $(count "$1") of $2 connections after 2 minutes"
+			exit 1
+		fi
+		sleep 1
+	done
+}
+
 # barrier PORT connects once to PORT of every peer (itself included) and
 # returns when every peer has connected to its own PORT.
 barrier() {
-	(
-		i=0
-		while [ "$i" -lt "$n" ]; do
-			nc -l -p "$1" -e true && i=$((i + 1))
-		done
-	) &
-	listener=$!
+	accept "$1"
 	for name in $names; do
 		tries=0
 		until nc -w 1 "$name" "$1" -e true </dev/null >/dev/null 2>&1; do
@@ -71,20 +92,15 @@ barrier() {
 		done
 		echo "connected to $name:$1"
 	done
-	wait "$listener"
+	await "/tmp/accepted-$1" "$n"
+	kill "$listener"
 }
 
 server=
 if [ -n "$SERVE_PORT" ]; then
 	sleep 8
-	(
-		i=0
-		while [ "$i" -lt "$SERVE_CONNECTIONS" ]; do
-			nc -l -p "$SERVE_PORT" -e true && i=$((i + 1))
-		done
-		echo "served $i connections on port $SERVE_PORT"
-	) &
-	server=$!
+	accept "$SERVE_PORT"
+	server=$listener
 	echo "serving port $SERVE_PORT"
 fi
 for name in $names; do
@@ -103,7 +119,9 @@ for name in $names; do
 	echo "resolved $name ${addr%%:*}"
 done
 if [ -n "$server" ]; then
-	wait "$server"
+	await "/tmp/accepted-$SERVE_PORT" "$SERVE_CONNECTIONS"
+	kill "$server"
+	echo "served $(count "/tmp/accepted-$SERVE_PORT") connections on port $SERVE_PORT"
 fi
 echo "probe done"
 barrier 7777
