@@ -31,6 +31,7 @@ import (
 	commonutil "volcano.sh/volcano/pkg/util"
 	"volcano.sh/volcano/pkg/version"
 
+	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	// The wait-timeout controller: fails pods whose wait container timed out.
 	_ "github.com/vcplugins/framework-plugins/pkg/waitwatch"
@@ -45,6 +46,7 @@ func main() {
 
 	opts := options.NewServerOption()
 	opts.AddFlags(fs, controllerNames())
+	apiflags.SetDefaults(fs) // 500 QPS, burst 1000: large jobs stall at 50/100
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	commonutil.LeaderElectionDefault(&opts.LeaderElection)
 	opts.LeaderElection.ResourceName = "vc-controller-manager"

@@ -32,6 +32,7 @@ import (
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/mutate"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/validate"
 
+	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -42,6 +43,7 @@ func main() {
 	flushFreq := fs.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
 	config := options.NewConfig()
 	config.AddFlags(fs)
+	apiflags.SetDefaults(fs) // 500 QPS, burst 1000: large jobs stall at 50/100
 	frameworks := fs.Bool("framework-admission", true,
 		"Serve the framework job admissions ("+webhook.MutatePath+", "+webhook.ValidatePath+") in addition to --enabled-admission.")
 	createConfigs := fs.Bool("create-framework-webhook-configurations", true,
