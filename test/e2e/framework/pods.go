@@ -67,9 +67,8 @@ func (r *recorder[T]) all() []T {
 	return out
 }
 
-// startRecorder runs inf until the spec ends (DeferCleanup) and records what
-// it sees. Informers hand out shared objects: callers copy before changing.
-func startRecorder[T metav1.Object](factory informers.SharedInformerFactory, inf cache.SharedIndexInformer, what string) *recorder[T] {
+// newRecorder records what inf sees once the informer runs.
+func newRecorder[T metav1.Object](inf cache.SharedIndexInformer) *recorder[T] {
 	r := &recorder[T]{objs: map[string]T{}, deleted: map[string]bool{}}
 	_, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(obj interface{}) { r.record(obj, false) },
@@ -77,20 +76,23 @@ func startRecorder[T metav1.Object](factory informers.SharedInformerFactory, inf
 		DeleteFunc: func(obj interface{}) { r.record(obj, true) },
 	})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	stop := make(chan struct{})
-	factory.Start(stop)
-	ginkgo.DeferCleanup(func() { close(stop); factory.Shutdown() })
-	gomega.Expect(cache.WaitForCacheSync(stop, inf.HasSynced)).To(gomega.BeTrue(), "%s informer", what)
 	return r
 }
 
-// recordObjects starts recording the pods and ConfigMaps of ns.
+// recordObjects records the pods and ConfigMaps of ns until the spec ends
+// (DeferCleanup). The factory is started and shut down once: Shutdown waits
+// for every informer it started, so a second stop channel still open would
+// hang it. Informers hand out shared objects: readers copy them.
 func (f *Framework) recordObjects(ns string) {
 	factory := informers.NewSharedInformerFactoryWithOptions(f.Kube, 0, informers.WithNamespace(ns))
 	podInf := factory.Core().V1().Pods().Informer()
 	cmInf := factory.Core().V1().ConfigMaps().Informer()
-	f.pods = startRecorder[*corev1.Pod](factory, podInf, "pod informer of "+ns)
-	f.configMaps = startRecorder[*corev1.ConfigMap](factory, cmInf, "ConfigMap informer of "+ns)
+	f.pods = newRecorder[*corev1.Pod](podInf)
+	f.configMaps = newRecorder[*corev1.ConfigMap](cmInf)
+	stop := make(chan struct{})
+	factory.Start(stop)
+	ginkgo.DeferCleanup(func() { close(stop); factory.Shutdown() })
+	gomega.Expect(cache.WaitForCacheSync(stop, podInf.HasSynced, cmInf.HasSynced)).To(gomega.BeTrue(), "informers of %s", ns)
 }
 
 // ConfigMapSeen returns the ConfigMap of that name as last seen in the spec's
