@@ -13,6 +13,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
@@ -279,6 +280,30 @@ func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r re
 	// Absent first, then present: the wait container really held the pod.
 	Expect(wait).To(MatchRegexp(`(?s)waiting for .*(dependencies|dependency) ready after [0-9]+s`), "wait container of pod %s", pod.Name)
 }
+
+var _ = Describe("The real node", func() {
+	f := framework.New("realnode-info")
+
+	It("is Ready beside the KWOK nodes, runs containerd and the apiserver's Kubernetes version, and keeps other pods off", func(ctx SpecContext) {
+		framework.RequireRealNode()
+		node, err := f.Kube.CoreV1().Nodes().Get(ctx, localcluster.RealNodeName, metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		server, err := f.Kube.Discovery().ServerVersion()
+		Expect(err).NotTo(HaveOccurred())
+		Expect(node.Status.NodeInfo.KubeletVersion).To(Equal(server.GitVersion), "kubelet version")
+		Expect(node.Status.NodeInfo.ContainerRuntimeVersion).To(HavePrefix("containerd://"))
+		Expect(node.Labels).To(HaveKeyWithValue(localcluster.RealNodeLabel, "true"))
+		Expect(node.Spec.Taints).To(ContainElement(HaveField("Key", localcluster.RealNodeTaint)))
+		var ready bool
+		for _, c := range node.Status.Conditions {
+			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+		}
+		Expect(ready).To(BeTrue(), "node %s Ready", node.Name)
+		nodes, err := f.Kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(len(nodes.Items)).To(BeNumerically(">", 1), "KWOK nodes beside the real node")
+	}, SpecTimeout(framework.SpecTimeout))
+})
 
 var _ = Describe("Jobs on the real node", func() {
 	for _, ns := range []struct {
