@@ -21,8 +21,9 @@ vet: ## go vet every package.
 
 test: vet test-unit test-e2e ## Unit tests, then the e2e suite on a local cluster.
 
-test-unit: ## Unit tests of plugins, webhook and shared packages.
+test-unit: ## Unit tests of plugins, webhook and shared packages, and of the real node's image builder.
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
+	cd hack/tools && $(GO) test -count=1 ./images
 
 test-e2e: binaries node ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
