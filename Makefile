@@ -21,7 +21,7 @@ vet: ## go vet every package.
 
 test: vet test-unit test-e2e ## Unit tests, then the e2e suite on a local cluster.
 
-test-unit: ## Unit tests of plugins, webhook and shared packages, and of the real node's image builder.
+test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, and of the real node's image builder.
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	cd hack/tools && $(GO) test -count=1 ./images
 
