@@ -183,9 +183,9 @@ func realNodePreflight(cfg Config) error {
 	return nil
 }
 
-// RealNodeImages are the image tarballs, in Config.ImageDir, loaded into the
-// real node's containerd: the pause image every pod sandbox runs and busybox,
-// the image of the wait init containers.
+// RealNodeImages are the image tarballs, in Config.ImageDir, the real node
+// needs: the pause image every pod sandbox runs and busybox, the image of the
+// wait init containers. Every *.tar there is loaded into its containerd.
 var RealNodeImages = []string{"pause.tar", "busybox.tar"}
 
 // pauseImage is the sandbox image containerd runs for every pod.
@@ -278,12 +278,16 @@ func (u *upper) realNode(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	for _, img := range RealNodeImages {
-		file := filepath.Join(cfg.ImageDir, img)
+	// The required images, then any other tarball there (the training
+	// image of `make node-images-training`, say): every *.tar of ImageDir.
+	tars, _ := filepath.Glob(filepath.Join(cfg.ImageDir, "*.tar"))
+	for _, file := range tars {
+		t := time.Now()
 		out, err := exec.CommandContext(ctx, "ctr", "--address", rn.ContainerdSocket, "-n", "k8s.io", "images", "import", file).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("loading %s into containerd: %v: %s", file, err, out)
 		}
+		fmt.Fprintf(cfg.Out, "    image %s loaded (%.1fs)\n", filepath.Base(file), time.Since(t).Seconds())
 	}
 	if err := u.startIn(nsPath, CoreDNS, bin(CoreDNS), nil, "-conf", files.corefile, "-dns.port", "53"); err != nil {
 		return err
