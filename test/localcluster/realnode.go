@@ -475,23 +475,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 // realNodeReady reports whether the real node is Ready and its DNS answers:
 // the Service "kubernetes" resolves through CoreDNS inside the namespace.
 func realNodeReady(ctx context.Context, kc kubernetes.Interface, rn *RealNodeState) (bool, error) {
-	node, err := kc.CoreV1().Nodes().Get(ctx, RealNodeName, metav1.GetOptions{})
-	if err != nil {
+	if ok, err := nodesReady(ctx, kc, []string{RealNodeName}); !ok {
 		return false, err
-	}
-	ready := false
-	for _, c := range node.Status.Conditions {
-		if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue {
-			ready = true
-		}
-	}
-	if !ready {
-		return false, fmt.Errorf("node %s not Ready", RealNodeName)
-	}
-	for _, t := range node.Spec.Taints {
-		if t.Key == corev1.TaintNodeNotReady {
-			return false, fmt.Errorf("node %s still has taint %s", RealNodeName, t.Key)
-		}
 	}
 	r := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
 		return dialInNetns(ctx, "/run/netns/"+rn.Netns, network, net.JoinHostPort(rn.DNS, "53"))
