@@ -6,7 +6,7 @@ BIN     := $(CURDIR)/_output/bin
 LOCAL   := $(CURDIR)/_output/local
 export GOFLAGS ?= -buildvcs=false
 
-.PHONY: all build vet test test-unit test-e2e demo bench scale clean help fuzz
+.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale clean help fuzz
 
 all: build
 
@@ -19,7 +19,7 @@ build: ## Build vc-controller-manager (and vc-webhook-manager) into _output/bin.
 vet: ## go vet every package.
 	$(GO) vet ./...
 
-test: vet test-unit test-e2e ## Unit tests, then the e2e suite on a local cluster.
+test: vet test-unit test-fuzz test-e2e ## Unit tests, a short fuzzing of admission, then the e2e suite on a local cluster.
 
 test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, and of the real node's image builder.
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
@@ -29,6 +29,12 @@ test-e2e: binaries node ## The Ginkgo e2e suite against a real local Volcano clu
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
 
 FUZZTIME ?= 60s
+# make test fuzzes for a bounded time; `make fuzz` for longer.
+TEST_FUZZTIME ?= 20s
+
+test-fuzz: ## Fuzz admission for TEST_FUZZTIME (20s), as part of make test.
+	$(GO) test ./webhook/ -run '^$$' -fuzz FuzzAdmission -fuzztime $(TEST_FUZZTIME) -fuzzminimizetime 5s
+
 
 fuzz: ## Fuzz both admissions (FuzzAdmission) for FUZZTIME (default 60s); failing inputs land in webhook/testdata/fuzz.
 	$(GO) test ./webhook/ -run '^$$' -fuzz FuzzAdmission -fuzztime $(FUZZTIME) -fuzzminimizetime 5s
