@@ -11,7 +11,7 @@ export GOFLAGS ?= -buildvcs=false
 all: build
 
 help: ## Show the targets.
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | sort
 
 build: ## Build vc-controller-manager (and vc-webhook-manager) into _output/bin.
 	$(GO) build -o $(BIN)/ ./cmd/...

@@ -58,7 +58,7 @@ endif
 
 .PHONY: binaries local-up local-down local-status local-restart stock-controller-manager clean-local-bin local-force
 
-binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local-cluster
+binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local-cluster ## Build every binary of the local cluster that is missing into _output/bin.
 
 # --- third-party binaries, pinned by go.mod (see hack/tools.go) ---
 $(LOCAL_BIN)/etcd:
@@ -87,7 +87,7 @@ $(LOCAL_BIN)/coredns:
 # Volcano's unmodified controller manager, for comparisons with ours.
 $(LOCAL_BIN)/vc-controller-manager-stock:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/controller-manager)
-stock-controller-manager: $(LOCAL_BIN)/vc-controller-manager-stock
+stock-controller-manager: $(LOCAL_BIN)/vc-controller-manager-stock ## Build Volcano's own controller manager, for comparisons.
 
 # --- KWOK and Helm need newer Kubernetes libraries: separate module hack/tools ---
 $(LOCAL_BIN)/kwok:
@@ -105,7 +105,7 @@ $(LOCAL_BIN)/local-cluster: local-force
 	$(call local_go_build,$@,./hack/local-cluster)
 
 # --- the cluster ---
-local-up: binaries node
+local-up: binaries node ## Start the local cluster (KWOK nodes and, where possible, the real node); no-op if it runs.
 	$(LOCAL_BIN)/local-cluster up --dir $(LOCAL_DIR) --bin-dir $(LOCAL_BIN) --nodes $(LOCAL_NODES) \
 		--webhook $(LOCAL_WEBHOOK) --controller-manager $(LOCAL_CONTROLLER_MANAGER) $(LOCAL_UP_FLAGS)
 
@@ -113,14 +113,14 @@ local-up: binaries node
 # not compile; `go run` covers a fresh checkout.
 LOCAL_CLI = $(if $(wildcard $(LOCAL_BIN)/local-cluster),$(LOCAL_BIN)/local-cluster,$(GO) run ./hack/local-cluster)
 
-local-down:
+local-down: ## Stop the local cluster and undo what it changed on the host.
 	$(LOCAL_CLI) down --dir $(LOCAL_DIR)
 
-local-status:
+local-status: ## Show the local cluster's components; exit status 3 if it is not usable.
 	@$(LOCAL_CLI) status --dir $(LOCAL_DIR)
 
 # Stops the cluster before building, so no binary is replaced under a running process.
-local-restart: local-down
+local-restart: local-down ## Stop, rebuild and start the local cluster.
 	$(MAKE) --no-print-directory -f $(firstword $(MAKEFILE_LIST)) local-up
 
 clean-local-bin:
