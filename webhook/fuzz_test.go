@@ -6,7 +6,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +15,17 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 // maxResponseTime bounds one admission call in the fuzz test. The webhook's
@@ -30,12 +40,16 @@ const maxResponseTime = 2 * time.Second
 // a 200 with an AdmissionReview, a patch that does not apply (which the API
 // server reports as an internal error), and a call over maxResponseTime.
 //
-// Inputs are a Job (JSON; the seeds are the e2e corpus of invalid Jobs and the
-// valid examples) and choices that edit it: task counts and names, replicas
-// (negative and huge included), minAvailable, null or missing templates and
-// plugin lists, plugin arguments drawn from the plugins' real flags and
-// plausible values. An input that is not a JSON object starts from a Job
-// chosen by the first choice.
+// Inputs are a Job (JSON) and choices for the generator of package
+// webhooktest, which the e2e suite shares (test/e2e/malformed_test.go). With an
+// empty Job the choices make a malformed Job (webhooktest.Malformed: one of the
+// four framework plugins, one defect), and the validation must also deny it.
+// Otherwise they edit the Job (webhooktest.Edit: task counts and names,
+// replicas, negative and huge included, minAvailable, null or missing
+// templates and plugin lists, plugin arguments drawn from the plugins' real
+// flags); an input that is not a JSON object starts from a generated Job. The
+// seeds are the e2e corpus of invalid Jobs, the valid examples, and every
+// defect of every plugin.
 //
 //	go test -run XXX -fuzz FuzzAdmission -fuzztime 60s ./webhook/
 func FuzzAdmission(f *testing.F) {
@@ -57,16 +71,31 @@ func FuzzAdmission(f *testing.F) {
 		f.Add(js, []byte{byte(i), 1, byte(i), 3, 0, 7, 2, byte(i * 7), 11, 4})
 	}
 	f.Add([]byte("null"), []byte{0, 2, 1, 0, 2, 5, 0})
-	f.Add([]byte(""), []byte{1, 3, 0, 1, 9, 2, 1, 0, 3})
 	f.Add([]byte("{}"), []byte{2, 6, 4, 1, 8, 6, 0, 2, 12, 1})
 	f.Add([]byte("[]"), []byte{3, 8, 10, 0, 0, 1, 5, 1, 0, 12, 0})
+	// Malformed Jobs: the first two choices pick the plugin and the defect.
+	for p := range webhooktest.Plugins {
+		for k := range webhooktest.Kinds {
+			f.Add([]byte{}, []byte{byte(p), byte(k), byte(3*p + k), 1, byte(k), 7, 2, 0, byte(p), 5, 3, 1})
+		}
+	}
 
 	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
 	f.Fuzz(func(t *testing.T, base, choices []byte) {
-		c := &chooser{b: choices}
-		doc := fuzzJob(base, c)
-		raw, err := json.Marshal(doc)
-		if err != nil {
+		c := webhooktest.Bytes(choices)
+		var gen webhooktest.Case
+		if len(base) == 0 {
+			gen = webhooktest.Malformed(c)
+		} else {
+			gen = webhooktest.Edit(base, c)
+		}
+		if m, ok := gen.Job["metadata"].(map[string]any); ok {
+			m["namespace"] = "fuzz"
+			m["uid"] = "uid-fuzz"
+			m["generation"] = 2
+		}
+		raw := gen.JSON()
+		if raw == nil {
 			t.Skip()
 		}
 		create := fuzzReview(admissionv1.Create, raw, nil)
@@ -85,8 +114,11 @@ func FuzzAdmission(f *testing.F) {
 				t.Fatalf("patch %s does not apply to %s: %v", mutated.Patch, raw, err)
 			}
 		}
-		fuzzCall(t, "validation of the create", validateH, fuzzReview(admissionv1.Create, patched, nil))
+		created := fuzzCall(t, "validation of the create", validateH, fuzzReview(admissionv1.Create, patched, nil))
 		fuzzCall(t, "validation of an update", validateH, fuzzReview(admissionv1.Update, patched, raw))
+		if gen.MustDeny() && created.Allowed {
+			t.Fatalf("%s: allowed, want denied: %s", gen, patched)
+		}
 	})
 }
 
@@ -142,181 +174,100 @@ func fuzzReview(op admissionv1.Operation, object, old []byte) []byte {
 	return raw
 }
 
-// chooser hands out the fuzzer's choices; past their end every choice is 0.
-type chooser struct{ b []byte }
+// generatedCases is how many of webhooktest.Cases TestGeneratedJobs checks: as
+// many as the e2e suite sends and more (Cases(n)[i] does not depend on n).
+const generatedCases = 1024
 
-func (c *chooser) next() int {
-	if len(c.b) == 0 {
-		return 0
+// Every Job webhooktest.Cases makes is denied by the framework validation, as
+// the API server would run it (our mutation on the raw object, Volcano's
+// mutation, then the validation), with a message naming the plugin; the Jobs
+// the generator starts from (webhooktest.Valid) are allowed by both our
+// validation and Volcano's, so that the denials are the defects'. Each Job is
+// far below the API server's request limit.
+func TestGeneratedJobs(t *testing.T) {
+	plugins.Register()
+	if webhooktest.MaxReplicas != MaxReplicas {
+		t.Fatalf("webhooktest.MaxReplicas = %d, MaxReplicas = %d", webhooktest.MaxReplicas, MaxReplicas)
 	}
-	v := int(c.b[0])
-	c.b = c.b[1:]
-	return v
-}
-
-func (c *chooser) intn(n int) int { return c.next() % n }
-
-func pick[T any](c *chooser, from []T) T { return from[c.intn(len(from))] }
-
-var (
-	fuzzTaskNames = []string{"ps", "worker", "chief", "evaluator", "master", "scheduler", "server", "launcher", "a", "b", "",
-		"Worker_1", "tf.v2", "w-1", "w_1", strings.Repeat("x", 70)}
-	fuzzReplicas = []int64{0, 1, 2, 3, 8, -1, -2147483648, 2147483647, 99999, 100000, 100001, 8000, 65536, 4000}
-	fuzzValues   = []string{"ps", "worker", "chief", "evaluator", "master", "scheduler", "server", "a", "", " ",
-		"0", "1", "-1", "2", "65535", "65536", "1048577", "2147483648", "auto", "gpu", "cpu", "true", "false", "maybe",
-		"5m", "-5s", "300", "1y", "intel", "openmpi", "mpich", "MPICH", "busybox:1.36.1", "x y", "c10d"}
-	fuzzFlags = map[string][]string{
-		"tensorflow": {"ps", "worker", "chief", "evaluator", "port", "wait", "wait-timeout", "wait-image"},
-		"pytorch": {"master", "worker", "port", "nproc-per-node", "min-nodes", "max-nodes", "rdzv-backend", "max-restarts",
-			"wait", "wait-timeout", "wait-image", "wait-master-port", "wait-master-enabled", "wait-master-timeout", "wait-master-image"},
-		"mpi":   {"master", "worker", "port", "mpi-implementation", "slots-per-worker", "launcher-as-worker", "wait", "wait-timeout", "wait-image"},
-		"mxnet": {"scheduler", "server", "worker", "port", "wait", "wait-timeout", "wait-image"},
-		"svc":   {"publish-not-ready-addresses", "disable-network-policy"},
-		"ssh":   {"no-root", "ssh-key-file-path"},
-	}
-	fuzzPlugins = []string{"tensorflow", "pytorch", "mpi", "mxnet", "svc", "ssh", "env"}
-	fuzzBases   = [][2]any{
-		{"tensorflow", []string{"ps", "worker"}}, {"pytorch", []string{"master", "worker"}},
-		{"mpi", []string{"master", "worker"}}, {"mxnet", []string{"scheduler", "server", "worker"}},
-	}
-)
-
-// fuzzArg is an argument for plugin: mostly --flag=value of a real flag, and
-// the other spellings and mistakes users make.
-func fuzzArg(c *chooser, plugin string) string {
-	flags := fuzzFlags[plugin]
-	if len(flags) == 0 {
-		flags = []string{"bogus"}
-	}
-	flag, value := pick(c, flags), pick(c, fuzzValues)
-	switch c.intn(8) {
-	case 0:
-		return "--" + flag
-	case 1:
-		return "--" + flag + " " + value
-	case 2:
-		return "-" + flag + "=" + value
-	case 3:
-		return flag
-	case 4:
-		return "--" + flag[:len(flag)/2+1] + "=" + value
-	}
-	return "--" + flag + "=" + value
-}
-
-func fuzzTask(c *chooser, name string, replicas int64) map[string]any {
-	container := map[string]any{"name": "main", "image": "train:latest"}
-	if c.intn(3) == 0 {
-		n := strconv.Itoa(c.intn(9))
-		container["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": n}}
-	}
-	return map[string]any{
-		"name": name, "replicas": replicas,
-		"template": map[string]any{"spec": map[string]any{"containers": []any{container}}},
-	}
-}
-
-// fuzzJob decodes base as a JSON object, or makes a Job, and edits it.
-func fuzzJob(base []byte, c *chooser) map[string]any {
-	var doc map[string]any
-	if json.Unmarshal(base, &doc) != nil || doc == nil {
-		b := pick(c, fuzzBases)
-		var tasks []any
-		for _, name := range b[1].([]string) {
-			tasks = append(tasks, fuzzTask(c, name, pick(c, fuzzReplicas)))
+	volcanoAdmit := volcanoValidate(t)
+	mutateH := MutateService(Options{}).Handler
+	// admit runs both mutations and both validations on a generated Job and
+	// returns their answers.
+	admit := func(t *testing.T, gen webhooktest.Case) (ours, volcano *admissionv1.AdmissionResponse) {
+		t.Helper()
+		m := gen.Job["metadata"].(map[string]any)
+		m["namespace"] = "e2e"
+		raw := gen.JSON()
+		if len(raw) > 256<<10 {
+			t.Errorf("%s: %d bytes", gen, len(raw))
 		}
-		doc = map[string]any{
-			"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-			"metadata": map[string]any{"name": "fuzz"},
-			"spec":     map[string]any{"plugins": map[string]any{b[0].(string): []any{}}, "tasks": tasks},
+		mutated := fuzzCall(t, "mutation", mutateH, fuzzReview(admissionv1.Create, raw, nil))
+		if !mutated.Allowed {
+			t.Fatalf("%s: our mutation denies it: %s", gen, mutated.Result.Message)
 		}
-	}
-	if m, ok := doc["metadata"].(map[string]any); ok {
-		m["namespace"] = "fuzz"
-		m["uid"] = "uid-fuzz"
-		m["generation"] = 2
-	}
-	spec, _ := doc["spec"].(map[string]any)
-	if spec == nil {
-		spec = map[string]any{}
-		doc["spec"] = spec
-	}
-	tasks, _ := spec["tasks"].([]any)
-	task := func() map[string]any {
-		if len(tasks) == 0 {
-			return nil
-		}
-		t, _ := tasks[c.intn(len(tasks))].(map[string]any)
-		return t
-	}
-	plugins, _ := spec["plugins"].(map[string]any)
-	if plugins == nil {
-		plugins = map[string]any{}
-		spec["plugins"] = plugins
-	}
-	for edits := c.intn(12); edits > 0; edits-- {
-		switch c.intn(14) {
-		case 0:
-			if t := task(); t != nil {
-				t["replicas"] = pick(c, fuzzReplicas)
+		patched := raw
+		if len(mutated.Patch) > 0 {
+			p, err := jsonpatch.DecodePatch(mutated.Patch)
+			if err != nil {
+				t.Fatal(err)
 			}
-		case 1:
-			if t := task(); t != nil {
-				t["template"] = nil
+			if patched, err = p.Apply(raw); err != nil {
+				t.Fatalf("%s: patch %s does not apply: %v", gen, mutated.Patch, err)
 			}
-		case 2:
-			if t := task(); t != nil {
-				if tmpl, ok := t["template"].(map[string]any); ok {
-					delete(tmpl, "spec")
-				} else {
-					delete(t, "template")
+		}
+		job := &batch.Job{}
+		if err := json.Unmarshal(patched, job); err != nil {
+			t.Fatalf("%s: %v", gen, err)
+		}
+		job = volcanoMutate(t, job)
+		return ValidateService().Func(review(t, admissionv1.Create, job, nil)), volcanoAdmit(review(t, admissionv1.Create, job, nil))
+	}
+
+	for _, plugin := range webhooktest.Plugins {
+		for seed := range uint64(50) {
+			gen := webhooktest.Valid(plugin, webhooktest.Seeded(seed))
+			ours, volcano := admit(t, gen)
+			if !ours.Allowed || !volcano.Allowed {
+				t.Errorf("%s (seed %d): denied, want allowed: ours %v, Volcano's %v\n%s", gen, seed, ours.Result, volcano.Result, gen.JSON())
+			}
+		}
+	}
+
+	alsoVolcano := map[webhooktest.Kind]int{}
+	for i, gen := range webhooktest.Cases(generatedCases) {
+		ours, volcano := admit(t, gen)
+		switch {
+		case ours.Allowed:
+			t.Errorf("case %d, %s: allowed, want denied:\n%s", i, gen, gen.JSON())
+		case !namesPlugin.MatchString(ours.Result.Message):
+			// The plugin that finds the defect: the Job's, another framework
+			// plugin that claims the same task, or svc.
+			t.Errorf("case %d, %s: denial %q names no plugin", i, gen, ours.Result.Message)
+		}
+		if !volcano.Allowed {
+			alsoVolcano[gen.Kind]++
+		}
+	}
+	t.Logf("%d malformed Jobs denied; Volcano's validation also denies, by defect: %v", generatedCases, alsoVolcano)
+}
+
+var namesPlugin = regexp.MustCompile(`\bplugin (tensorflow|pytorch|mpi|mxnet|svc): `)
+
+// The generator's flag lists are the plugins' flags.
+func TestGeneratorFlags(t *testing.T) {
+	parse := map[string]func([]string) field.ErrorList{
+		tensorflow.Name: func(a []string) field.ErrorList { _, errs := tensorflow.ParseArgs(a, nil); return errs },
+		pytorch.Name:    func(a []string) field.ErrorList { _, errs := pytorch.ParseArgs(a, nil); return errs },
+		mpi.Name:        func(a []string) field.ErrorList { _, errs := mpi.ParseArgs(a, nil); return errs },
+		mxnet.Name:      func(a []string) field.ErrorList { _, errs := mxnet.ParseArgs(a, nil); return errs },
+	}
+	for _, plugin := range webhooktest.Plugins {
+		for _, flag := range webhooktest.Flags(plugin) {
+			for _, e := range parse[plugin]([]string{"--" + flag + "=1"}) {
+				if strings.Contains(e.Detail, "unknown flag") {
+					t.Errorf("%s: %v", plugin, e)
 				}
 			}
-		case 3:
-			if t := task(); t != nil {
-				t["minAvailable"] = pick(c, fuzzReplicas)
-			}
-		case 4:
-			p := pick(c, fuzzPlugins)
-			args, _ := plugins[p].([]any)
-			plugins[p] = append(args, fuzzArg(c, p))
-		case 5:
-			p := pick(c, fuzzPlugins)
-			plugins[p] = []any{nil, []any{}}[c.intn(2)]
-		case 6:
-			tasks = append(tasks, fuzzTask(c, pick(c, fuzzTaskNames), pick(c, fuzzReplicas)))
-		case 7:
-			if t := task(); t != nil {
-				t["name"] = pick(c, fuzzTaskNames)
-			}
-		case 8:
-			spec["minAvailable"] = pick(c, fuzzReplicas)
-		case 9:
-			if t := task(); t != nil {
-				if tmpl, ok := t["template"].(map[string]any); ok {
-					if s, ok := tmpl["spec"].(map[string]any); ok {
-						s[[]string{"hostname", "subdomain"}[c.intn(2)]] = pick(c, fuzzTaskNames)
-					}
-				}
-			}
-		case 10:
-			if t := task(); t != nil {
-				t["dependsOn"] = map[string]any{"name": []any{pick(c, fuzzTaskNames)}}
-			}
-		case 11:
-			if len(tasks) > 0 {
-				tasks = tasks[:len(tasks)-1]
-			}
-		case 12:
-			if t := task(); t != nil {
-				t["policies"] = []any{map[string]any{"event": "TaskCompleted", "action": "CompleteJob"}}
-			}
-		case 13:
-			if len(tasks) > 0 {
-				tasks[c.intn(len(tasks))] = nil
-			}
 		}
 	}
-	spec["tasks"] = tasks
-	return doc
 }

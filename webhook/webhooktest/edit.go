@@ -1,0 +1,170 @@
+package webhooktest
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+var (
+	editTaskNames = []string{"ps", "worker", "chief", "evaluator", "master", "scheduler", "server", "launcher", "a", "b", "",
+		"Worker_1", "tf.v2", "w-1", "w_1", strings.Repeat("x", 70)}
+	editReplicas = []int64{0, 1, 2, 3, 8, -1, -2147483648, 2147483647, 99999, 100000, 100001, 8000, 65536, 4000}
+	editValues   = []string{"ps", "worker", "chief", "evaluator", "master", "scheduler", "server", "a", "", " ",
+		"0", "1", "-1", "2", "65535", "65536", "1048577", "2147483648", "auto", "gpu", "cpu", "true", "false", "maybe",
+		"5m", "-5s", "300", "1y", "intel", "openmpi", "mpich", "MPICH", "busybox:1.36.1", "x y", "c10d"}
+	// editFlags adds the flags of svc and ssh, which Edit also exercises.
+	editFlags = map[string][]string{
+		"tensorflow": Flags("tensorflow"), "pytorch": Flags("pytorch"), "mpi": Flags("mpi"), "mxnet": Flags("mxnet"),
+		"svc": {"publish-not-ready-addresses", "disable-network-policy"},
+		"ssh": {"no-root", "ssh-key-file-path"},
+	}
+	editPlugins = []string{"tensorflow", "pytorch", "mpi", "mxnet", "svc", "ssh", "env"}
+	editBases   = [][2]any{
+		{"tensorflow", []string{"ps", "worker"}}, {"pytorch", []string{"master", "worker"}},
+		{"mpi", []string{"master", "worker"}}, {"mxnet", []string{"scheduler", "server", "worker"}},
+	}
+)
+
+// editArg is an argument for plugin: mostly --flag=value of a real flag, and
+// the other spellings and mistakes users make.
+func editArg(c Chooser, plugin string) string {
+	flags := editFlags[plugin]
+	if len(flags) == 0 {
+		flags = []string{"bogus"}
+	}
+	flag, value := pick(c, flags), pick(c, editValues)
+	switch c.IntN(8) {
+	case 0:
+		return "--" + flag
+	case 1:
+		return "--" + flag + " " + value
+	case 2:
+		return "-" + flag + "=" + value
+	case 3:
+		return flag
+	case 4:
+		return "--" + flag[:len(flag)/2+1] + "=" + value
+	}
+	return "--" + flag + "=" + value
+}
+
+func editTask(c Chooser, name string, replicas int64) map[string]any {
+	container := map[string]any{"name": "main", "image": "train:latest"}
+	if c.IntN(3) == 0 {
+		n := strconv.Itoa(c.IntN(9))
+		container["resources"] = map[string]any{"limits": map[string]any{"nvidia.com/gpu": n}}
+	}
+	return map[string]any{
+		"name": name, "replicas": replicas,
+		"template": map[string]any{"spec": map[string]any{"containers": []any{container}}},
+	}
+}
+
+// Edit decodes base as a JSON object, or makes a Job of one of the framework
+// plugins when it is not one, and edits it as c chooses: replicas (negative
+// and huge included), minAvailable, task names, null or missing templates,
+// null or empty plugin lists, plugin arguments drawn from the plugins' real
+// flags and plausible values, hostnames, dependsOn, tasks added, removed or
+// made null. The result may be valid or not (KindEdited); it is JSON-shaped
+// but not necessarily a Job (spec.tasks may hold nulls).
+func Edit(base []byte, c Chooser) Case {
+	var doc map[string]any
+	plugin := ""
+	if json.Unmarshal(base, &doc) != nil || doc == nil {
+		b := pick(c, editBases)
+		plugin = b[0].(string)
+		var tasks []any
+		for _, name := range b[1].([]string) {
+			tasks = append(tasks, editTask(c, name, pick(c, editReplicas)))
+		}
+		doc = map[string]any{
+			"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+			"metadata": map[string]any{"name": "edited"},
+			"spec":     map[string]any{"plugins": map[string]any{plugin: []any{}}, "tasks": tasks},
+		}
+	}
+	spec, _ := doc["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		doc["spec"] = spec
+	}
+	tasks, _ := spec["tasks"].([]any)
+	task := func() map[string]any {
+		if len(tasks) == 0 {
+			return nil
+		}
+		t, _ := tasks[c.IntN(len(tasks))].(map[string]any)
+		return t
+	}
+	plugins, _ := spec["plugins"].(map[string]any)
+	if plugins == nil {
+		plugins = map[string]any{}
+		spec["plugins"] = plugins
+	}
+	for edits := c.IntN(12); edits > 0; edits-- {
+		switch c.IntN(14) {
+		case 0:
+			if t := task(); t != nil {
+				t["replicas"] = pick(c, editReplicas)
+			}
+		case 1:
+			if t := task(); t != nil {
+				t["template"] = nil
+			}
+		case 2:
+			if t := task(); t != nil {
+				if tmpl, ok := t["template"].(map[string]any); ok {
+					delete(tmpl, "spec")
+				} else {
+					delete(t, "template")
+				}
+			}
+		case 3:
+			if t := task(); t != nil {
+				t["minAvailable"] = pick(c, editReplicas)
+			}
+		case 4:
+			p := pick(c, editPlugins)
+			args, _ := plugins[p].([]any)
+			plugins[p] = append(args, editArg(c, p))
+		case 5:
+			p := pick(c, editPlugins)
+			plugins[p] = []any{nil, []any{}}[c.IntN(2)]
+		case 6:
+			tasks = append(tasks, editTask(c, pick(c, editTaskNames), pick(c, editReplicas)))
+		case 7:
+			if t := task(); t != nil {
+				t["name"] = pick(c, editTaskNames)
+			}
+		case 8:
+			spec["minAvailable"] = pick(c, editReplicas)
+		case 9:
+			if t := task(); t != nil {
+				if tmpl, ok := t["template"].(map[string]any); ok {
+					if s, ok := tmpl["spec"].(map[string]any); ok {
+						s[[]string{"hostname", "subdomain"}[c.IntN(2)]] = pick(c, editTaskNames)
+					}
+				}
+			}
+		case 10:
+			if t := task(); t != nil {
+				t["dependsOn"] = map[string]any{"name": []any{pick(c, editTaskNames)}}
+			}
+		case 11:
+			if len(tasks) > 0 {
+				tasks = tasks[:len(tasks)-1]
+			}
+		case 12:
+			if t := task(); t != nil {
+				t["policies"] = []any{map[string]any{"event": "TaskCompleted", "action": "CompleteJob"}}
+			}
+		case 13:
+			if len(tasks) > 0 {
+				tasks[c.IntN(len(tasks))] = nil
+			}
+		}
+	}
+	spec["tasks"] = tasks
+	return Case{Plugin: plugin, Kind: KindEdited, Job: doc}
+}
