@@ -8,6 +8,7 @@ package pytorch
 
 import (
 	"strconv"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -43,6 +44,7 @@ const (
 	EnvPetRdzvEndpoint  = "PET_RDZV_ENDPOINT"
 	EnvPetRdzvID        = "PET_RDZV_ID"
 	EnvPetMaxRestarts   = "PET_MAX_RESTARTS"
+	EnvPetRdzvConf      = "PET_RDZV_CONF"
 	EnvPythonUnbuffered = "PYTHONUNBUFFERED"
 )
 
@@ -79,6 +81,10 @@ type plan struct {
 	// waitFirstWorker is false when worker 0 is the master (worker-only job) and
 	// so must not wait for itself.
 	waitFirstWorker bool
+	// rdzvEndpoint is the c10d rendezvous endpoint the plugin injects; empty
+	// unless the job is elastic with the c10d backend, whose store the
+	// endpoint's pod must host (see setRdzvHost).
+	rdzvEndpoint string
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -130,6 +136,9 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		)
 	}
 	p := &plan{master: a.Master, worker: a.Worker, hasMaster: hasMaster, port: int32(masterPort), common: common, waitFirstWorker: hasMaster}
+	if a.Elastic() && a.RdzvBackend == c10dBackend {
+		p.rdzvEndpoint = addr + ":" + port
+	}
 	if a.Wait.Enabled {
 		target := wait.Target{Host: addr}
 		if a.WaitMasterPort {
@@ -168,9 +177,102 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	env = append(env, pl.common...)
 	env = append(env, v1.EnvVar{Name: EnvRank, Value: r}, v1.EnvVar{Name: EnvPetNodeRank, Value: r})
 	inject.Env(pod, env...)
+	if pl.rdzvEndpoint != "" {
+		// The endpoint is master pod 0, or worker pod 0 without a master task.
+		setRdzvHost(pod, pl.rdzvEndpoint, isMaster || (!pl.hasMaster && index == 0))
+	}
 	inject.Port(pod, PortName, pl.port)
 	if pl.wait != nil && !isMaster && (index > 0 || pl.waitFirstWorker) {
 		pl.wait.AddTo(pod)
 	}
 	return nil
+}
+
+// c10dBackend is torchrun's default rendezvous backend, whose store one of
+// the agents hosts itself (etcd and etcd-v2 use an external etcd).
+const c10dBackend = "c10d"
+
+// isHostKey is the c10d backend's rendezvous option that says whether this
+// agent hosts the TCP store at the endpoint.
+const isHostKey = "is_host"
+
+// setRdzvHost tells torchrun in each container of pod whether it hosts the
+// c10d rendezvous store at endpoint ("host:port"): is_host=1 or is_host=0 in
+// PET_RDZV_CONF (torchrun's --rdzv-conf, "key=value,..."), appended to the
+// user's own value. Without is_host, torchrun hosts only when the endpoint's
+// host is its machine's host name or one of its addresses, and a pod's
+// "<hostname>.<subdomain>" name is neither: no agent would serve the store
+// and every one would give up (issue 17, pytorch/pytorch#73380).
+//
+// A container is left alone when it would not use this store (the user set
+// another PET_RDZV_BACKEND or PET_RDZV_ENDPOINT), when its PET_RDZV_CONF
+// already names is_host, and when that variable comes from valueFrom, which
+// cannot be merged. A --rdzv-conf on the command line replaces the variable
+// altogether; the user then writes is_host there.
+func setRdzvHost(pod *v1.Pod, endpoint string, host bool) {
+	flag := isHostKey + "=0"
+	if host {
+		flag = isHostKey + "=1"
+	}
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			if v, ok := literalEnv(c, EnvPetRdzvBackend); !ok || v != c10dBackend {
+				continue
+			}
+			if v, ok := literalEnv(c, EnvPetRdzvEndpoint); !ok || v != endpoint {
+				continue
+			}
+			j := envIndex(c, EnvPetRdzvConf)
+			if j < 0 {
+				inject.ContainerEnv(c, v1.EnvVar{Name: EnvPetRdzvConf, Value: flag})
+				continue
+			}
+			user := c.Env[j]
+			if user.ValueFrom != nil || confHasKey(user.Value, isHostKey) {
+				continue
+			}
+			merged := flag
+			if v := strings.TrimSpace(user.Value); v != "" {
+				merged = v + "," + flag
+			}
+			// A fresh slice: the template's may share the old one's array.
+			env := make([]v1.EnvVar, len(c.Env))
+			copy(env, c.Env)
+			env[j].Value = merged
+			c.Env = env
+		}
+	}
+}
+
+// envIndex returns the index of the variable name in c's env, or -1.
+func envIndex(c *v1.Container, name string) int {
+	for i, e := range c.Env {
+		if e.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// literalEnv returns the value of c's variable name, and false when c does
+// not set it or takes it from valueFrom.
+func literalEnv(c *v1.Container, name string) (string, bool) {
+	i := envIndex(c, name)
+	if i < 0 || c.Env[i].ValueFrom != nil {
+		return "", false
+	}
+	return c.Env[i].Value, true
+}
+
+// confHasKey reports whether a torchrun rendezvous configuration
+// ("key=value,...", spaces around keys ignored, as torchrun parses it) sets key.
+func confHasKey(conf, key string) bool {
+	for _, kv := range strings.Split(conf, ",") {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.TrimSpace(k) == key {
+			return true
+		}
+	}
+	return false
 }

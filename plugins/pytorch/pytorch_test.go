@@ -79,6 +79,7 @@ func TestEnv(t *testing.T) {
 			want: func() map[string]string {
 				m := base("pt-master-0.pt", "4", "4:6", "auto", "0")
 				m["PET_RDZV_BACKEND"] = "c10d"
+				m["PET_RDZV_CONF"] = "is_host=1"
 				m["PET_RDZV_ENDPOINT"] = "pt-master-0.pt:23456"
 				m["PET_RDZV_ID"] = "uid-pt"
 				m["PET_MAX_RESTARTS"] = "3"
@@ -237,5 +238,73 @@ func TestJobHooksAreIdempotent(t *testing.T) {
 	}
 	if len(job.Status.ControlledResources) != 0 {
 		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
+	}
+}
+
+// TestRendezvousHost checks who hosts torchrun's c10d rendezvous store: the
+// pod at PET_RDZV_ENDPOINT says so in PET_RDZV_CONF (is_host=1), every other
+// pod says it does not (is_host=0), merged with the user's own PET_RDZV_CONF
+// and never overriding a user's is_host. torchrun's own guess (endpoint host
+// equal to the machine's host name or address) fails for a pod's FQDN.
+func TestRendezvousHost(t *testing.T) {
+	mk := utiltesting.MakeTask
+	elastic := func(master, worker *utiltesting.TaskWrapper, args ...string) *batch.Job {
+		j := utiltesting.MakeJob("pt")
+		if master != nil {
+			j = j.Task(master.Obj())
+		}
+		return j.Task(worker.Obj()).Plugin(Name, append([]string{"--min-nodes=2", "--max-nodes=3"}, args...)...).Obj()
+	}
+	unset := "<unset>"
+	cases := map[string]struct {
+		job   *batch.Job
+		task  string
+		index int
+		want  string
+	}{
+		"the master hosts":         {job: elastic(mk("master", 1), mk("worker", 2)), task: "master", want: "is_host=1"},
+		"worker 0 does not host":   {job: elastic(mk("master", 1), mk("worker", 2)), task: "worker", want: "is_host=0"},
+		"worker 1 does not host":   {job: elastic(mk("master", 1), mk("worker", 2)), task: "worker", index: 1, want: "is_host=0"},
+		"worker-only: worker 0":    {job: elastic(nil, mk("worker", 3)), task: "worker", want: "is_host=1"},
+		"worker-only: worker 2":    {job: elastic(nil, mk("worker", 3)), task: "worker", index: 2, want: "is_host=0"},
+		"merged with the user's":   {job: elastic(mk("master", 1).Env("PET_RDZV_CONF", "read_timeout=120"), mk("worker", 2)), task: "master", want: "read_timeout=120,is_host=1"},
+		"an empty user value":      {job: elastic(mk("master", 1).Env("PET_RDZV_CONF", " "), mk("worker", 2)), task: "master", want: "is_host=1"},
+		"the user's is_host wins":  {job: elastic(mk("master", 1), mk("worker", 2).Env("PET_RDZV_CONF", "timeout=9, is_host = true"), "--max-nodes=3"), task: "worker", want: "timeout=9, is_host = true"},
+		"not elastic":              {job: utiltesting.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(), task: "master", want: unset},
+		"etcd backend":             {job: elastic(mk("master", 1), mk("worker", 2), "--rdzv-backend=etcd-v2"), task: "master", want: unset},
+		"user's own backend":       {job: elastic(mk("master", 1).Env("PET_RDZV_BACKEND", "etcd"), mk("worker", 2)), task: "master", want: unset},
+		"user's own endpoint":      {job: elastic(mk("master", 1).Env("PET_RDZV_ENDPOINT", "store:2379"), mk("worker", 2)), task: "master", want: unset},
+		"pytorchjob-port override": {job: elastic(mk("master", 1).Port(PortName, 29400), mk("worker", 2)), task: "master", want: "is_host=1"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, tc.index)
+			got, ok := utiltesting.Env(pod, 0)[EnvPetRdzvConf]
+			if !ok {
+				got = unset
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", EnvPetRdzvConf, diff)
+			}
+		})
+	}
+}
+
+// TestRendezvousHostUserValueFrom checks that a PET_RDZV_CONF the user takes
+// from elsewhere (valueFrom) is left alone: it cannot be merged.
+func TestRendezvousHostUserValueFrom(t *testing.T) {
+	task := utiltesting.MakeTask("master", 1)
+	from := &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "conf", LocalObjectReference: v1.LocalObjectReference{Name: "rdzv"}}}
+	task.Template.Spec.Containers[0].Env = []v1.EnvVar{{Name: EnvPetRdzvConf, ValueFrom: from}}
+	job := utiltesting.MakeJob("pt").Task(task.Obj()).Task(utiltesting.MakeTask("worker", 1).Obj()).Plugin(Name, "--min-nodes=1").Obj()
+	pod := runPod(t, job, "master", 0)
+	var got []v1.EnvVar
+	for _, e := range pod.Spec.Containers[0].Env {
+		if e.Name == EnvPetRdzvConf {
+			got = append(got, e)
+		}
+	}
+	if diff := cmp.Diff([]v1.EnvVar{{Name: EnvPetRdzvConf, ValueFrom: from}}, got); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", EnvPetRdzvConf, diff)
 	}
 }
