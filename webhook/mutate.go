@@ -167,7 +167,9 @@ func lifecycle(job *batch.Job, uses []use) {
 			continue
 		}
 		if u.completion != "" && !jobHandlesCompletion && bare[u.completion] {
-			if t, ok := jobs.Task(job, u.completion); ok {
+			// Two plugins may name the same task; a second TaskCompleted policy
+			// would make Volcano deny the Job for policies the user never wrote.
+			if t, ok := jobs.Task(job, u.completion); ok && !handles(t.Policies, busv1alpha1.TaskCompletedEvent) {
 				t.Policies = append(t.Policies, batch.LifecyclePolicy{Event: busv1alpha1.TaskCompletedEvent, Action: busv1alpha1.CompleteJobAction})
 			}
 		}

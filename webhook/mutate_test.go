@@ -334,3 +334,25 @@ func TestIsGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestMutateJobOneCompletionPolicyPerTask: when two framework plugins name
+// the same task as the one that completes the Job, it gets one TaskCompleted
+// policy; two would make Volcano deny the Job ("duplicate event
+// TaskCompleted") for policies the user never wrote.
+func TestMutateJobOneCompletionPolicyPerTask(t *testing.T) {
+	job := mkJob("shared").
+		Task(MakeTask("mx-scheduler", 1).Obj()).Task(MakeTask("server", 2).Obj()).Task(MakeTask("worker", 4).Obj()).
+		Plugin("mxnet", "--scheduler=mx-scheduler", "--port=9091").Plugin("pytorch", "--worker=worker").Obj()
+	mutated, _ := MutateJob(job, Options{})
+	var got []string
+	for _, task := range mutated.Spec.Tasks {
+		for _, p := range task.Policies {
+			if p.Event == taskCompleted {
+				got = append(got, task.Name)
+			}
+		}
+	}
+	if diff := cmp.Diff([]string{"worker"}, got); diff != "" {
+		t.Errorf("tasks with a TaskCompleted policy (-want +got):\n%s", diff)
+	}
+}
