@@ -2,7 +2,9 @@
 // flags and the same admissions for jobs, pods, podgroups and queues) with this
 // project's tensorflow, pytorch, mpi and mxnet job plugins registered, so that
 // Volcano's job validation accepts them (mxnet included), and with this
-// project's job admissions (package webhook) served beside Volcano's. It is a
+// project's job admissions (package webhook) served beside Volcano's. Volcano's
+// job validation sees framework Jobs without their framework plugins, whose
+// arguments ours judges alone (webhook.WithoutFrameworkPlugins). It is a
 // drop-in replacement for Volcano's vc-webhook-manager image. docs/webhook.md
 // describes the admissions, their webhook configurations and the flags.
 package main
@@ -75,6 +77,11 @@ func main() {
 		// which Volcano's manager hands the admissions when it starts them.
 		if err := webhook.Register(webhook.Options{GPUResources: *gpuResources}); err != nil {
 			klog.Fatalf("Registering the framework job admissions: %v", err)
+		}
+		// Our validation judges the framework plugins' arguments; Volcano's
+		// in-tree mpi parser misreads them and would deny beside it.
+		if err := webhook.WrapVolcanoValidation(); err != nil {
+			klog.Fatalf("Wrapping Volcano's job validation: %v", err)
 		}
 		config.EnabledAdmission = webhook.EnableIn(config.EnabledAdmission)
 		if *createConfigs {
