@@ -64,15 +64,16 @@ binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local
 $(LOCAL_BIN)/etcd:
 	$(call local_go_build,$@,go.etcd.io/etcd/server/v3)
 $(LOCAL_BIN)/kube-apiserver:
-	$(call local_go_build,$@,k8s.io/kubernetes/cmd/kube-apiserver)
+	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kube-apiserver)
 $(LOCAL_BIN)/kube-controller-manager:
-	$(call local_go_build,$@,k8s.io/kubernetes/cmd/kube-controller-manager)
+	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kube-controller-manager)
 $(LOCAL_BIN)/vc-scheduler:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/scheduler)
 $(LOCAL_BIN)/vcctl:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/cli)
-# The real node's kubelet reports the version of the kubernetes module (as the
-# apiserver's own build would); without these flags it says v0.0.0-master.
+# The control plane and the real node's kubelet report the version of the
+# kubernetes module, as release builds do; without these flags they say
+# v0.0.0-master.
 KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
 KUBE_VERSION_WORDS = $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
 KUBE_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
