@@ -25,7 +25,7 @@ test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, a
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	cd hack/tools && $(GO) test -count=1 ./images
 
-test-e2e: binaries node ## The Ginkgo e2e suite against a real local Volcano cluster.
+test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
 
 FUZZTIME ?= 60s
