@@ -53,6 +53,15 @@ func startProcess(root, name, binary string, args, env []string) (*process, erro
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
+	// Start can return while the child is still inside execve, its
+	// /proc/<pid>/cmdline empty for a moment: alive() would not recognise it
+	// yet. Waiting for the new command line (a few milliseconds at most) keeps
+	// every later check simple.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		if data, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", cmd.Process.Pid)); err != nil || len(data) > 0 {
+			break
+		}
+	}
 	p := &process{
 		ComponentState: ComponentState{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logFile},
 		done:           make(chan struct{}),
