@@ -2,13 +2,11 @@ package webhook
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	whv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
 
 	commonutil "volcano.sh/volcano/pkg/util"
@@ -191,13 +189,5 @@ func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 	if len(errs) == 0 {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
-	return &admissionv1.AdmissionResponse{
-		Allowed: false,
-		Result: &metav1.Status{
-			Status:  metav1.StatusFailure,
-			Code:    http.StatusUnprocessableEntity,
-			Reason:  metav1.StatusReasonInvalid,
-			Message: errs.ToAggregate().Error(),
-		},
-	}
+	return denial(errs.ToAggregate().Error())
 }

@@ -90,15 +90,9 @@ func labelsContain(have, want map[string]string) bool {
 // *NotOwnedError.
 func Delete(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string) error {
 	cms := client.CoreV1().ConfigMaps(job.Namespace)
-	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
+	cm, err := owned(ctx, client, job, name)
+	if cm == nil || err != nil {
 		return err
-	}
-	if !metav1.IsControlledBy(cm, job) {
-		return &NotOwnedError{Namespace: job.Namespace, Name: name, Job: job.Name}
 	}
 	uid := cm.UID
 	err = cms.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
@@ -113,15 +107,23 @@ func Delete(ctx context.Context, client kubernetes.Interface, job *batch.Job, na
 // *NotOwnedError when another owner's ConfigMap has the name, and API errors
 // as they come. It reads, never writes.
 func Check(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string) error {
+	_, err := owned(ctx, client, job, name)
+	return err
+}
+
+// owned returns ConfigMap name if job controls it, nil and nil if it does not
+// exist, nil and a *NotOwnedError if another owner's has the name, and API
+// errors as they come.
+func owned(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string) (*v1.ConfigMap, error) {
 	cm, err := client.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !metav1.IsControlledBy(cm, job) {
-		return &NotOwnedError{Namespace: job.Namespace, Name: name, Job: job.Name}
+		return nil, &NotOwnedError{Namespace: job.Namespace, Name: name, Job: job.Name}
 	}
-	return nil
+	return cm, nil
 }
