@@ -196,8 +196,8 @@ func freePort() (int, error) {
 }
 
 // freePortExcept returns a free port on 127.0.0.1 that is none of the ports
-// already given out (freePort may return one of them again, since each probe
-// closes its listener).
+// already given out: each freePort probe closes its listener, so the kernel
+// may hand out the same port twice.
 func freePortExcept(taken map[string]int) (int, error) {
 	for {
 		port, err := freePort()

@@ -55,18 +55,12 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 	}
 	fmt.Fprintf(cfg.Out, "starting local cluster in %s (%d nodes, webhook manager: %v)\n", root, cfg.Nodes, u.state.Webhook)
 
-	taken := map[int]bool{}
 	for _, name := range []string{Etcd, "etcd-peer", KubeAPIServer, KubeControllerManager, WebhookManager} {
-		// Each probe's listener is closed before the next, so the kernel may
-		// hand out the same port twice.
-		for u.state.Ports[name] == 0 || taken[u.state.Ports[name]] {
-			port, err := freePort()
-			if err != nil {
-				return nil, err
-			}
-			u.state.Ports[name] = port
+		port, err := freePortExcept(u.state.Ports)
+		if err != nil {
+			return nil, err
 		}
-		taken[u.state.Ports[name]] = true
+		u.state.Ports[name] = port
 	}
 	ports := u.state.Ports
 	u.state.Server = fmt.Sprintf("https://127.0.0.1:%d", ports[KubeAPIServer])
