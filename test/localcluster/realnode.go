@@ -527,7 +527,11 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 			podNetns = append(podNetns, filepath.Join("/run/netns", e.Name()))
 		}
 	}
-	under := append([]string{root, "/run/containerd", "/var/lib/kubelet"}, podNetns...)
+	// Only the cluster's own directory and the pods' namespaces: the node's
+	// containerd and kubelet mount nothing else, and a containerd of the host
+	// may have mounts under /run/containerd that are not ours to touch (the
+	// paths the node created are unmounted with their removal below).
+	under := append([]string{root}, podNetns...)
 	if err := unmountUnder(under); err != nil {
 		errs = append(errs, err)
 	}
