@@ -155,18 +155,22 @@ func PartialGPUWarning(task string, gpu v1.ResourceName, minAvailable, replicas 
 // lifecycle sets the completion policy, restartPolicy and wait-timeout
 // defaults.
 func lifecycle(job *batch.Job, uses []use) {
-	jobHandlesCompletion := handles(job.Spec.Policies, busv1alpha1.TaskCompletedEvent)
+	// A TaskCompleted policy the user wrote anywhere, on the job or on any
+	// task, says which completion ends the Job: adding ours to another task
+	// would end it earlier than the user chose.
+	userHandlesCompletion := handles(job.Spec.Policies, busv1alpha1.TaskCompletedEvent)
 	jobHandlesFailure := handles(job.Spec.Policies, busv1alpha1.PodFailedEvent)
 	// Only tasks the user gave no policies get ours, the two below included.
 	bare := map[string]bool{}
 	for _, t := range job.Spec.Tasks {
 		bare[t.Name] = len(t.Policies) == 0
+		userHandlesCompletion = userHandlesCompletion || handles(t.Policies, busv1alpha1.TaskCompletedEvent)
 	}
 	for _, u := range uses {
 		if len(u.errs) > 0 {
 			continue
 		}
-		if u.completion != "" && !jobHandlesCompletion && bare[u.completion] {
+		if u.completion != "" && !userHandlesCompletion && bare[u.completion] {
 			// Two plugins may name the same task; a second TaskCompleted policy
 			// would make Volcano deny the Job for policies the user never wrote.
 			if t, ok := jobs.Task(job, u.completion); ok && !handles(t.Policies, busv1alpha1.TaskCompletedEvent) {

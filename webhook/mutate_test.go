@@ -262,6 +262,15 @@ func TestMutateJob(t *testing.T) {
 				Plugin("tensorflow", "--bogus").Plugin("svc").Obj(),
 		},
 		{
+			name: "the user made another task complete the job: the framework's completion task gets no policy",
+			job: mkJob("mx").Task(MakeTask("scheduler", 1).Policy(taskCompleted, completeJob).Obj()).
+				Task(MakeTask("server", 1).Obj()).Task(MakeTask("worker", 2).Obj()).
+				Plugin("mxnet").Obj(),
+			want: mkJob("mx").Task(MakeTask("scheduler", 1).Policy(taskCompleted, completeJob).Obj()).
+				Task(MakeTask("server", 1).Obj()).Task(MakeTask("worker", 2).Obj()).
+				Plugin("mxnet").Plugin("svc").Obj(),
+		},
+		{
 			name: "two frameworks: each one's completion task and roles",
 			job: mkJob("two").Task(MakeTask("chief", 1).RestartPolicy("").Obj()).
 				Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("learner", 2).Obj()).
