@@ -1,137 +1,18 @@
 package framework
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"sync"
-	"time"
 
-	"github.com/onsi/ginkgo/v2"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/internal/training"
 )
 
-// LogFollower streams the log of one container of every pod of a Job while
-// the pods run. A Job whose completing task finishes first has its other,
-// still running pods deleted (Volcano's CompleteJob), and a deleted pod's log
-// can no longer be read: only a log followed from the start is complete.
-type LogFollower struct {
-	f         *Framework
-	job       *batch.Job
-	container string
-	// stopDiscover ends the search for new pods, stopStreams the streams.
-	stopDiscover, stopStreams context.CancelFunc
-	discover                  sync.WaitGroup
-	streams                   sync.WaitGroup
-
-	mu   sync.Mutex
-	logs map[string]*bytes.Buffer
-}
-
 // FollowLogs starts following the log of container in every pod of job that
-// exists now or appears later, each from the start of the container until it
-// ends (its first run only), until Collect. job is the Job as created.
-func (f *Framework) FollowLogs(ctx context.Context, job *batch.Job, container string) *LogFollower {
-	streamCtx, stopStreams := context.WithCancel(ctx)
-	discoverCtx, stopDiscover := context.WithCancel(streamCtx)
-	lf := &LogFollower{f: f, job: job, container: container, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[string]*bytes.Buffer{}}
-	lf.discover.Add(1)
-	go func() {
-		defer ginkgo.GinkgoRecover()
-		defer lf.discover.Done()
-		for {
-			for _, pod := range f.PodsOf(job) {
-				lf.mu.Lock()
-				_, seen := lf.logs[pod.Name]
-				if !seen {
-					lf.logs[pod.Name] = &bytes.Buffer{}
-				}
-				lf.mu.Unlock()
-				if !seen {
-					lf.streams.Add(1)
-					go lf.follow(streamCtx, pod)
-				}
-			}
-			select {
-			case <-discoverCtx.Done():
-				return
-			case <-time.After(Interval):
-			}
-		}
-	}()
-	return lf
-}
-
-// follow copies the pod's container log into its buffer: it retries opening
-// the stream until the container has started, then reads until the stream
-// ends (the container exited, or the pod went away). A stream that ends
-// empty while the container has not terminated is opened again: on the real
-// node a followed log once came back empty from a container that had printed.
-func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
-	defer lf.streams.Done()
-	opts := &corev1.PodLogOptions{Container: lf.container, Follow: true}
-	for {
-		rc, err := lf.f.Kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
-		if err == nil {
-			var buf bytes.Buffer
-			_, _ = io.Copy(&buf, rc)
-			rc.Close()
-			if buf.Len() > 0 || lf.terminated(ctx, pod) {
-				lf.mu.Lock()
-				lf.logs[pod.Name] = &buf
-				lf.mu.Unlock()
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Second):
-		}
-	}
-}
-
-// terminated reports whether the followed container of pod has terminated,
-// or the pod is gone (or cannot be read).
-func (lf *LogFollower) terminated(ctx context.Context, pod *corev1.Pod) bool {
-	p, err := lf.f.Kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
-		return true
-	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == lf.container {
-			return cs.State.Terminated != nil
-		}
-	}
-	return false
-}
-
-// Collect stops looking for new pods, waits up to timeout for the streams of
-// the pods found to end, and returns each pod's log by pod name ("" for a pod
-// whose container never started). Streams still open after timeout are cut
-// and return what they had read.
-func (lf *LogFollower) Collect(timeout time.Duration) map[string]string {
-	lf.stopDiscover()
-	lf.discover.Wait()
-	done := make(chan struct{})
-	go func() {
-		lf.streams.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(timeout):
-	}
-	lf.stopStreams()
-	lf.streams.Wait()
-	lf.mu.Lock()
-	defer lf.mu.Unlock()
-	out := make(map[string]string, len(lf.logs))
-	for name, buf := range lf.logs {
-		out[name] = buf.String()
-	}
-	return out
+// exists now or appears later (see training.FollowLogs). job is the Job as
+// created.
+func (f *Framework) FollowLogs(ctx context.Context, job *batch.Job, container string) *training.LogFollower {
+	return training.FollowLogs(ctx, f.Kube, container, func(context.Context) []*corev1.Pod { return f.PodsOf(job) })
 }

@@ -11,7 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/training"
 )
 
 // RequireRealNode skips the spec when the suite's cluster has no real node:
@@ -25,23 +25,8 @@ func RequireRealNode() {
 	}
 }
 
-// OnRealNode makes every pod of job select the real node and tolerate its
-// taint, and sets imagePullPolicy IfNotPresent on its containers (the node's
-// images are loaded from tarballs; nothing can be pulled). It returns job.
-func OnRealNode(job *batch.Job) *batch.Job {
-	for i := range job.Spec.Tasks {
-		spec := &job.Spec.Tasks[i].Template.Spec
-		if spec.NodeSelector == nil {
-			spec.NodeSelector = map[string]string{}
-		}
-		spec.NodeSelector[localcluster.RealNodeLabel] = "true"
-		spec.Tolerations = append(spec.Tolerations, localcluster.RealNodeToleration())
-		for j := range spec.Containers {
-			spec.Containers[j].ImagePullPolicy = corev1.PullIfNotPresent
-		}
-	}
-	return job
-}
+// OnRealNode is training.OnRealNode: job's pods run on the real node.
+func OnRealNode(job *batch.Job) *batch.Job { return training.OnRealNode(job) }
 
 // PodLog is TryPodLog failing the spec on error.
 func (f *Framework) PodLog(ctx context.Context, pod *corev1.Pod, container string) string {

@@ -1,0 +1,148 @@
+// Package training describes the example Jobs of example/ that run for real
+// on the local cluster's real node (training jobs, and contract checks for the
+// frameworks Debian does not package), and judges what their pods printed.
+// `make demo` and the e2e suite run the same examples with the same
+// judgement.
+package training
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/test/localcluster"
+)
+
+// ImageTar is the training image (Debian's python3-torch 1.13, python3-sklearn,
+// python3-mpi4py, Open MPI, MPICH, OpenSSH), relative to the module root: the
+// real node loads it at cluster start; `make node-images-training` builds it.
+const ImageTar = "_output/images/training.tar"
+
+// Example is one example Job that runs for real.
+type Example struct {
+	// Framework is the framework plugin the Job uses.
+	Framework string
+	// What says in a few words what the Job runs.
+	What string
+	// File is the Job's YAML, relative to the module root.
+	File string
+	// ConfigMap is the ConfigMap the Job mounts its program from; Programs
+	// are the files (relative to the module root) it holds, each under its
+	// base name, as `kubectl create configmap NAME --from-file=...` makes it.
+	ConfigMap string
+	Programs  []string
+	// Container is the container of every pod that runs the program.
+	Container string
+	// Judge decides from the Job's pods and their Container logs (by pod
+	// name; "" for a pod whose log could not be read) whether the Job did
+	// what it must. It returns one line summing the run up, or an error that
+	// names what is wrong.
+	Judge func(pods []*corev1.Pod, logs map[string]string) (string, error)
+}
+
+// Examples are the Jobs that run for real, in the order `make demo` shows them.
+var Examples = []Example{
+	{
+		Framework: "pytorch", What: "DDP with env://, master and 2 workers",
+		File: "example/pytorch/pytorch-digits-ddp.yaml", ConfigMap: "pytorch-digits",
+		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
+		Judge: judgeDigits(3, 3, false),
+	},
+	{
+		Framework: "pytorch", What: "torchrun from the PET_* variables only, worker-only",
+		File: "example/pytorch/pytorch-digits-torchrun.yaml", ConfigMap: "pytorch-digits",
+		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
+		Judge: judgeDigits(3, 3, false),
+	},
+	{
+		Framework: "pytorch", What: "elastic torchrun with c10d, --min-nodes=2 --max-nodes=3",
+		File: "example/pytorch/pytorch-digits-elastic.yaml", ConfigMap: "pytorch-digits",
+		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
+		Judge: judgeDigits(2, 3, true),
+	},
+	{
+		Framework: "tensorflow", What: "TF_CONFIG contract check: chief, ps and 2 workers reach each other",
+		File: "example/tensorflow/tensorflow-contract.yaml", ConfigMap: "tf-config-check",
+		Programs: []string{"example/tensorflow/tf_config_check.py"}, Container: "tensorflow",
+		Judge: judgeTFConfig,
+	},
+	{
+		Framework: "mxnet", What: "DMLC_* contract check: ps-lite start-up with scheduler, 2 servers and 2 workers",
+		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
+		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
+		Judge: judgeDMLC,
+	},
+}
+
+// LoadJob reads the Volcano Job of file (relative to root) strictly.
+func LoadJob(root, file string) (*batch.Job, error) {
+	data, err := os.ReadFile(filepath.Join(root, file))
+	if err != nil {
+		return nil, err
+	}
+	job := &batch.Job{}
+	if err := yaml.UnmarshalStrict(data, job); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if job.Kind != "Job" || job.APIVersion != batch.SchemeGroupVersion.String() {
+		return nil, fmt.Errorf("%s: want a %s Job, got %s %s", file, batch.SchemeGroupVersion, job.APIVersion, job.Kind)
+	}
+	return job, nil
+}
+
+// ConfigMapOf returns ex's ConfigMap in namespace, with its programs read
+// from under root.
+func (ex Example) ConfigMapOf(root, namespace string) (*corev1.ConfigMap, error) {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: ex.ConfigMap, Namespace: namespace},
+		Data:       map[string]string{},
+	}
+	for _, p := range ex.Programs {
+		data, err := os.ReadFile(filepath.Join(root, p))
+		if err != nil {
+			return nil, err
+		}
+		cm.Data[filepath.Base(p)] = string(data)
+	}
+	return cm, nil
+}
+
+// OnRealNode makes every pod of job select the real node and tolerate its
+// taint, and sets imagePullPolicy IfNotPresent on its containers (the node's
+// images are loaded from tarballs; nothing can be pulled). It returns job.
+func OnRealNode(job *batch.Job) *batch.Job {
+	for i := range job.Spec.Tasks {
+		spec := &job.Spec.Tasks[i].Template.Spec
+		if spec.NodeSelector == nil {
+			spec.NodeSelector = map[string]string{}
+		}
+		spec.NodeSelector[localcluster.RealNodeLabel] = "true"
+		spec.Tolerations = append(spec.Tolerations, localcluster.RealNodeToleration())
+		for j := range spec.Containers {
+			spec.Containers[j].ImagePullPolicy = corev1.PullIfNotPresent
+		}
+	}
+	return job
+}
+
+// envOf returns the literal environment variables of pod's container.
+func envOf(pod *corev1.Pod, container string) map[string]string {
+	out := map[string]string{}
+	for _, c := range pod.Spec.Containers {
+		if c.Name != container {
+			continue
+		}
+		for _, e := range c.Env {
+			if e.ValueFrom == nil {
+				out[e.Name] = e.Value
+			}
+		}
+	}
+	return out
+}
