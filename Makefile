@@ -41,7 +41,7 @@ fuzz: ## Fuzz both admissions (FuzzAdmission) for FUZZTIME (default 60s); failin
 
 # KEEP=1 leaves the cluster running (`make local-down` stops it); a cluster
 # that already ran (make local-up) is reused and left running.
-demo: binaries node ## Bring up a local cluster, run one Job per framework, show what was injected (KEEP=1: keep the cluster).
+demo: binaries node-training ## Bring up a local cluster, train the examples on its real node (KWOK simulation without one), show what was injected and the results (KEEP=1: keep the cluster).
 	$(call local_go_build,$(BIN)/demo,./hack/demo)
 	@KEEP='$(KEEP)' $(BIN)/demo
 

@@ -22,7 +22,9 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
 // frameworks are the example directories, in the order the demo runs them.
@@ -41,6 +43,25 @@ type example struct {
 	framework string
 	file      string // relative to the module root
 	job       *batch.Job
+	// real is set for the examples that run on the real node: what they
+	// need and how their result is judged.
+	real *training.Example
+}
+
+// loadRealExamples loads the examples of package training, placed on the
+// real node.
+func loadRealExamples(root, namespace string) ([]*example, error) {
+	var out []*example
+	for i := range training.Examples {
+		ex := &training.Examples[i]
+		job, err := training.LoadJob(root, ex.File)
+		if err != nil {
+			return nil, err
+		}
+		job.Namespace = namespace
+		out = append(out, &example{framework: ex.Framework, file: ex.File, job: training.OnRealNode(job), real: ex})
+	}
+	return out, nil
 }
 
 func loadExamples(root, namespace string) ([]*example, error) {
@@ -129,6 +150,9 @@ type run struct {
 	podGroup   string                 // message of the PodGroup while pods are unbound
 	hostfile   *string                // the MPI hostfile, once seen
 	hostfileCM string
+	logs       *training.LogFollower // the program's log of every pod, for real runs
+	verdict    string                // the judge's summary of a real run
+	podLogs    map[string]string     // the followed logs by pod name, once collected
 
 	lastLine    string    // phase and succeeded count last printed
 	ended       time.Time // when a final phase was seen; done follows at the next poll
@@ -139,8 +163,22 @@ type run struct {
 	elapsed     time.Duration
 }
 
-func (c *clients) submit(ctx context.Context, examples []*example) ([]*run, error) {
+func (c *clients) submit(ctx context.Context, root string, examples []*example) ([]*run, error) {
 	var runs []*run
+	created := map[string]bool{}
+	for _, ex := range examples {
+		if ex.real != nil && !created[ex.real.ConfigMap] {
+			cm, err := ex.real.ConfigMapOf(root, c.namespace)
+			if err != nil {
+				return nil, err
+			}
+			if _, err := c.kube.CoreV1().ConfigMaps(c.namespace).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				return nil, fmt.Errorf("creating ConfigMap %s: %w", cm.Name, err)
+			}
+			created[cm.Name] = true
+			fmt.Printf("  created ConfigMap %s from %s\n", cm.Name, strings.Join(ex.real.Programs, " "))
+		}
+	}
 	for _, ex := range examples {
 		r := &run{example: ex, pods: map[string]*corev1.Pod{}, gone: map[string]bool{}}
 		var tasks []string
@@ -157,10 +195,30 @@ func (c *clients) submit(ctx context.Context, examples []*example) ([]*run, erro
 		}
 		r.submitted = time.Now()
 		r.job = created
+		if ex.real != nil {
+			name := created.Name
+			r.logs = training.FollowLogs(ctx, c.kube, ex.real.Container, func(ctx context.Context) []*corev1.Pod {
+				return c.jobPods(ctx, name)
+			})
+		}
 		fmt.Printf("  submitted %-10s %-13s from %-36s %s\n", ex.framework, ex.job.Name, ex.file, strings.Join(tasks, " "))
 		runs = append(runs, r)
 	}
 	return runs, nil
+}
+
+// jobPods lists the pods of the job named name (none on error).
+func (c *clients) jobPods(ctx context.Context, name string) []*corev1.Pod {
+	sel := labels.Set{batch.JobNameKey: name}.String()
+	list, err := c.kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil
+	}
+	out := make([]*corev1.Pod, 0, len(list.Items))
+	for i := range list.Items {
+		out = append(out, &list.Items[i])
+	}
+	return out
 }
 
 // watchPods starts watching the pods of the namespace, before any job is
@@ -317,6 +375,15 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 		fmt.Printf("  %s %-13s %-11s %s\n", stamp(t0), name, phase, r.counts())
 		r.lastLine = key
 	}
+	if r.real != nil {
+		for _, p := range sortedPods(r) {
+			if p.Status.Phase == corev1.PodFailed {
+				r.end(false, "pod "+p.Name+" failed"+exitOf(p, r.real.Container))
+				fmt.Printf("  %s %-13s FAILED      %s\n", stamp(t0), name, r.reason)
+				return
+			}
+		}
+	}
 	switch phase {
 	case batch.Completed:
 		r.end(true, "")
@@ -448,7 +515,64 @@ func (c *clients) podGroupMessage(ctx context.Context, job *batch.Job) string {
 	return ""
 }
 
+// exitOf describes how container of the failed pod p ended, as " (exit
+// code N: message)", or "".
+func exitOf(p *corev1.Pod, container string) string {
+	for _, cs := range p.Status.ContainerStatuses {
+		if t := cs.State.Terminated; cs.Name == container && t != nil {
+			if t.Message != "" {
+				return fmt.Sprintf(" (exit code %d: %s)", t.ExitCode, strings.TrimSpace(t.Message))
+			}
+			return fmt.Sprintf(" (exit code %d)", t.ExitCode)
+		}
+	}
+	return ""
+}
+
+// judge collects the logs of a real run and judges them; a run whose Job
+// completed but whose result is wrong fails.
+func (r *run) judge() {
+	if r.real == nil || r.logs == nil {
+		return
+	}
+	logs := r.logs.Collect(30 * time.Second)
+	r.podLogs = logs
+	if !r.ok {
+		return
+	}
+	pods := sortedPods(r)
+	for _, p := range pods {
+		if p.Spec.NodeName != localcluster.RealNodeName {
+			r.ok, r.reason = false, fmt.Sprintf("pod %s ran on %s, not on the real node", p.Name, p.Spec.NodeName)
+			return
+		}
+	}
+	summary, err := r.real.Judge(pods, logs)
+	if err != nil {
+		r.ok, r.reason = false, "wrong result: "+err.Error()
+		return
+	}
+	r.verdict = summary
+}
+
 func (r *run) resultLine() string {
+	if r.real != nil {
+		status := "trained"
+		if r.real.Framework == "tensorflow" || r.real.Framework == "mxnet" {
+			status = "checked"
+		}
+		switch {
+		case r.interrupted:
+			status = "STOPPED"
+		case !r.ok:
+			status = "FAILED"
+		}
+		line := fmt.Sprintf("%-10s  %-24s  %-7s  %6s  ", r.framework, r.example.job.Name, status, seconds(r.elapsed))
+		if r.ok {
+			return line + r.verdict
+		}
+		return line + r.reason
+	}
 	status := "Completed"
 	switch {
 	case r.interrupted:

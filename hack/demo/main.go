@@ -36,6 +36,7 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/cli"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
@@ -45,17 +46,29 @@ func main() {
 
 type options struct {
 	dir, binDir, namespace string
+	mode                   string
 	jobTimeout             time.Duration
+	realJobTimeout         time.Duration
 	upTimeout              time.Duration
 	keep                   bool
 }
+
+// The demo's modes: the examples that train on the real node, or the
+// control-plane simulation on the KWOK nodes.
+const (
+	modeAuto = "auto"
+	modeReal = "real"
+	modeKWOK = "kwok"
+)
 
 func mainStatus() int {
 	var o options
 	flag.StringVar(&o.dir, "dir", "_output/local", "cluster root directory, shared with `make local-up` (relative to the module root)")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries`")
 	flag.StringVar(&o.namespace, "namespace", "demo", "namespace the example jobs run in; deleted and recreated on every run")
-	flag.DurationVar(&o.jobTimeout, "job-timeout", 3*time.Minute, "how long each job may take to complete, from its submission")
+	flag.StringVar(&o.mode, "mode", envOr("DEMO_MODE", modeAuto), "real: the examples that train on the real node; kwok: one minimal Job per framework on the KWOK nodes (what the plugins inject, no training); auto: real where the real node and the training image are there (also DEMO_MODE in the environment)")
+	flag.DurationVar(&o.jobTimeout, "job-timeout", 3*time.Minute, "how long each KWOK job may take to complete, from its submission")
+	flag.DurationVar(&o.realJobTimeout, "real-job-timeout", 8*time.Minute, "how long each job on the real node may take to complete, from its submission (they run side by side on 2 cores)")
 	flag.DurationVar(&o.upTimeout, "up-timeout", 3*time.Minute, "how long starting the cluster may take")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running at the end (also KEEP=1 in the environment)")
 	flag.Parse()
@@ -76,10 +89,23 @@ func mainStatus() int {
 	dir := localcluster.AbsUnder(root, o.dir)
 	binDir := localcluster.AbsUnder(root, o.binDir)
 
+	switch o.mode {
+	case modeAuto, modeReal, modeKWOK:
+	default:
+		return fail(fmt.Errorf("--mode %q: want %s, %s or %s", o.mode, modeAuto, modeReal, modeKWOK))
+	}
 	// Load the examples before touching the cluster: a broken file fails fast.
 	examples, err := loadExamples(root, o.namespace)
 	if err != nil {
 		return fail(err)
+	}
+	realExamples, err := loadRealExamples(root, o.namespace)
+	if err != nil {
+		return fail(err)
+	}
+	_, imageErr := os.Stat(filepath.Join(root, training.ImageTar))
+	if o.mode == modeReal && imageErr != nil {
+		return fail(fmt.Errorf("--mode real needs the training image: %w (make node-training builds it)", imageErr))
 	}
 
 	heading("Local cluster")
@@ -87,11 +113,20 @@ func mainStatus() int {
 	if st, err := localcluster.Status(dir); err == nil && st.Running() {
 		wasRunning = true
 	}
+	realNode := localcluster.RealNodeAuto
+	switch {
+	case o.mode == modeReal:
+		realNode = localcluster.RealNodeOn
+	case o.mode == modeKWOK:
+		// The simulation needs no real node; one already running is reused.
+		realNode = localcluster.RealNodeOff
+	}
 	cl, err := localcluster.Up(ctx, localcluster.Config{
-		RootDir: dir,
-		BinDir:  binDir,
-		Timeout: o.upTimeout,
-		Out:     cli.Indent(os.Stdout, "  "),
+		RootDir:  dir,
+		BinDir:   binDir,
+		Timeout:  o.upTimeout,
+		Out:      cli.Indent(os.Stdout, "  "),
+		RealNode: realNode,
 	})
 	if err != nil {
 		if ctx.Err() != nil {
@@ -124,7 +159,18 @@ func mainStatus() int {
 			localcluster.RealNodeName, cl.RealNode.DNS, localcluster.RealNodeLabel)
 	}
 
-	code := demo(ctx, cl, examples, o)
+	jobTimeout := o.jobTimeout
+	switch {
+	case o.mode == modeKWOK:
+		fmt.Println("  --mode kwok: the minimal example of each framework on the KWOK nodes (no training)")
+	case cl.RealNode == nil:
+		fmt.Println("  note: no real node on this machine (see above), so no training: the minimal example of each framework on the KWOK nodes instead")
+	case imageErr != nil:
+		fmt.Printf("  note: no training image (%s; make node-training builds it), so no training: the minimal example of each framework on the KWOK nodes instead\n", training.ImageTar)
+	default:
+		examples, jobTimeout = realExamples, o.realJobTimeout
+	}
+	code := demo(ctx, cl, root, examples, jobTimeout, o)
 
 	fmt.Println()
 	switch {
@@ -156,7 +202,7 @@ func mainStatus() int {
 
 // demo runs the examples on cl and prints everything about them; it returns
 // the exit status.
-func demo(ctx context.Context, cl *localcluster.Cluster, examples []*example, o options) int {
+func demo(ctx context.Context, cl *localcluster.Cluster, root string, examples []*example, jobTimeout time.Duration, o options) int {
 	cfg := rest.CopyConfig(cl.RESTConfig)
 	cfg.WarningHandler = cli.Warnings{}
 	kc, err := kubernetes.NewForConfig(cfg)
@@ -169,7 +215,11 @@ func demo(ctx context.Context, cl *localcluster.Cluster, examples []*example, o 
 	}
 	c := &clients{kube: kc, volcano: vc, namespace: o.namespace}
 
-	heading(fmt.Sprintf("Jobs (namespace %s, each must complete within %s)", o.namespace, o.jobTimeout))
+	where := "on the KWOK nodes"
+	if examples[0].real != nil {
+		where = "on the real node " + localcluster.RealNodeName
+	}
+	heading(fmt.Sprintf("Jobs %s (namespace %s, each must complete within %s)", where, o.namespace, jobTimeout))
 	if err := c.freshNamespace(ctx); err != nil {
 		if ctx.Err() != nil {
 			return 130
@@ -180,7 +230,7 @@ func demo(ctx context.Context, cl *localcluster.Cluster, examples []*example, o 
 	if err != nil {
 		return fail(err)
 	}
-	runs, err := c.submit(ctx, examples)
+	runs, err := c.submit(ctx, root, examples)
 	if err != nil {
 		pods.Stop()
 		if ctx.Err() != nil {
@@ -188,7 +238,10 @@ func demo(ctx context.Context, cl *localcluster.Cluster, examples []*example, o 
 		}
 		return fail(err)
 	}
-	c.follow(ctx, runs, pods, o.jobTimeout)
+	c.follow(ctx, runs, pods, jobTimeout)
+	for _, r := range runs {
+		r.judge()
+	}
 
 	if ctx.Err() == nil {
 		heading("What the plugins injected")
@@ -198,28 +251,32 @@ func demo(ctx context.Context, cl *localcluster.Cluster, examples []*example, o 
 	}
 
 	heading("Result")
-	code := 0
+	var failed []string
 	for _, r := range runs {
 		fmt.Println("  " + r.resultLine())
 		if !r.ok {
-			code = 1
+			failed = append(failed, r.example.job.Name)
 		}
 	}
 	if ctx.Err() != nil {
 		return 130
 	}
-	if code == 0 {
-		var last time.Time
-		for _, r := range runs {
-			if end := r.submitted.Add(r.elapsed); end.After(last) {
-				last = end
-			}
-		}
-		fmt.Printf("all %d jobs completed, %s after the first was submitted\n", len(runs), seconds(last.Sub(runs[0].submitted)))
-	} else {
-		fmt.Printf("some jobs did not complete; logs of the cluster are in %s\n", filepath.Join(cl.RootDir, "logs"))
+	if len(failed) > 0 {
+		fmt.Printf("FAILED: %s; logs of the cluster are in %s\n", strings.Join(failed, ", "), filepath.Join(cl.RootDir, "logs"))
+		return 1
 	}
-	return code
+	var last time.Time
+	for _, r := range runs {
+		if end := r.submitted.Add(r.elapsed); end.After(last) {
+			last = end
+		}
+	}
+	done := "completed"
+	if runs[0].real != nil {
+		done = "trained or checked their contract on the real node"
+	}
+	fmt.Printf("all %d jobs %s, %s after the first was submitted\n", len(runs), done, seconds(last.Sub(runs[0].submitted)))
+	return 0
 }
 
 func printUsage(cl *localcluster.Cluster, ns string) {
@@ -246,6 +303,14 @@ func heading(s string) {
 func fail(err error) int {
 	fmt.Fprintln(os.Stderr, "demo:", err)
 	return 1
+}
+
+// envOr returns the environment variable name, or def when it is empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func truthy(s string) bool {

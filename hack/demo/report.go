@@ -58,6 +58,39 @@ func report(r *run) {
 			}
 		}
 	}
+	reportLog(r)
+}
+
+// logLines is how much of its longest log a real run shows.
+const logLines = 14
+
+// reportLog prints the end of the longest program log of a real run: the
+// pod that prints the results (rank 0, the chief, the scheduler, the
+// launcher) prints the most.
+func reportLog(r *run) {
+	if r.podLogs == nil {
+		return
+	}
+	var pod, log string
+	for _, p := range sortedPods(r) {
+		if l := r.podLogs[p.Name]; len(l) > len(log) {
+			pod, log = p.Name, l
+		}
+	}
+	if pod == "" {
+		fmt.Println("\n  no pod printed anything")
+		return
+	}
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	what := "log"
+	if len(lines) > logLines {
+		lines = lines[len(lines)-logLines:]
+		what = fmt.Sprintf("last %d lines of the log", logLines)
+	}
+	fmt.Printf("\n  %s of %s/%s:\n", what, pod, r.real.Container)
+	for _, line := range lines {
+		fmt.Println("    " + line)
+	}
 }
 
 func reportPod(p *corev1.Pod, tmpl *corev1.PodSpec, state string) {

@@ -150,8 +150,10 @@ func TestJudgeTFConfig(t *testing.T) {
 	}{
 		{name: "the chief and two others finished, one was stopped", edit: func(map[string]string) {}},
 		{
-			name:    "a task found its address is another pod",
-			edit:    func(l map[string]string) { l[pods[3].Name] += "MISMATCH worker:1: my address x resolves to y, not to this pod\n" },
+			name: "a task found its address is another pod",
+			edit: func(l map[string]string) {
+				l[pods[3].Name] += "MISMATCH worker:1: my address x resolves to y, not to this pod\n"
+			},
 			wantErr: "pod " + pods[3].Name + ": MISMATCH worker:1: my address",
 		},
 		{
