@@ -43,7 +43,7 @@ fuzz: ## Fuzz both admissions (FuzzAdmission) for FUZZTIME (default 60s); failin
 # that already ran (make local-up) is reused and left running.
 demo: binaries node-training ## Bring up a local cluster, train the examples on its real node (KWOK simulation without one), show what was injected and the results (KEEP=1: keep the cluster).
 	$(call local_go_build,$(BIN)/demo,./hack/demo)
-	@KEEP='$(KEEP)' $(BIN)/demo
+	@KEEP='$(KEEP)' DEMO_MODE='$(DEMO_MODE)' $(BIN)/demo
 
 bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones.
 	$(GO) run ./test/bench/report -go $(GO) -out $(CURDIR)/_output/bench
