@@ -16,7 +16,6 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/plugins"
 )
 
 // MaxArgStrlen is the most bytes one argument or environment string
@@ -48,7 +47,7 @@ func checkLimits(job *batch.Job, uses []use) field.ErrorList {
 		errs = append(errs, checkSvc(job)...)
 	}
 	for _, u := range uses {
-		if len(u.errs) == 0 {
+		if len(u.Errs) == 0 {
 			errs = append(errs, checkPluginPods(job, u)...)
 		}
 	}
@@ -157,20 +156,16 @@ func svcSizes(job *batch.Job) map[string]int {
 // An oversized variable is reported once, for the pod where it is largest.
 //
 // The variables that list every host of a role (TF_CONFIG, MPI_HOST) are
-// first measured without building them (use.sizes); when one is over
+// first measured without building them (Description.Sizes); when one is over
 // simulationBudget the pods are not built and the computed sizes are
 // reported, so that the cost of admission does not grow with the replicas.
 // Under it, everything the plan builds per replica is bounded by them.
 func checkPluginPods(job *batch.Job, u use) field.ErrorList {
-	build, ok := plugins.Uncached[u.plugin]
-	if !ok {
-		return nil
-	}
-	// Not the controller's builders: their plans are cached by UID and
+	// Not the controller's builder: its plans are cached by UID and
 	// generation, and the Job being admitted may share both with a spec that
 	// was denied (an UPDATE and its corrected retry).
-	plugin := build(pluginsinterface.PluginClientset{}, u.argv)
-	p := field.NewPath("spec", "plugins").Key(u.plugin)
+	plugin := u.fw.NewUncached(pluginsinterface.PluginClientset{}, u.argv)
+	p := field.NewPath("spec", "plugins").Key(u.name())
 
 	type finding struct {
 		size        int
@@ -196,27 +191,27 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 	// reported as computed and the plugin's plan (built per replica) is not
 	// built at all.
 	simulate := true
-	if u.sizes != nil {
-		sizes := u.sizes()
+	if u.Sizes != nil {
+		sizes := u.Sizes()
 		for _, e := range sizes {
-			simulate = simulate && e.valueLen <= simulationBudget
+			simulate = simulate && e.ValueLen <= simulationBudget
 		}
 		for _, e := range sizes {
-			if n := len(e.name) + 1 + e.valueLen + 1; !simulate && n > MaxArgStrlen {
-				note(e.name, finding{size: n, pod: jobs.PodName(job.Name, e.task, e.index), task: e.task, index: e.index})
+			if n := len(e.Name) + 1 + e.ValueLen + 1; !simulate && n > MaxArgStrlen {
+				note(e.Name, finding{size: n, pod: jobs.PodName(job.Name, e.Task, e.Index), task: e.Task, index: e.Index})
 			}
 		}
 	}
 	done := map[string]bool{}
-	for _, r := range u.roles {
+	for _, r := range u.Roles {
 		if !simulate {
 			break
 		}
-		t, ok := present(job, r.task)
-		if !ok || done[r.task] {
+		if done[r.Task] {
 			continue
 		}
-		done[r.task] = true
+		done[r.Task] = true
+		t, _ := jobs.Task(job, r.Task)
 		index := int(t.Replicas) - 1
 		pod := simulatedPod(job, t, index)
 		if err := plugin.OnPodCreate(pod, job); err != nil {
@@ -245,12 +240,12 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 		if f.isArg {
 			errs = append(errs, tooLong(p, fmt.Sprintf(
 				"plugin %s: argument %d of container %q of pod %q (task %q, index %d) would be %d bytes; Linux limits one to %d bytes (MAX_ARG_STRLEN), so the container could not start",
-				u.plugin, f.argPosition, f.container, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
+				u.name(), f.argPosition, f.container, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
 			continue
 		}
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin %s: environment variable %s of pod %q (task %q, index %d) would be %d bytes (NAME=value and NUL); Linux limits one to %d bytes (MAX_ARG_STRLEN), so the container could not start: use fewer replicas or shorter names",
-			u.plugin, key, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
+			u.name(), key, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
 	}
 	return errs
 }

@@ -15,6 +15,8 @@ import (
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	"volcano.sh/volcano/pkg/webhooks/router"
 	"volcano.sh/volcano/pkg/webhooks/schema"
+
+	frameworks "github.com/vcplugins/framework-plugins/plugins"
 )
 
 // VolcanoValidatePath is the path of Volcano's own job validation
@@ -122,9 +124,9 @@ func stripFrameworks(ar admissionv1.AdmissionReview) *admissionv1.AdmissionRevie
 	spec, _ := obj["spec"].(map[string]any)
 	plugins, _ := spec["plugins"].(map[string]any)
 	removed := false
-	for _, name := range Frameworks {
-		if _, ok := plugins[name]; ok {
-			delete(plugins, name)
+	for _, f := range frameworks.Frameworks {
+		if _, ok := plugins[f.Name]; ok {
+			delete(plugins, f.Name)
 			removed = true
 		}
 	}

@@ -269,3 +269,10 @@ func HostsLen(job *batch.Job, task *batch.TaskSpec, port int) int {
 	}
 	return n*(len(prefix)+len(suffix)+suffixLen) + IndexDigits(n)
 }
+
+// Present reports whether the Job has the task named name with at least one
+// replica: whether that task plays its role.
+func Present(job *batch.Job, name string) bool {
+	t, ok := Task(job, name)
+	return ok && t.Replicas > 0
+}

@@ -55,7 +55,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -118,7 +117,40 @@ const (
 	EnvNvidiaDriverCapabilities = "NVIDIA_DRIVER_CAPABILITIES"
 )
 
+// MPI roles: the master is the launcher that runs mpirun.
+const (
+	RoleMaster = "master"
+	RoleWorker = "worker"
+)
+
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
+
+// Framework describes the mpi plugin to the rest of the project
+// (plugins.Frameworks).
+var Framework = framework.Framework{
+	Name:           Name,
+	New:            New,
+	NewUncached:    NewUncached,
+	Describe:       framework.Describer(ParseArgs, describe),
+	VolcanoPlugins: []string{framework.SvcPlugin, framework.SSHPlugin},
+}
+
+// describe: the master (launcher) waits for every worker's sshd and its
+// completion ends training.
+func describe(a *Args, job *batch.Job) framework.Description {
+	var d framework.Description
+	d.AddRoles(job, framework.Role{Name: RoleMaster, Task: a.Master}, framework.Role{Name: RoleWorker, Task: a.Worker})
+	if a.Wait.Enabled {
+		d.AddWaits(job, a.Worker, a.Port, false, a.Master)
+	}
+	if jobs.Present(job, a.Master) {
+		d.Completion = a.Master
+		d.Sizes = func() []framework.SizedEnv {
+			return []framework.SizedEnv{{Name: EnvMPIHost, Task: a.Master, Index: 0, ValueLen: MPIHostSize(job, a)}}
+		}
+	}
+	return d
+}
 
 // Plugin implements Volcano's PluginInterface. Volcano builds one per hook call.
 type Plugin struct {
@@ -151,9 +183,9 @@ type plan struct {
 	hostfile string
 	// masterEnv is every variable the master gets.
 	masterEnv []v1.EnvVar
-	// wait is the master's init container; nil when waiting is off or there are
-	// no worker pods.
-	wait *wait.Template
+	// waiters is the master's init container, from describe's wait edge: none
+	// when waiting is off or there are no worker pods.
+	waiters framework.Waiters
 	// hostfileChecked is when the hostfile ConfigMap was last found or made to
 	// match this plan (UnixNano; 0: never). It is the plan's one mutable field.
 	hostfileChecked atomic.Int64
@@ -203,13 +235,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 			v1.EnvVar{Name: EnvNvidiaVisibleDevices, Value: ""},
 			v1.EnvVar{Name: EnvNvidiaDriverCapabilities, Value: ""})
 	}
-	if a.Wait.Enabled && len(workers) > 0 {
-		targets := make([]wait.Target, len(workers))
-		for i, h := range workers {
-			targets[i] = wait.Target{Host: h, Port: a.Port}
-		}
-		p.wait = wait.NewTemplate(targets, a.Wait)
-	}
+	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
 
@@ -382,9 +408,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
 		}
-		if pl.wait != nil {
-			pl.wait.AddTo(pod)
-		}
+		pl.waiters.AddTo(pod, pl.master, 0)
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)
 	}

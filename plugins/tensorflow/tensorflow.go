@@ -25,7 +25,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/strpack"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -47,6 +46,47 @@ const (
 )
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
+
+// Framework describes the tensorflow plugin to the rest of the project
+// (plugins.Frameworks).
+var Framework = framework.Framework{
+	Name:           Name,
+	New:            New,
+	NewUncached:    NewUncached,
+	Describe:       framework.Describer(ParseArgs, describe),
+	VolcanoPlugins: []string{framework.SvcPlugin},
+}
+
+// describe: chief, workers and evaluator wait for every ps; the chief's
+// completion ends training, the workers' when there is no chief.
+func describe(a *Args, job *batch.Job) framework.Description {
+	var d framework.Description
+	d.AddRoles(job,
+		framework.Role{Name: RoleChief, Task: a.Chief},
+		framework.Role{Name: RoleWorker, Task: a.Worker},
+		framework.Role{Name: RolePS, Task: a.PS},
+		framework.Role{Name: RoleEvaluator, Task: a.Evaluator})
+	if ps, ok := jobs.Task(job, a.PS); ok && a.Wait.Enabled {
+		d.AddWaits(job, a.PS, jobs.NamedPort(ps, PortName, a.Port), false, a.Chief, a.Worker, a.Evaluator)
+	}
+	switch {
+	case jobs.Present(job, a.Chief):
+		d.Completion = a.Chief
+	case jobs.Present(job, a.Worker):
+		d.Completion = a.Worker
+	}
+	d.Sizes = func() []framework.SizedEnv {
+		var out []framework.SizedEnv
+		for _, r := range d.Roles {
+			index := jobs.Replicas(job, r.Task) - 1
+			if n := TFConfigSize(job, a, r.Task, index); n > 0 {
+				out = append(out, framework.SizedEnv{Name: EnvTFConfig, Task: r.Task, Index: index, ValueLen: n})
+			}
+		}
+		return out
+	}
+	return d
+}
 
 // Plugin implements Volcano's PluginInterface. Volcano builds one per hook call.
 type Plugin struct {
@@ -80,9 +120,9 @@ type plan struct {
 	tfConfigs *strpack.Packer
 	// distributed is false when one pod in all plays a role: it gets no TF_CONFIG.
 	distributed bool
-	// wait is the init container of chief, workers and evaluator; nil when the
-	// job has no ps or waiting is off.
-	wait *wait.Template
+	// waiters are the init containers of chief, workers and evaluator, from
+	// describe's wait edges: none when the job has no ps or waiting is off.
+	waiters framework.Waiters
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -96,10 +136,10 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	}
 	cluster := map[string][]string{}
 	for role, taskName := range map[string]string{RolePS: a.PS, RoleWorker: a.Worker, RoleChief: a.Chief, RoleEvaluator: a.Evaluator} {
-		task, ok := jobs.Task(job, taskName)
-		if !ok || task.Replicas < 1 {
+		if !jobs.Present(job, taskName) {
 			continue
 		}
+		task, _ := jobs.Task(job, taskName)
 		p.roles[taskName] = role
 		p.ports[role] = jobs.NamedPort(task, PortName, a.Port)
 		if role != RoleEvaluator {
@@ -126,14 +166,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		}
 		p.tfConfigs = strpack.New(rolePods, tfConfigFixedLen+len(p.cluster)+longest)
 	}
-	if ps := cluster[RolePS]; len(ps) > 0 && a.Wait.Enabled {
-		targets := make([]wait.Target, 0, len(ps))
-		task, _ := jobs.Task(job, a.PS)
-		for i := 0; i < int(task.Replicas); i++ {
-			targets = append(targets, wait.Target{Host: jobs.Host(job, task, i), Port: p.ports[RolePS]})
-		}
-		p.wait = wait.NewTemplate(targets, a.Wait)
-	}
+	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
 
@@ -147,7 +180,8 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if !ok || !pl.distributed {
 		return nil
 	}
-	role, ok := pl.roles[jobs.PodTask(pod)]
+	task := jobs.PodTask(pod)
+	role, ok := pl.roles[task]
 	if !ok {
 		return nil
 	}
@@ -159,9 +193,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if role != RoleEvaluator {
 		inject.Port(pod, PortName, int32(pl.ports[role]))
 	}
-	if pl.wait != nil && role != RolePS {
-		pl.wait.AddTo(pod)
-	}
+	pl.waiters.AddTo(pod, task, index)
 	return nil
 }
 
@@ -192,10 +224,10 @@ func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
 	rolePods, clusterLen, members := 0, 0, 0
 	// The cluster JSON's keys in the order json.Marshal sorts them.
 	for _, r := range []struct{ role, task string }{{RoleChief, a.Chief}, {RoleEvaluator, a.Evaluator}, {RolePS, a.PS}, {RoleWorker, a.Worker}} {
-		t, ok := jobs.Task(job, r.task)
-		if !ok || t.Replicas < 1 {
+		if !jobs.Present(job, r.task) {
 			continue
 		}
+		t, _ := jobs.Task(job, r.task)
 		if r.task == task {
 			roleOf = r.role
 		}
