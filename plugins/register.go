@@ -6,6 +6,9 @@
 package plugins
 
 import (
+	"slices"
+	"strings"
+
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
@@ -15,14 +18,21 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
-// Frameworks lists the framework plugins, ordered by name: the order in
-// which the webhook examines a Job's plugins, so that its messages come out
-// in a stable order.
+// Frameworks lists the framework plugins, in the order the demo, the
+// benchmarks and the documentation present them.
 var Frameworks = []*framework.Framework{
+	&tensorflow.Framework,
+	&pytorch.Framework,
 	&mpi.Framework,
 	&mxnet.Framework,
-	&pytorch.Framework,
-	&tensorflow.Framework,
+}
+
+// ByName returns Frameworks ordered by name: the order in which the webhook
+// examines a Job's plugins, so that its messages come out in a stable order.
+func ByName() []*framework.Framework {
+	out := slices.Clone(Frameworks)
+	slices.SortFunc(out, func(a, b *framework.Framework) int { return strings.Compare(a.Name, b.Name) })
+	return out
 }
 
 // Lookup returns the framework named name, or nil.

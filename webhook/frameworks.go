@@ -13,16 +13,20 @@ import (
 // checked against the limits (checkSvc).
 const svcPlugin = framework.SvcPlugin
 
+// frameworks are the framework plugins in the order the webhook examines a
+// Job's plugins (plugins.ByName).
+var frameworks = plugins.ByName()
+
 // UsesFrameworks reports whether the Job uses one of the framework plugins
 // (plugins.Frameworks).
 func UsesFrameworks(job *batch.Job) bool {
 	return firstFramework(job) != nil
 }
 
-// firstFramework returns the first framework, in plugins.Frameworks order,
+// firstFramework returns the first framework, in name order (frameworks),
 // that the Job uses, or nil.
 func firstFramework(job *batch.Job) *framework.Framework {
-	for _, f := range plugins.Frameworks {
+	for _, f := range frameworks {
 		if _, ok := job.Spec.Plugins[f.Name]; ok {
 			return f
 		}
@@ -65,11 +69,11 @@ func (u *use) waits() []edge {
 	return out
 }
 
-// analyze describes every framework plugin the Job uses, in plugins.Frameworks
-// order. It reads the Job and never changes it.
+// analyze describes every framework plugin the Job uses, in name
+// order (frameworks). It reads the Job and never changes it.
 func analyze(job *batch.Job) []use {
 	var out []use
-	for _, f := range plugins.Frameworks {
+	for _, f := range frameworks {
 		argv, ok := job.Spec.Plugins[f.Name]
 		if !ok {
 			continue

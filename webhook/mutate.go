@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/plugins"
 	jsonpatch "gomodules.xyz/jsonpatch/v2"
 	v1 "k8s.io/api/core/v1"
 
@@ -88,7 +87,7 @@ func MutatePatch(raw []byte, job *batch.Job, opts Options) ([]byte, []string, er
 // (framework.Framework.VolcanoPlugins: svc, and ssh for mpi), as Volcano's own
 // job mutation does for tensorflow, pytorch and mpi.
 func addPlugins(job *batch.Job) {
-	for _, f := range plugins.Frameworks {
+	for _, f := range frameworks {
 		if _, ok := job.Spec.Plugins[f.Name]; !ok {
 			continue
 		}

@@ -15,8 +15,6 @@ import (
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	"volcano.sh/volcano/pkg/webhooks/router"
 	"volcano.sh/volcano/pkg/webhooks/schema"
-
-	frameworks "github.com/vcplugins/framework-plugins/plugins"
 )
 
 // VolcanoValidatePath is the path of Volcano's own job validation
@@ -124,7 +122,7 @@ func stripFrameworks(ar admissionv1.AdmissionReview) *admissionv1.AdmissionRevie
 	spec, _ := obj["spec"].(map[string]any)
 	plugins, _ := spec["plugins"].(map[string]any)
 	removed := false
-	for _, f := range frameworks.Frameworks {
+	for _, f := range frameworks {
 		if _, ok := plugins[f.Name]; ok {
 			delete(plugins, f.Name)
 			removed = true

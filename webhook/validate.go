@@ -51,7 +51,7 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 // namePlugin starts every error's detail with "plugin <name>: ", as the
 // plugins' own errors do: checks of the Job as a whole (numbers, names,
 // dependsOn, hostnames) name the first framework plugin the Job uses, in
-// plugins.Frameworks order, which is why the Job is checked at all.
+// name order (frameworks), which is why the Job is checked at all.
 func namePlugin(errs field.ErrorList, job *batch.Job) field.ErrorList {
 	plugin := ""
 	if f := firstFramework(job); f != nil {

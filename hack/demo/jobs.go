@@ -22,11 +22,13 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
-// frameworks are the example directories, in the order the demo runs them.
-var frameworks = []string{"tensorflow", "pytorch", "mpi", "mxnet"}
+// frameworks are the example directories (example/<name>/<name>.yaml), in
+// the order the demo runs them.
+var frameworks = plugins.Names()
 
 const (
 	pollEvery     = 250 * time.Millisecond

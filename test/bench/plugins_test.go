@@ -18,6 +18,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -49,18 +50,35 @@ func hasEnv(name string) func(*v1.Pod, string) bool {
 	return func(pod *v1.Pod, _ string) bool { return utiltesting.CountEnv(pod.Spec.Containers[0].Env, name) == 1 }
 }
 
-// Frameworks lists the benchmarked frameworks.
-var Frameworks = []Framework{
-	{Name: tensorflow.Name, Lead: "ps", Ours: tensorflow.New, InTree: intreetf.New, Check: hasEnv(tensorflow.EnvTFConfig)},
-	{Name: pytorch.Name, Lead: "master", Ours: pytorch.New, InTree: intreepytorch.New, Check: hasEnv(pytorch.EnvRank)},
-	{Name: mpi.Name, Lead: "master", Ours: mpi.New, InTree: intreempi.New, Check: func(pod *v1.Pod, task string) bool {
-		if task == "master" {
+// shapes are what the benchmarks need to know of each framework beyond
+// plugins.Frameworks: the job shape, Volcano's plugin and the check.
+var shapes = map[string]Framework{
+	tensorflow.Name: {Lead: tensorflow.DefaultPS, InTree: intreetf.New, Check: hasEnv(tensorflow.EnvTFConfig)},
+	pytorch.Name:    {Lead: pytorch.DefaultMaster, InTree: intreepytorch.New, Check: hasEnv(pytorch.EnvRank)},
+	mpi.Name: {Lead: mpi.DefaultMaster, InTree: intreempi.New, Check: func(pod *v1.Pod, task string) bool {
+		if task == mpi.DefaultMaster {
 			return utiltesting.CountEnv(pod.Spec.Containers[0].Env, mpi.EnvMPIHost) == 1
 		}
 		return len(pod.Spec.Containers[0].Ports) == 1
 	}},
-	{Name: mxnet.Name, Lead: "scheduler", Ours: mxnet.New, Check: hasEnv(mxnet.EnvRole)},
+	mxnet.Name: {Lead: mxnet.DefaultScheduler, Check: hasEnv(mxnet.EnvRole)},
 }
+
+// Frameworks lists the benchmarked frameworks: every one of
+// plugins.Frameworks, in its order. One without a shape panics, so that a
+// new framework cannot go unmeasured.
+var Frameworks = func() []Framework {
+	var out []Framework
+	for _, f := range plugins.Frameworks {
+		fw, ok := shapes[f.Name]
+		if !ok {
+			panic("test/bench: no benchmark shape for framework " + f.Name)
+		}
+		fw.Name, fw.Ours = f.Name, f.New
+		out = append(out, fw)
+	}
+	return out
+}()
 
 // Job returns the benchmarked job of fw: one Lead pod and workers worker pods,
 // the plugin enabled with its default arguments (none).

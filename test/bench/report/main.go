@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/vcplugins/framework-plugins/plugins"
 	"io"
 	"math"
 	"os"
@@ -250,7 +251,7 @@ func machine(raw []byte) string {
 		runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var frameworks = []string{"tensorflow", "pytorch", "mpi", "mxnet"}
+var frameworks = plugins.Names()
 
 func sizes(results map[key]*result) []int {
 	seen := map[int]bool{}
