@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -16,6 +15,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 )
 
 // MaxArgStrlen is the most bytes one argument or environment string
@@ -24,10 +24,6 @@ import (
 // fails with E2BIG ("argument list too long") on a longer one, so a container
 // given one cannot start.
 const MaxArgStrlen = 131072
-
-// MaxConfigMapBytes is the most data a ConfigMap holds: Kubernetes' ConfigMap
-// validation limits the sum of its values to 1 MiB (core.MaxSecretSize).
-const MaxConfigMapBytes = v1.MaxSecretSize
 
 // simulationBudget bounds the host lists (TF_CONFIG, MPI_HOST) of the pods
 // checkPluginPods builds: up to twice what a container accepts it builds them,
@@ -105,10 +101,10 @@ func checkSvc(job *batch.Job) field.ErrorList {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if total > MaxConfigMapBytes {
+	if total > ownedcm.MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
-			job.Name+"-svc", total, MaxConfigMapBytes)))
+			job.Name+"-svc", total, ownedcm.MaxConfigMapBytes)))
 	}
 	for _, k := range keys {
 		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
@@ -134,13 +130,8 @@ func svcSizes(job *batch.Job) map[string]int {
 	sizes := make(map[string]int, 3*len(job.Spec.Tasks))
 	for i := range job.Spec.Tasks {
 		t := &job.Spec.Tasks[i]
-		n, hostsLen := max(int(t.Replicas), 0), 0
-		if n > 0 && t.Template.Spec.Hostname != "" {
-			n, hostsLen = 1, len(jobs.Host(job, t, 0))
-		} else {
-			hostsLen = jobs.HostsLen(job, t, 0)
-		}
-		joined := hostsLen + max(n-1, 0)
+		n := jobs.DistinctHostCount(t)
+		joined := jobs.DistinctHostsLen(job, t) + max(n-1, 0)
 		key := strings.ReplaceAll(t.Name, "-", "_")
 		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
 		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined
@@ -213,7 +204,7 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 		done[r.Task] = true
 		t, _ := jobs.Task(job, r.Task)
 		index := int(t.Replicas) - 1
-		pod := simulatedPod(job, t, index)
+		pod := jobs.NewPod(job, t, index)
 		if err := plugin.OnPodCreate(pod, job); err != nil {
 			continue
 		}
@@ -248,29 +239,6 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 			u.name(), key, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
 	}
 	return errs
-}
-
-// simulatedPod is the index-th pod of task as Volcano's job controller hands
-// it to the plugins.
-func simulatedPod(job *batch.Job, task *batch.TaskSpec, index int) *v1.Pod {
-	meta := map[string]string{
-		batch.TaskSpecKey: task.Name,
-		batch.TaskIndex:   strconv.Itoa(index),
-		batch.JobNameKey:  job.Name,
-	}
-	labels := make(map[string]string, len(meta))
-	for k, v := range meta {
-		labels[k] = v
-	}
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        jobs.PodName(job.Name, task.Name, index),
-			Namespace:   job.Namespace,
-			Annotations: meta,
-			Labels:      labels,
-		},
-		Spec: *task.Template.Spec.DeepCopy(),
-	}
 }
 
 // envSize is the size of an environment string: NAME=value and its NUL.

@@ -123,16 +123,16 @@ func Describer[A any](parse func([]string, *batch.Job) (A, field.ErrorList), des
 
 // WaitTargets returns the hosts the pods of w.From wait for, each with
 // w.Port: pod 0 of w.To with FirstOnly, else its pods' distinct hosts in
-// index order (one when its template sets a hostname, which every replica
-// shares). The job must have task w.To.
+// index order (jobs.DistinctHosts). The job must have task w.To.
 func WaitTargets(job *batch.Job, w Wait) []wait.Target {
 	to, _ := jobs.Task(job, w.To)
-	if w.FirstOnly || to.Template.Spec.Hostname != "" {
+	if w.FirstOnly {
 		return []wait.Target{{Host: jobs.Host(job, to, 0), Port: w.Port}}
 	}
-	out := make([]wait.Target, to.Replicas)
-	for i := range out {
-		out[i] = wait.Target{Host: jobs.Host(job, to, i), Port: w.Port}
+	hosts := jobs.DistinctHosts(job, to)
+	out := make([]wait.Target, len(hosts))
+	for i, h := range hosts {
+		out[i] = wait.Target{Host: h, Port: w.Port}
 	}
 	return out
 }

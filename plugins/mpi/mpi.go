@@ -74,9 +74,6 @@ const (
 	HostfilePath = ConfigDir + "/" + HostfileKey
 	// VolumeName names the master's ConfigMap volume.
 	VolumeName = "mpi-hostfile"
-	// MaxConfigMapBytes is the most data a ConfigMap holds (1 MiB, the limit
-	// Kubernetes' ConfigMap validation applies to the sum of its values).
-	MaxConfigMapBytes = v1.MaxSecretSize
 	// SSHConnectionArgs are added to the launcher's ssh command line after
 	// "-p <port>": they retry while a worker's sshd is still starting
 	// (mpi-operator passes the same).
@@ -211,12 +208,12 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	workerTask := a.worker(job)
 	var workers []string
 	if workerTask != nil {
-		workers = taskHosts(job, workerTask)
+		workers = jobs.DistinctHosts(job, workerTask)
 	}
 	hosts := workers
 	slots := a.slots(workerTask)
 	if a.LauncherAsWorker {
-		hosts = append(taskHosts(job, masterTask), workers...)
+		hosts = append(jobs.DistinctHosts(job, masterTask), workers...)
 		if workerTask == nil {
 			slots = a.slots(masterTask)
 		}
@@ -282,18 +279,18 @@ func launcherEnv(impl Implementation, slots, port int) []v1.EnvVar {
 func Hostfile(job *batch.Job, a *Args) string {
 	var b strings.Builder
 	if a.LauncherAsWorker {
-		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
-			writeHosts(&b, a.Implementation, taskHosts(job, m), a.slots(m))
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
+			writeHosts(&b, a.Implementation, jobs.DistinctHosts(job, m), a.slots(m))
 		}
 	}
 	if w := a.worker(job); w != nil {
-		writeHosts(&b, a.Implementation, taskHosts(job, w), a.slots(w))
+		writeHosts(&b, a.Implementation, jobs.DistinctHosts(job, w), a.slots(w))
 	}
 	return b.String()
 }
 
 // HostfileSize returns the size in bytes of Hostfile(job, a), which is what it
-// takes of the ConfigMap's MaxConfigMapBytes, computed from the names and the
+// takes of the ConfigMap's ownedcm.MaxConfigMapBytes, computed from the names and the
 // replica counts without building the hostfile (admission runs it on Jobs of
 // any size). ParseArgs rejects a job whose hostfile exceeds that; the admission
 // webhook runs the same check through it.
@@ -304,11 +301,11 @@ func HostfileSize(job *batch.Job, a *Args) int {
 	}
 	size := 0
 	add := func(task *batch.TaskSpec) {
-		n := hostCount(task)
-		size += taskHostsLen(job, task) + n*(sep+len(strconv.Itoa(a.slots(task)))+1)
+		n := jobs.DistinctHostCount(task)
+		size += jobs.DistinctHostsLen(job, task) + n*(sep+len(strconv.Itoa(a.slots(task)))+1)
 	}
 	if a.LauncherAsWorker {
-		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
 			add(m)
 		}
 	}
@@ -324,33 +321,17 @@ func HostfileSize(job *batch.Job, a *Args) int {
 func MPIHostSize(job *batch.Job, a *Args) int {
 	size, hosts := 0, 0
 	if a.LauncherAsWorker {
-		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
-			size, hosts = taskHostsLen(job, m), hostCount(m)
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
+			size, hosts = jobs.DistinctHostsLen(job, m), jobs.DistinctHostCount(m)
 		}
 	}
 	if w := a.worker(job); w != nil {
-		size, hosts = size+taskHostsLen(job, w), hosts+hostCount(w)
+		size, hosts = size+jobs.DistinctHostsLen(job, w), hosts+jobs.DistinctHostCount(w)
 	}
 	if hosts > 1 {
 		size += hosts - 1
 	}
 	return size
-}
-
-// hostCount is len(taskHosts(job, task)).
-func hostCount(task *batch.TaskSpec) int {
-	if task.Replicas > 0 && task.Template.Spec.Hostname != "" {
-		return 1
-	}
-	return max(int(task.Replicas), 0)
-}
-
-// taskHostsLen is the total length of taskHosts(job, task).
-func taskHostsLen(job *batch.Job, task *batch.TaskSpec) int {
-	if task.Replicas > 0 && task.Template.Spec.Hostname != "" {
-		return len(jobs.Host(job, task, 0))
-	}
-	return jobs.HostsLen(job, task, 0)
 }
 
 func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots int) {
@@ -365,16 +346,6 @@ func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots i
 		b.WriteString(n)
 		b.WriteByte('\n')
 	}
-}
-
-// taskHosts returns the distinct hosts of task's pods, in index order: one per
-// replica, or the one shared name when the template sets a hostname (as
-// Volcano's in-tree plugin lists it).
-func taskHosts(job *batch.Job, task *batch.TaskSpec) []string {
-	if task.Template.Spec.Hostname != "" {
-		return []string{jobs.Host(job, task, 0)}
-	}
-	return jobs.Hosts(job, task, 0)
 }
 
 // OnPodCreate prepares the master and worker pods; pods of other tasks are left
