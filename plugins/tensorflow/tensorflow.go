@@ -24,7 +24,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/pkg/strpack"
 )
 
 const (
@@ -114,10 +113,6 @@ type plan struct {
 	ports map[string]int
 	// cluster is the JSON of TF_CONFIG's "cluster" object.
 	cluster string
-	// tfConfigs packs the pods' TF_CONFIG values (each about as long as
-	// cluster) several to an allocation; nil when the job is not distributed.
-	// It is the plan's one mutable part and is safe for concurrent use.
-	tfConfigs *strpack.Packer
 	// distributed is false when one pod in all plays a role: it gets no TF_CONFIG.
 	distributed bool
 	// waiters are the init containers of chief, workers and evaluator, from
@@ -158,14 +153,6 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "plugins").Key(Name), err)}
 	}
 	p.cluster = string(raw)
-	if p.distributed {
-		// Role pods' indices run from 0 to replicas-1.
-		longest := 0
-		for taskName, role := range p.roles {
-			longest = max(longest, len(role)+len(strconv.Itoa(max(jobs.Replicas(job, taskName)-1, 0))))
-		}
-		p.tfConfigs = strpack.New(rolePods, tfConfigFixedLen+len(p.cluster)+longest)
-	}
 	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
@@ -206,11 +193,12 @@ const (
 	tfConfigFixedLen = len(tfConfigHead) + len(tfConfigTask) + len(tfConfigIndex) + len(tfConfigTail)
 )
 
-// tfConfig renders a pod's TF_CONFIG around the shared cluster JSON, writing
-// each byte once: the cluster part is the bulk of it and is the same for every
-// pod. Values are packed several to an allocation (p.tfConfigs).
+// tfConfig renders a pod's TF_CONFIG around the shared cluster JSON, which is
+// the bulk of it and the same for every pod: one concatenation, one
+// allocation of the value's size, so a job's pods cost time and memory
+// linear in its TF_CONFIG bytes.
 func (p *plan) tfConfig(role string, index int) string {
-	return p.tfConfigs.Concat(tfConfigHead, p.cluster, tfConfigTask, role, tfConfigIndex, strconv.Itoa(index), tfConfigTail)
+	return tfConfigHead + p.cluster + tfConfigTask + role + tfConfigIndex + strconv.Itoa(index) + tfConfigTail
 }
 
 // TFConfigSize returns the length in bytes of the TF_CONFIG value OnPodCreate
