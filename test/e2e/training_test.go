@@ -17,8 +17,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
 // trainingImageTar is the training image (python3-torch 1.13, python3-sklearn)

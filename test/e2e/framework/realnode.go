@@ -11,7 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 // RequireRealNode skips the spec when the suite's cluster has no real node:
