@@ -211,3 +211,21 @@ const (
 	// SSHPlugin gives the pods a shared ssh key pair (mpi's launcher).
 	SSHPlugin = "ssh"
 )
+
+// Framework returns the Framework of the plugin package whose Definition is
+// d: its builders wrap the Base of each hook call (cached, or uncached for
+// admission) in the package's plugin type with wrap.
+func (d *Definition[P]) Framework(wrap func(Base[P]) pluginsinterface.PluginInterface,
+	describe func(argv []string, job *batch.Job) Description, volcanoPlugins ...string) Framework {
+	return Framework{
+		Name: d.Name,
+		New: func(client pluginsinterface.PluginClientset, args []string) pluginsinterface.PluginInterface {
+			return wrap(d.Base(client.KubeClients, args))
+		},
+		NewUncached: func(client pluginsinterface.PluginClientset, args []string) pluginsinterface.PluginInterface {
+			return wrap(d.UncachedBase(client.KubeClients, args))
+		},
+		Describe:       describe,
+		VolcanoPlugins: volcanoPlugins,
+	}
+}

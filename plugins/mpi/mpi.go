@@ -124,13 +124,8 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
 // Framework describes the mpi plugin to the rest of the project
 // (plugins.Frameworks).
-var Framework = framework.Framework{
-	Name:           Name,
-	New:            New,
-	NewUncached:    NewUncached,
-	Describe:       framework.Describer(ParseArgs, describe),
-	VolcanoPlugins: []string{framework.SvcPlugin, framework.SSHPlugin},
-}
+var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin, framework.SSHPlugin)
 
 // describe: the master (launcher) waits for every worker's sshd and its
 // completion ends training.
@@ -154,17 +149,10 @@ type Plugin struct {
 	framework.Base[*plan]
 }
 
-// New builds the plugin with the Job's arguments for it. It is the builder
-// registered with Volcano's plugin factory.
+// New builds the plugin with the Job's arguments for it (Framework.New): the
+// builder registered with Volcano's plugin factory.
 func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.Base(client.KubeClients, arguments)}
-}
-
-// NewUncached builds the plugin like New, but its hooks build the Job's plan
-// on every call and cache nothing (framework.Definition.UncachedBase): for
-// the admission webhook, which simulates pods of specs that were never stored.
-func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+	return Framework.New(client, arguments)
 }
 
 // ConfigMapName returns the name of the job's hostfile ConfigMap:

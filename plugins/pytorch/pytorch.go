@@ -57,13 +57,8 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
 // Framework describes the pytorch plugin to the rest of the project
 // (plugins.Frameworks).
-var Framework = framework.Framework{
-	Name:           Name,
-	New:            New,
-	NewUncached:    NewUncached,
-	Describe:       framework.Describer(ParseArgs, describe),
-	VolcanoPlugins: []string{framework.SvcPlugin},
-}
+var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
 
 // describe: workers wait for the master's address (for pod 0 of the workers
 // without a master task, which is then rank 0); the master's completion ends
@@ -104,17 +99,10 @@ type Plugin struct {
 	framework.Base[*plan]
 }
 
-// New builds the plugin with the Job's arguments for it; the builder registered
-// with Volcano's plugin factory.
+// New builds the plugin with the Job's arguments for it (Framework.New): the
+// builder registered with Volcano's plugin factory.
 func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.Base(client.KubeClients, arguments)}
-}
-
-// NewUncached builds the plugin like New, but its hooks build the Job's plan
-// on every call and cache nothing (framework.Definition.UncachedBase): for
-// the admission webhook, which simulates pods of specs that were never stored.
-func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+	return Framework.New(client, arguments)
 }
 
 // plan is what one Job revision's pods share.
