@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
@@ -16,7 +15,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 )
 
 // MaxArgStrlen is the most bytes one argument or environment string
@@ -25,10 +24,6 @@ import (
 // fails with E2BIG ("argument list too long") on a longer one, so a container
 // given one cannot start.
 const MaxArgStrlen = 131072
-
-// MaxConfigMapBytes is the most data a ConfigMap holds: Kubernetes' ConfigMap
-// validation limits the sum of its values to 1 MiB (core.MaxSecretSize).
-const MaxConfigMapBytes = v1.MaxSecretSize
 
 // simulationBudget bounds the host lists (TF_CONFIG, MPI_HOST) of the pods
 // checkPluginPods builds: up to twice what a container accepts it builds them,
@@ -48,7 +43,7 @@ func checkLimits(job *batch.Job, uses []use) field.ErrorList {
 		errs = append(errs, checkSvc(job)...)
 	}
 	for _, u := range uses {
-		if len(u.errs) == 0 {
+		if len(u.Errs) == 0 {
 			errs = append(errs, checkPluginPods(job, u)...)
 		}
 	}
@@ -106,10 +101,10 @@ func checkSvc(job *batch.Job) field.ErrorList {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	if total > MaxConfigMapBytes {
+	if total > ownedcm.MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
-			job.Name+"-svc", total, MaxConfigMapBytes)))
+			job.Name+"-svc", total, ownedcm.MaxConfigMapBytes)))
 	}
 	for _, k := range keys {
 		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
@@ -135,13 +130,8 @@ func svcSizes(job *batch.Job) map[string]int {
 	sizes := make(map[string]int, 3*len(job.Spec.Tasks))
 	for i := range job.Spec.Tasks {
 		t := &job.Spec.Tasks[i]
-		n, hostsLen := max(int(t.Replicas), 0), 0
-		if n > 0 && t.Template.Spec.Hostname != "" {
-			n, hostsLen = 1, len(jobs.Host(job, t, 0))
-		} else {
-			hostsLen = jobs.HostsLen(job, t, 0)
-		}
-		joined := hostsLen + max(n-1, 0)
+		n := jobs.DistinctHostCount(t)
+		joined := jobs.DistinctHostsLen(job, t) + max(n-1, 0)
 		key := strings.ReplaceAll(t.Name, "-", "_")
 		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
 		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined
@@ -157,20 +147,16 @@ func svcSizes(job *batch.Job) map[string]int {
 // An oversized variable is reported once, for the pod where it is largest.
 //
 // The variables that list every host of a role (TF_CONFIG, MPI_HOST) are
-// first measured without building them (use.sizes); when one is over
+// first measured without building them (Description.Sizes); when one is over
 // simulationBudget the pods are not built and the computed sizes are
 // reported, so that the cost of admission does not grow with the replicas.
 // Under it, everything the plan builds per replica is bounded by them.
 func checkPluginPods(job *batch.Job, u use) field.ErrorList {
-	build, ok := plugins.Uncached[u.plugin]
-	if !ok {
-		return nil
-	}
-	// Not the controller's builders: their plans are cached by UID and
+	// Not the controller's builder: its plans are cached by UID and
 	// generation, and the Job being admitted may share both with a spec that
 	// was denied (an UPDATE and its corrected retry).
-	plugin := build(pluginsinterface.PluginClientset{}, u.argv)
-	p := field.NewPath("spec", "plugins").Key(u.plugin)
+	plugin := u.fw.NewUncached(pluginsinterface.PluginClientset{}, u.argv)
+	p := field.NewPath("spec", "plugins").Key(u.name())
 
 	type finding struct {
 		size        int
@@ -196,29 +182,29 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 	// reported as computed and the plugin's plan (built per replica) is not
 	// built at all.
 	simulate := true
-	if u.sizes != nil {
-		sizes := u.sizes()
+	if u.Sizes != nil {
+		sizes := u.Sizes()
 		for _, e := range sizes {
-			simulate = simulate && e.valueLen <= simulationBudget
+			simulate = simulate && e.ValueLen <= simulationBudget
 		}
 		for _, e := range sizes {
-			if n := len(e.name) + 1 + e.valueLen + 1; !simulate && n > MaxArgStrlen {
-				note(e.name, finding{size: n, pod: jobs.PodName(job.Name, e.task, e.index), task: e.task, index: e.index})
+			if n := len(e.Name) + 1 + e.ValueLen + 1; !simulate && n > MaxArgStrlen {
+				note(e.Name, finding{size: n, pod: jobs.PodName(job.Name, e.Task, e.Index), task: e.Task, index: e.Index})
 			}
 		}
 	}
 	done := map[string]bool{}
-	for _, r := range u.roles {
+	for _, r := range u.Roles {
 		if !simulate {
 			break
 		}
-		t, ok := present(job, r.task)
-		if !ok || done[r.task] {
+		if done[r.Task] {
 			continue
 		}
-		done[r.task] = true
+		done[r.Task] = true
+		t, _ := jobs.Task(job, r.Task)
 		index := int(t.Replicas) - 1
-		pod := simulatedPod(job, t, index)
+		pod := jobs.NewPod(job, t, index)
 		if err := plugin.OnPodCreate(pod, job); err != nil {
 			continue
 		}
@@ -245,37 +231,14 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 		if f.isArg {
 			errs = append(errs, tooLong(p, fmt.Sprintf(
 				"plugin %s: argument %d of container %q of pod %q (task %q, index %d) would be %d bytes; Linux limits one to %d bytes (MAX_ARG_STRLEN), so the container could not start",
-				u.plugin, f.argPosition, f.container, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
+				u.name(), f.argPosition, f.container, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
 			continue
 		}
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin %s: environment variable %s of pod %q (task %q, index %d) would be %d bytes (NAME=value and NUL); Linux limits one to %d bytes (MAX_ARG_STRLEN), so the container could not start: use fewer replicas or shorter names",
-			u.plugin, key, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
+			u.name(), key, f.pod, f.task, f.index, f.size, MaxArgStrlen)))
 	}
 	return errs
-}
-
-// simulatedPod is the index-th pod of task as Volcano's job controller hands
-// it to the plugins.
-func simulatedPod(job *batch.Job, task *batch.TaskSpec, index int) *v1.Pod {
-	meta := map[string]string{
-		batch.TaskSpecKey: task.Name,
-		batch.TaskIndex:   strconv.Itoa(index),
-		batch.JobNameKey:  job.Name,
-	}
-	labels := make(map[string]string, len(meta))
-	for k, v := range meta {
-		labels[k] = v
-	}
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        jobs.PodName(job.Name, task.Name, index),
-			Namespace:   job.Namespace,
-			Annotations: meta,
-			Labels:      labels,
-		},
-		Spec: *task.Template.Spec.DeepCopy(),
-	}
 }
 
 // envSize is the size of an environment string: NAME=value and its NUL.

@@ -83,15 +83,18 @@ func MutatePatch(raw []byte, job *batch.Job, opts Options) ([]byte, []string, er
 	return patch, warnings, err
 }
 
-// addPlugins adds svc to every framework job and ssh to mpi jobs, as Volcano's
-// own job mutation does for tensorflow, pytorch and mpi.
+// addPlugins adds the Volcano plugins the Job's frameworks need
+// (framework.Framework.VolcanoPlugins: svc, and ssh for mpi), as Volcano's own
+// job mutation does for tensorflow, pytorch and mpi.
 func addPlugins(job *batch.Job) {
-	if _, ok := job.Spec.Plugins[svcPlugin]; !ok {
-		job.Spec.Plugins[svcPlugin] = []string{}
-	}
-	if _, ok := job.Spec.Plugins["mpi"]; ok {
-		if _, ok := job.Spec.Plugins[sshPlugin]; !ok {
-			job.Spec.Plugins[sshPlugin] = []string{}
+	for _, f := range frameworks {
+		if _, ok := job.Spec.Plugins[f.Name]; !ok {
+			continue
+		}
+		for _, name := range f.VolcanoPlugins {
+			if _, ok := job.Spec.Plugins[name]; !ok {
+				job.Spec.Plugins[name] = []string{}
+			}
 		}
 	}
 }
@@ -101,8 +104,8 @@ func addPlugins(job *batch.Job) {
 func gang(job *batch.Job, uses []use, opts Options) []string {
 	elastic := map[string]int32{}
 	for _, u := range uses {
-		if u.elasticTask != "" {
-			elastic[u.elasticTask] = u.elasticMin
+		if u.ElasticTask != "" {
+			elastic[u.ElasticTask] = u.ElasticMin
 		}
 	}
 	var warnings []string
@@ -167,18 +170,18 @@ func lifecycle(job *batch.Job, uses []use) {
 		userHandlesCompletion = userHandlesCompletion || handles(t.Policies, busv1alpha1.TaskCompletedEvent)
 	}
 	for _, u := range uses {
-		if len(u.errs) > 0 {
+		if len(u.Errs) > 0 {
 			continue
 		}
-		if u.completion != "" && !userHandlesCompletion && bare[u.completion] {
+		if u.Completion != "" && !userHandlesCompletion && bare[u.Completion] {
 			// Two plugins may name the same task; a second TaskCompleted policy
 			// would make Volcano deny the Job for policies the user never wrote.
-			if t, ok := jobs.Task(job, u.completion); ok && !handles(t.Policies, busv1alpha1.TaskCompletedEvent) {
+			if t, ok := jobs.Task(job, u.Completion); ok && !handles(t.Policies, busv1alpha1.TaskCompletedEvent) {
 				t.Policies = append(t.Policies, batch.LifecyclePolicy{Event: busv1alpha1.TaskCompletedEvent, Action: busv1alpha1.CompleteJobAction})
 			}
 		}
-		for _, r := range u.roles {
-			if t, ok := jobs.Task(job, r.task); ok && t.Template.Spec.RestartPolicy == "" {
+		for _, r := range u.Roles {
+			if t, ok := jobs.Task(job, r.Task); ok && t.Template.Spec.RestartPolicy == "" {
 				t.Template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 			}
 		}
@@ -188,10 +191,10 @@ func lifecycle(job *batch.Job, uses []use) {
 	// Job would run on without it. With restartPolicy Never a PodFailed also
 	// follows a failed main container, whose outcome the user decides.
 	for _, u := range uses {
-		if len(u.errs) > 0 {
+		if len(u.Errs) > 0 {
 			continue
 		}
-		for _, e := range u.waits {
+		for _, e := range u.waits() {
 			t, ok := jobs.Task(job, e.from)
 			if !ok || !bare[e.from] || jobHandlesFailure || t.Template.Spec.RestartPolicy == v1.RestartPolicyNever ||
 				handles(t.Policies, busv1alpha1.PodFailedEvent) {

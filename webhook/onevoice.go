@@ -122,9 +122,9 @@ func stripFrameworks(ar admissionv1.AdmissionReview) *admissionv1.AdmissionRevie
 	spec, _ := obj["spec"].(map[string]any)
 	plugins, _ := spec["plugins"].(map[string]any)
 	removed := false
-	for _, name := range Frameworks {
-		if _, ok := plugins[name]; ok {
-			delete(plugins, name)
+	for _, f := range frameworks {
+		if _, ok := plugins[f.Name]; ok {
+			delete(plugins, f.Name)
 			removed = true
 		}
 	}

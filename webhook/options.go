@@ -1,17 +1,11 @@
 package webhook
 
 import (
-	"strings"
-
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	v1 "k8s.io/api/core/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
-
-// DefaultGPUResources is the default of Options.GPUResources: any resource
-// whose name contains "gpu" (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915).
-var DefaultGPUResources = []string{"gpu"}
 
 // DefaultSchedulerName is the scheduler GPU jobs get when neither the Job nor
 // Options name one; the default of Volcano's --scheduler-name.
@@ -19,18 +13,13 @@ const DefaultSchedulerName = "volcano"
 
 // Options configure MutateJob.
 type Options struct {
-	// GPUResources decides which container resources are GPUs: a resource whose
-	// name contains one of these strings, compared case-insensitively. Empty
-	// means DefaultGPUResources.
+	// GPUResources decides which container resources are GPUs
+	// (jobs.MatchesGPU). Empty means the process-wide patterns (jobs.IsGPU:
+	// --gpu-resources, by default jobs.DefaultGPUResources).
 	GPUResources []string
 	// SchedulerName is set on GPU jobs that name no scheduler. Empty means
 	// DefaultSchedulerName.
 	SchedulerName string
-}
-
-// DefaultOptions returns the options vc-webhook-manager starts with.
-func DefaultOptions() Options {
-	return Options{GPUResources: append([]string(nil), DefaultGPUResources...), SchedulerName: DefaultSchedulerName}
 }
 
 func (o Options) schedulerName() string {
@@ -42,17 +31,10 @@ func (o Options) schedulerName() string {
 
 // IsGPU reports whether a resource counts as a GPU under these options.
 func (o Options) IsGPU(name v1.ResourceName) bool {
-	patterns := o.GPUResources
-	if len(patterns) == 0 {
-		patterns = DefaultGPUResources
+	if len(o.GPUResources) == 0 {
+		return jobs.IsGPU(name)
 	}
-	n := strings.ToLower(string(name))
-	for _, p := range patterns {
-		if p = strings.ToLower(strings.TrimSpace(p)); p != "" && strings.Contains(n, p) {
-			return true
-		}
-	}
-	return false
+	return jobs.MatchesGPU(o.GPUResources, name)
 }
 
 // TaskGPU returns the GPU resource the task's pods request (the first by name,

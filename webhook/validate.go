@@ -40,7 +40,7 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 	uses := analyze(job)
 	var errs field.ErrorList
 	for _, u := range uses {
-		errs = append(errs, u.errs...)
+		errs = append(errs, u.Errs...)
 	}
 	errs = append(errs, checkClaims(job, uses)...)
 	errs = append(errs, checkLaunchOrder(job, uses)...)
@@ -51,14 +51,11 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 // namePlugin starts every error's detail with "plugin <name>: ", as the
 // plugins' own errors do: checks of the Job as a whole (numbers, names,
 // dependsOn, hostnames) name the first framework plugin the Job uses, in
-// Frameworks order, which is why the Job is checked at all.
+// name order (frameworks), which is why the Job is checked at all.
 func namePlugin(errs field.ErrorList, job *batch.Job) field.ErrorList {
 	plugin := ""
-	for _, name := range Frameworks {
-		if _, ok := job.Spec.Plugins[name]; ok {
-			plugin = name
-			break
-		}
+	if f := firstFramework(job); f != nil {
+		plugin = f.Name
 	}
 	for _, e := range errs {
 		if !strings.HasPrefix(e.Detail, "plugin ") {
@@ -76,19 +73,19 @@ func checkClaims(job *batch.Job, uses []use) field.ErrorList {
 	reported := map[string]bool{}
 	var errs field.ErrorList
 	for _, u := range uses {
-		for _, r := range u.roles {
-			first, ok := claims[r.task]
+		for _, r := range u.Roles {
+			first, ok := claims[r.Task]
 			if !ok {
-				claims[r.task] = claim{u.plugin, r.name}
+				claims[r.Task] = claim{u.name(), r.Name}
 				continue
 			}
-			if first.plugin == u.plugin || reported[r.task] {
+			if first.plugin == u.name() || reported[r.Task] {
 				continue
 			}
-			reported[r.task] = true
-			errs = append(errs, field.Invalid(taskPath(job, r.task).Child("name"), r.task, fmt.Sprintf(
+			reported[r.Task] = true
+			errs = append(errs, field.Invalid(taskPath(job, r.Task).Child("name"), r.Task, fmt.Sprintf(
 				"plugin %s: task %q plays role %s of plugin %s and role %s of plugin %s; a task can play roles in one framework plugin only",
-				first.plugin, r.task, first.role, first.plugin, r.name, u.plugin)))
+				first.plugin, r.Task, first.role, first.plugin, r.Name, u.name())))
 		}
 	}
 	return errs
@@ -102,7 +99,7 @@ func checkLaunchOrder(job *batch.Job, uses []use) field.ErrorList {
 	var errs field.ErrorList
 	g := newGraph(job)
 	for _, u := range uses {
-		for _, e := range u.waits {
+		for _, e := range u.waits() {
 			g.add(e)
 		}
 	}

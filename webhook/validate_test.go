@@ -11,6 +11,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -294,7 +295,7 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 			name, over-1, over-1),
 	})
 	// The figure is the size of "TF_CONFIG=<value>" and its NUL.
-	pod := simulatedPod(tfConfigJob(name, over, over), &tfConfigJob(name, over, over).Spec.Tasks[1], int(over-1))
+	pod := jobs.NewPod(tfConfigJob(name, over, over), &tfConfigJob(name, over, over).Spec.Tasks[1], int(over-1))
 	if err := newTF(tfConfigJob(name, over, over)).OnPodCreate(pod, tfConfigJob(name, over, over)); err != nil {
 		t.Fatal(err)
 	}

@@ -47,11 +47,13 @@ func main() {
 	opts := options.NewServerOption()
 	opts.AddFlags(fs, controllerNames())
 	apiflags.SetDefaults(fs) // 500 QPS, burst 1000: large jobs stall at 50/100
+	applyGPUResources := apiflags.GPUResources(fs)
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	commonutil.LeaderElectionDefault(&opts.LeaderElection)
 	opts.LeaderElection.ResourceName = "vc-controller-manager"
 	componentbaseoptions.BindLeaderElectionFlags(&opts.LeaderElection, fs)
 	cliflag.InitFlags()
+	applyGPUResources()
 
 	if opts.PrintVersion {
 		version.PrintVersionAndExit()

@@ -51,9 +51,9 @@ func main() {
 	createConfigs := fs.Bool("create-framework-webhook-configurations", true,
 		"Create the webhook configurations of the framework job admissions ("+webhook.ConfigurationName(webhook.MutatePath)+", "+
 			webhook.ConfigurationName(webhook.ValidatePath)+") when they do not exist. Without it they must be installed beforehand, like Volcano's own.")
-	gpuResources := fs.StringSlice("gpu-resources", webhook.DefaultGPUResources,
-		"A container resource whose name contains one of these strings (case-insensitive) is a GPU: tasks of framework jobs that request one are gang-scheduled all-or-nothing.")
+	applyGPUResources := apiflags.GPUResources(fs)
 	cliflag.InitFlags()
+	gpuResources := applyGPUResources()
 
 	if config.PrintVersion {
 		version.PrintVersionAndExit()
@@ -75,7 +75,7 @@ func main() {
 	if *frameworks {
 		// SchedulerName stays empty: GPU jobs get the first --scheduler-name,
 		// which Volcano's manager hands the admissions when it starts them.
-		if err := webhook.Register(webhook.Options{GPUResources: *gpuResources}); err != nil {
+		if err := webhook.Register(webhook.Options{GPUResources: gpuResources}); err != nil {
 			klog.Fatalf("Registering the framework job admissions: %v", err)
 		}
 		// Our validation judges the framework plugins' arguments; Volcano's

@@ -8,7 +8,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 // The examples must load strictly into Volcano Jobs: make demo submits them.

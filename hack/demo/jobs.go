@@ -22,13 +22,15 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
-// frameworks are the example directories, in the order the demo runs them.
-var frameworks = []string{"tensorflow", "pytorch", "mpi", "mxnet"}
+// frameworks are the example directories (example/<name>/<name>.yaml), in
+// the order the demo runs them.
+var frameworks = plugins.Names()
 
 const (
 	pollEvery     = 250 * time.Millisecond
@@ -558,7 +560,7 @@ func (r *run) judge() {
 func (r *run) resultLine() string {
 	if r.real != nil {
 		status := "trained"
-		if r.real.Framework == "tensorflow" || r.real.Framework == "mxnet" {
+		if r.real.Contract {
 			status = "checked"
 		}
 		switch {

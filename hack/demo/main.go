@@ -1,5 +1,5 @@
 // Command demo is `make demo`: it brings up the local cluster of package
-// test/localcluster (or reuses the one running in the same directory), submits
+// internal/localcluster (or reuses the one running in the same directory), submits
 // the example Job of every framework (example/<framework>/<framework>.yaml)
 // into a fresh namespace, follows each until it completes on the KWOK nodes,
 // prints what the plugins injected into every pod (framework variables, the
@@ -36,8 +36,8 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/cli"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
 func main() {

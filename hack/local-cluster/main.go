@@ -1,5 +1,5 @@
 // Command local-cluster starts, stops and inspects the local Volcano cluster of
-// package test/localcluster (etcd, kube-apiserver, kube-controller-manager,
+// package internal/localcluster (etcd, kube-apiserver, kube-controller-manager,
 // vc-scheduler, this repository's vc-controller-manager, KWOK fake nodes and
 // optionally vc-webhook-manager, all on 127.0.0.1). `make local-up`,
 // `make local-down` and `make local-status` run it.
@@ -30,7 +30,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 func main() {

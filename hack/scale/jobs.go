@@ -9,7 +9,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 // Frameworks the scale test submits, in order.

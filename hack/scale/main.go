@@ -2,7 +2,7 @@
 // project's vc-controller-manager against Volcano's stock controller manager
 // (built from the same volcano.sh/volcano module, `make
 // stock-controller-manager`), on the local cluster of package
-// test/localcluster with many KWOK nodes.
+// internal/localcluster with many KWOK nodes.
 //
 // For every round and each controller manager ("impl": ours, stock) it starts
 // a fresh cluster in --dir with that controller manager and the same flags
@@ -56,7 +56,7 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/cli"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 // Implementations compared, and the file in --bin-dir that runs each.

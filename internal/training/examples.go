@@ -16,7 +16,10 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
 // ImageTar is the training image (Debian's python3-torch 1.13, python3-sklearn,
@@ -30,6 +33,10 @@ type Example struct {
 	Framework string
 	// What says in a few words what the Job runs.
 	What string
+	// Contract is set for a check of a framework's contract (its variables
+	// and the network they describe) that runs no framework code, where no
+	// Debian package of the framework exists.
+	Contract bool
 	// File is the Job's YAML, relative to the module root.
 	File string
 	// ConfigMap is the ConfigMap the Job mounts its program from; Programs
@@ -49,31 +56,31 @@ type Example struct {
 // Examples are the Jobs that run for real, in the order `make demo` shows them.
 var Examples = []Example{
 	{
-		Framework: "pytorch", What: "DDP with env://, master and 2 workers",
+		Framework: pytorch.Name, What: "DDP with env://, master and 2 workers",
 		File: "example/pytorch/pytorch-digits-ddp.yaml", ConfigMap: "pytorch-digits",
 		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
 		Judge: judgeDigits(3, 3, false),
 	},
 	{
-		Framework: "pytorch", What: "torchrun from the PET_* variables only, worker-only",
+		Framework: pytorch.Name, What: "torchrun from the PET_* variables only, worker-only",
 		File: "example/pytorch/pytorch-digits-torchrun.yaml", ConfigMap: "pytorch-digits",
 		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
 		Judge: judgeDigits(3, 3, false),
 	},
 	{
-		Framework: "pytorch", What: "elastic torchrun with c10d, --min-nodes=2 --max-nodes=3",
+		Framework: pytorch.Name, What: "elastic torchrun with c10d, --min-nodes=2 --max-nodes=3",
 		File: "example/pytorch/pytorch-digits-elastic.yaml", ConfigMap: "pytorch-digits",
 		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
 		Judge: judgeDigits(2, 3, true),
 	},
 	{
-		Framework: "tensorflow", What: "TF_CONFIG contract check: chief, ps and 2 workers reach each other",
+		Framework: tensorflow.Name, What: "TF_CONFIG contract check: chief, ps and 2 workers reach each other", Contract: true,
 		File: "example/tensorflow/tensorflow-contract.yaml", ConfigMap: "tf-config-check",
 		Programs: []string{"example/tensorflow/tf_config_check.py"}, Container: "tensorflow",
 		Judge: judgeTFConfig,
 	},
 	{
-		Framework: "mxnet", What: "DMLC_* contract check: ps-lite start-up with scheduler, 2 servers and 2 workers",
+		Framework: mxnet.Name, What: "DMLC_* contract check: ps-lite start-up with scheduler, 2 servers and 2 workers", Contract: true,
 		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
 		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
 		Judge: judgeDMLC,

@@ -41,9 +41,6 @@ func New(plugin string) *Set {
 	return &Set{plugin: plugin, fs: fs, path: field.NewPath("spec", "plugins").Key(plugin), set: map[string]int{}}
 }
 
-// Plugin returns the plugin name the Set was made for.
-func (s *Set) Plugin() string { return s.plugin }
-
 // String defines a string flag.
 func (s *Set) String(p *string, name, def, usage string) {
 	*p = def
@@ -290,15 +287,9 @@ func (s *Set) Errors() field.ErrorList { return s.errs }
 // maxReplicas > 0 also caps its replicas (roles that must be single). It returns
 // the task, or nil when it is absent (and allowed to be).
 func (s *Set) Task(job *batch.Job, flagName, taskName string, required bool, maxReplicas int32) *batch.TaskSpec {
-	var task *batch.TaskSpec
-	for i := range job.Spec.Tasks {
-		if job.Spec.Tasks[i].Name == taskName {
-			task = &job.Spec.Tasks[i]
-			break
-		}
-	}
+	task, ok := jobs.Task(job, taskName)
 	switch {
-	case task == nil:
+	case !ok:
 		if required || s.IsSet(flagName) {
 			s.Invalid(flagName, taskName, fmt.Sprintf("--%s names task %q, which the job does not have (tasks: %s)", flagName, taskName, jobs.TaskNames(job)))
 		}
@@ -319,16 +310,6 @@ func (s *Set) flagList() string {
 	s.fs.VisitAll(func(f *flag.Flag) { names = append(names, "--"+f.Name) })
 	sort.Strings(names)
 	return strings.Join(names, ", ")
-}
-
-// Usage returns one line per flag: "--name (default D): usage", sorted by name,
-// for docs and error messages.
-func (s *Set) Usage() []string {
-	var out []string
-	s.fs.VisitAll(func(f *flag.Flag) {
-		out = append(out, fmt.Sprintf("--%s (default %q): %s", f.Name, f.DefValue, f.Usage))
-	})
-	return out
 }
 
 // value adapts a typed setter to flag.Value so that the flag package still

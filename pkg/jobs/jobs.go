@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
@@ -33,15 +34,6 @@ func Replicas(job *batch.Job, name string) int {
 		return int(t.Replicas)
 	}
 	return 0
-}
-
-// TotalReplicas returns the number of pods the Job asks for across all tasks.
-func TotalReplicas(job *batch.Job) int {
-	n := 0
-	for i := range job.Spec.Tasks {
-		n += int(job.Spec.Tasks[i].Replicas)
-	}
-	return n
 }
 
 // PodTask returns the name of the task a pod belongs to, read from the
@@ -75,6 +67,32 @@ func PodIndex(pod *v1.Pod) (int, error) {
 // <job>-<task>-<index>.
 func PodName(jobName, taskName string, index int) string {
 	return jobName + "-" + taskName + "-" + strconv.Itoa(index)
+}
+
+// NewPod returns the index-th pod of task as Volcano's job controller hands
+// it to the plugins' OnPodCreate: name <job>-<task>-<index>, the task-spec,
+// task-index and job-name annotations and labels, the template's spec
+// (copied), in the Job's namespace. The admission webhook simulates pods
+// with it; the test builder (pkg/testing.MakePod) wraps it.
+func NewPod(job *batch.Job, task *batch.TaskSpec, index int) *v1.Pod {
+	meta := map[string]string{
+		batch.TaskSpecKey: task.Name,
+		batch.TaskIndex:   strconv.Itoa(index),
+		batch.JobNameKey:  job.Name,
+	}
+	labels := make(map[string]string, len(meta))
+	for k, v := range meta {
+		labels[k] = v
+	}
+	return &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        PodName(job.Name, task.Name, index),
+			Namespace:   job.Namespace,
+			Annotations: meta,
+			Labels:      labels,
+		},
+		Spec: *task.Template.Spec.DeepCopy(),
+	}
 }
 
 // Host returns the DNS name under which the index-th pod of task is reachable:
@@ -137,10 +155,41 @@ func FirstContainerResource(task *batch.TaskSpec, resource v1.ResourceName) int6
 // ResourceNvidiaGPU is NVIDIA's device-plugin resource.
 const ResourceNvidiaGPU v1.ResourceName = "nvidia.com/gpu"
 
-// IsGPU reports whether a resource is a GPU: its name contains "gpu"
-// (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915, ...).
+// DefaultGPUResources are the default GPU resource patterns (the
+// --gpu-resources flag of both managers): any resource whose name contains
+// "gpu" (nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915, ...).
+var DefaultGPUResources = []string{"gpu"}
+
+// gpuResources are the process-wide patterns IsGPU applies.
+var gpuResources = DefaultGPUResources
+
+// SetGPUResources sets the patterns IsGPU applies (the managers'
+// --gpu-resources); empty restores DefaultGPUResources. Call it before the
+// controller or the webhook starts.
+func SetGPUResources(patterns []string) {
+	gpuResources = DefaultGPUResources
+	if len(patterns) > 0 {
+		gpuResources = append([]string(nil), patterns...)
+	}
+}
+
+// MatchesGPU reports whether a resource is a GPU under patterns: its name
+// contains one of them, compared case-insensitively (blank patterns match
+// nothing). It is the one GPU rule of the controller and the webhook.
+func MatchesGPU(patterns []string, name v1.ResourceName) bool {
+	n := strings.ToLower(string(name))
+	for _, p := range patterns {
+		if p = strings.ToLower(strings.TrimSpace(p)); p != "" && strings.Contains(n, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// IsGPU reports whether a resource is a GPU under the process-wide patterns
+// (SetGPUResources; by default, its name contains "gpu").
 func IsGPU(name v1.ResourceName) bool {
-	return strings.Contains(strings.ToLower(string(name)), "gpu")
+	return MatchesGPU(gpuResources, name)
 }
 
 // FirstContainerGPUs returns the GPUs the first container of task's template
@@ -268,4 +317,54 @@ func HostsLen(job *batch.Job, task *batch.TaskSpec, port int) int {
 		return n * (len(prefix) + suffixLen)
 	}
 	return n*(len(prefix)+len(suffix)+suffixLen) + IndexDigits(n)
+}
+
+// PresentTask returns the task named name and true when the Job has it with at
+// least one replica (the tasks that play their role), else nil and false.
+func PresentTask(job *batch.Job, name string) (*batch.TaskSpec, bool) {
+	t, ok := Task(job, name)
+	if !ok || t.Replicas < 1 {
+		return nil, false
+	}
+	return t, true
+}
+
+// Present reports whether the Job has the task named name with at least one
+// replica (PresentTask).
+func Present(job *batch.Job, name string) bool {
+	_, ok := PresentTask(job, name)
+	return ok
+}
+
+// sharedHost reports whether every pod of task has the same DNS name: its
+// template sets a hostname (and it has pods).
+func sharedHost(task *batch.TaskSpec) bool {
+	return task.Replicas > 0 && task.Template.Spec.Hostname != ""
+}
+
+// DistinctHosts returns the distinct DNS names of task's pods in index order:
+// Hosts(job, task, 0), or the one name all replicas share when the template
+// sets a hostname (as Volcano's svc plugin and in-tree mpi plugin list it).
+func DistinctHosts(job *batch.Job, task *batch.TaskSpec) []string {
+	if sharedHost(task) {
+		return []string{Host(job, task, 0)}
+	}
+	return Hosts(job, task, 0)
+}
+
+// DistinctHostCount is len(DistinctHosts(job, task)), computed.
+func DistinctHostCount(task *batch.TaskSpec) int {
+	if sharedHost(task) {
+		return 1
+	}
+	return max(int(task.Replicas), 0)
+}
+
+// DistinctHostsLen is the total length of DistinctHosts(job, task) (no
+// separators), computed from the names and the replica count.
+func DistinctHostsLen(job *batch.Job, task *batch.TaskSpec) int {
+	if sharedHost(task) {
+		return len(Host(job, task, 0))
+	}
+	return HostsLen(job, task, 0)
 }

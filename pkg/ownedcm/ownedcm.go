@@ -17,6 +17,10 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
+// MaxConfigMapBytes is the most data a ConfigMap holds: Kubernetes' ConfigMap
+// validation limits the sum of its values to 1 MiB (core.MaxSecretSize).
+const MaxConfigMapBytes = v1.MaxSecretSize
+
 // NotOwnedError reports a ConfigMap that exists under the name a plugin needs but
 // is not controlled by the Job. It is permanent: retrying cannot fix it.
 type NotOwnedError struct {

@@ -174,24 +174,7 @@ func MakePod(job *batch.Job, taskName string, index int) *PodWrapper {
 	if !ok {
 		panic("MakePod: job " + job.Name + " has no task " + taskName)
 	}
-	meta := map[string]string{
-		batch.TaskSpecKey: taskName,
-		batch.TaskIndex:   strconv.Itoa(index),
-		batch.JobNameKey:  job.Name,
-	}
-	labels := map[string]string{}
-	for k, v := range meta {
-		labels[k] = v
-	}
-	return &PodWrapper{v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:        jobs.PodName(job.Name, taskName, index),
-			Namespace:   job.Namespace,
-			Annotations: meta,
-			Labels:      labels,
-		},
-		Spec: *t.Template.Spec.DeepCopy(),
-	}}
+	return &PodWrapper{*jobs.NewPod(job, t, index)}
 }
 
 // Obj returns a pointer to a copy of the built pod.

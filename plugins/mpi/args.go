@@ -10,6 +10,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/args"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -69,7 +70,7 @@ type Args struct {
 // task that is missing or does not have exactly one replica, a worker task that
 // is missing or has no replicas (allowed only with --launcher-as-worker when
 // --worker is not given), both roles naming one task, and a hostfile larger
-// than a ConfigMap can hold (MaxConfigMapBytes).
+// than a ConfigMap can hold (ownedcm.MaxConfigMapBytes).
 func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	a := &Args{}
 	s := args.New(Name)
@@ -98,10 +99,10 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.Task(job, "master", a.Master, true, 1)
 	s.Task(job, "worker", a.Worker, !a.LauncherAsWorker, 0)
 	if len(s.Errors()) == 0 {
-		if size := HostfileSize(job, a); size > MaxConfigMapBytes {
+		if size := HostfileSize(job, a); size > ownedcm.MaxConfigMapBytes {
 			s.Invalid("worker", a.Worker, fmt.Sprintf(
 				"the hostfile would be %d bytes, more than the %d bytes a ConfigMap holds; use fewer worker replicas",
-				size, MaxConfigMapBytes))
+				size, ownedcm.MaxConfigMapBytes))
 		}
 	}
 	return a, s.Errors()
@@ -141,8 +142,6 @@ func (a *Args) slots(task *batch.TaskSpec) int {
 
 // worker returns the worker task, or nil when the job has none with replicas.
 func (a *Args) worker(job *batch.Job) *batch.TaskSpec {
-	if t, ok := jobs.Task(job, a.Worker); ok && t.Replicas > 0 {
-		return t
-	}
-	return nil
+	t, _ := jobs.PresentTask(job, a.Worker)
+	return t
 }

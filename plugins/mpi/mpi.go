@@ -55,7 +55,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -75,9 +74,6 @@ const (
 	HostfilePath = ConfigDir + "/" + HostfileKey
 	// VolumeName names the master's ConfigMap volume.
 	VolumeName = "mpi-hostfile"
-	// MaxConfigMapBytes is the most data a ConfigMap holds (1 MiB, the limit
-	// Kubernetes' ConfigMap validation applies to the sum of its values).
-	MaxConfigMapBytes = v1.MaxSecretSize
 	// SSHConnectionArgs are added to the launcher's ssh command line after
 	// "-p <port>": they retry while a worker's sshd is still starting
 	// (mpi-operator passes the same).
@@ -118,24 +114,45 @@ const (
 	EnvNvidiaDriverCapabilities = "NVIDIA_DRIVER_CAPABILITIES"
 )
 
+// MPI roles: the master is the launcher that runs mpirun.
+const (
+	RoleMaster = "master"
+	RoleWorker = "worker"
+)
+
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
+
+// Framework describes the mpi plugin to the rest of the project
+// (plugins.Frameworks).
+var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin, framework.SSHPlugin)
+
+// describe: the master (launcher) waits for every worker's sshd and its
+// completion ends training.
+func describe(a *Args, job *batch.Job) framework.Description {
+	var d framework.Description
+	d.AddRoles(job, framework.Role{Name: RoleMaster, Task: a.Master}, framework.Role{Name: RoleWorker, Task: a.Worker})
+	if a.Wait.Enabled {
+		d.AddWaits(job, a.Worker, a.Port, false, a.Master)
+	}
+	if jobs.Present(job, a.Master) {
+		d.Completion = a.Master
+		d.Sizes = func() []framework.SizedEnv {
+			return []framework.SizedEnv{{Name: EnvMPIHost, Task: a.Master, Index: 0, ValueLen: MPIHostSize(job, a)}}
+		}
+	}
+	return d
+}
 
 // Plugin implements Volcano's PluginInterface. Volcano builds one per hook call.
 type Plugin struct {
 	framework.Base[*plan]
 }
 
-// New builds the plugin with the Job's arguments for it. It is the builder
-// registered with Volcano's plugin factory.
+// New builds the plugin with the Job's arguments for it (Framework.New): the
+// builder registered with Volcano's plugin factory.
 func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.Base(client.KubeClients, arguments)}
-}
-
-// NewUncached builds the plugin like New, but its hooks build the Job's plan
-// on every call and cache nothing (framework.Definition.UncachedBase): for
-// the admission webhook, which simulates pods of specs that were never stored.
-func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+	return Framework.New(client, arguments)
 }
 
 // ConfigMapName returns the name of the job's hostfile ConfigMap:
@@ -151,9 +168,9 @@ type plan struct {
 	hostfile string
 	// masterEnv is every variable the master gets.
 	masterEnv []v1.EnvVar
-	// wait is the master's init container; nil when waiting is off or there are
-	// no worker pods.
-	wait *wait.Template
+	// waiters is the master's init container, from describe's wait edge: none
+	// when waiting is off or there are no worker pods.
+	waiters framework.Waiters
 	// hostfileChecked is when the hostfile ConfigMap was last found or made to
 	// match this plan (UnixNano; 0: never). It is the plan's one mutable field.
 	hostfileChecked atomic.Int64
@@ -179,12 +196,12 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	workerTask := a.worker(job)
 	var workers []string
 	if workerTask != nil {
-		workers = taskHosts(job, workerTask)
+		workers = jobs.DistinctHosts(job, workerTask)
 	}
 	hosts := workers
 	slots := a.slots(workerTask)
 	if a.LauncherAsWorker {
-		hosts = append(taskHosts(job, masterTask), workers...)
+		hosts = append(jobs.DistinctHosts(job, masterTask), workers...)
 		if workerTask == nil {
 			slots = a.slots(masterTask)
 		}
@@ -203,13 +220,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 			v1.EnvVar{Name: EnvNvidiaVisibleDevices, Value: ""},
 			v1.EnvVar{Name: EnvNvidiaDriverCapabilities, Value: ""})
 	}
-	if a.Wait.Enabled && len(workers) > 0 {
-		targets := make([]wait.Target, len(workers))
-		for i, h := range workers {
-			targets[i] = wait.Target{Host: h, Port: a.Port}
-		}
-		p.wait = wait.NewTemplate(targets, a.Wait)
-	}
+	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
 
@@ -256,18 +267,18 @@ func launcherEnv(impl Implementation, slots, port int) []v1.EnvVar {
 func Hostfile(job *batch.Job, a *Args) string {
 	var b strings.Builder
 	if a.LauncherAsWorker {
-		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
-			writeHosts(&b, a.Implementation, taskHosts(job, m), a.slots(m))
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
+			writeHosts(&b, a.Implementation, jobs.DistinctHosts(job, m), a.slots(m))
 		}
 	}
 	if w := a.worker(job); w != nil {
-		writeHosts(&b, a.Implementation, taskHosts(job, w), a.slots(w))
+		writeHosts(&b, a.Implementation, jobs.DistinctHosts(job, w), a.slots(w))
 	}
 	return b.String()
 }
 
 // HostfileSize returns the size in bytes of Hostfile(job, a), which is what it
-// takes of the ConfigMap's MaxConfigMapBytes, computed from the names and the
+// takes of the ConfigMap's ownedcm.MaxConfigMapBytes, computed from the names and the
 // replica counts without building the hostfile (admission runs it on Jobs of
 // any size). ParseArgs rejects a job whose hostfile exceeds that; the admission
 // webhook runs the same check through it.
@@ -278,11 +289,11 @@ func HostfileSize(job *batch.Job, a *Args) int {
 	}
 	size := 0
 	add := func(task *batch.TaskSpec) {
-		n := hostCount(task)
-		size += taskHostsLen(job, task) + n*(sep+len(strconv.Itoa(a.slots(task)))+1)
+		n := jobs.DistinctHostCount(task)
+		size += jobs.DistinctHostsLen(job, task) + n*(sep+len(strconv.Itoa(a.slots(task)))+1)
 	}
 	if a.LauncherAsWorker {
-		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
 			add(m)
 		}
 	}
@@ -298,33 +309,17 @@ func HostfileSize(job *batch.Job, a *Args) int {
 func MPIHostSize(job *batch.Job, a *Args) int {
 	size, hosts := 0, 0
 	if a.LauncherAsWorker {
-		if m, ok := jobs.Task(job, a.Master); ok && m.Replicas > 0 {
-			size, hosts = taskHostsLen(job, m), hostCount(m)
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
+			size, hosts = jobs.DistinctHostsLen(job, m), jobs.DistinctHostCount(m)
 		}
 	}
 	if w := a.worker(job); w != nil {
-		size, hosts = size+taskHostsLen(job, w), hosts+hostCount(w)
+		size, hosts = size+jobs.DistinctHostsLen(job, w), hosts+jobs.DistinctHostCount(w)
 	}
 	if hosts > 1 {
 		size += hosts - 1
 	}
 	return size
-}
-
-// hostCount is len(taskHosts(job, task)).
-func hostCount(task *batch.TaskSpec) int {
-	if task.Replicas > 0 && task.Template.Spec.Hostname != "" {
-		return 1
-	}
-	return max(int(task.Replicas), 0)
-}
-
-// taskHostsLen is the total length of taskHosts(job, task).
-func taskHostsLen(job *batch.Job, task *batch.TaskSpec) int {
-	if task.Replicas > 0 && task.Template.Spec.Hostname != "" {
-		return len(jobs.Host(job, task, 0))
-	}
-	return jobs.HostsLen(job, task, 0)
 }
 
 func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots int) {
@@ -339,16 +334,6 @@ func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots i
 		b.WriteString(n)
 		b.WriteByte('\n')
 	}
-}
-
-// taskHosts returns the distinct hosts of task's pods, in index order: one per
-// replica, or the one shared name when the template sets a hostname (as
-// Volcano's in-tree plugin lists it).
-func taskHosts(job *batch.Job, task *batch.TaskSpec) []string {
-	if task.Template.Spec.Hostname != "" {
-		return []string{jobs.Host(job, task, 0)}
-	}
-	return jobs.Hosts(job, task, 0)
 }
 
 // OnPodCreate prepares the master and worker pods; pods of other tasks are left
@@ -382,9 +367,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
 		}
-		if pl.wait != nil {
-			pl.wait.AddTo(pod)
-		}
+		pl.waiters.AddTo(pod, pl.master, 0)
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)
 	}

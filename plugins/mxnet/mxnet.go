@@ -34,7 +34,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -67,22 +66,38 @@ const (
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
+// Framework describes the mxnet plugin to the rest of the project
+// (plugins.Frameworks). Volcano's job mutation knows no mxnet; the webhook
+// adds svc for it all the same.
+var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
+
+// describe: servers and workers wait for the scheduler's port; the workers'
+// completion ends training (servers and scheduler run until stopped).
+func describe(a *Args, job *batch.Job) framework.Description {
+	var d framework.Description
+	d.AddRoles(job,
+		framework.Role{Name: RoleScheduler, Task: a.Scheduler},
+		framework.Role{Name: RoleServer, Task: a.Server},
+		framework.Role{Name: RoleWorker, Task: a.Worker})
+	if scheduler, ok := jobs.Task(job, a.Scheduler); ok && a.Wait.Enabled {
+		d.AddWaits(job, a.Scheduler, jobs.NamedPort(scheduler, PortName, a.Port), false, a.Server, a.Worker)
+	}
+	if jobs.Present(job, a.Worker) {
+		d.Completion = a.Worker
+	}
+	return d
+}
+
 // Plugin implements Volcano's PluginInterface. Volcano builds one per hook call.
 type Plugin struct {
 	framework.Base[*plan]
 }
 
-// New builds the plugin with the Job's arguments for it. It is the builder
-// registered with Volcano's plugin factory.
+// New builds the plugin with the Job's arguments for it (Framework.New): the
+// builder registered with Volcano's plugin factory.
 func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.Base(client.KubeClients, arguments)}
-}
-
-// NewUncached builds the plugin like New, but its hooks build the Job's plan
-// on every call and cache nothing (framework.Definition.UncachedBase): for
-// the admission webhook, which simulates pods of specs that were never stored.
-func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+	return Framework.New(client, arguments)
 }
 
 // plan is what one Job revision's pods share.
@@ -94,8 +109,9 @@ type plan struct {
 	env map[string][]v1.EnvVar
 	// port is the scheduler's port.
 	port int
-	// wait is the init container of servers and workers; nil when waiting is off.
-	wait *wait.Template
+	// waiters are the init containers of servers and workers, from describe's
+	// wait edges: none when waiting is off.
+	waiters framework.Waiters
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -111,9 +127,9 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		port:  jobs.NamedPort(scheduler, PortName, a.Port),
 	}
 	numServer := 0
-	if server, ok := jobs.Task(job, a.Server); ok && server.Replicas > 0 {
+	if jobs.Present(job, a.Server) {
 		p.roles[a.Server] = RoleServer
-		numServer = int(server.Replicas)
+		numServer = jobs.Replicas(job, a.Server)
 	}
 	uri := jobs.Host(job, scheduler, 0)
 	shared := []v1.EnvVar{
@@ -128,9 +144,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		env = append(env, v1.EnvVar{Name: EnvRole, Value: role})
 		p.env[role] = append(env, shared...)
 	}
-	if a.Wait.Enabled {
-		p.wait = wait.NewTemplate([]wait.Target{{Host: uri, Port: p.port}}, a.Wait)
-	}
+	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
 
@@ -145,14 +159,16 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if !ok {
 		return nil
 	}
-	role, ok := pl.roles[jobs.PodTask(pod)]
+	task := jobs.PodTask(pod)
+	role, ok := pl.roles[task]
 	if !ok {
 		return nil
 	}
 	env := pl.env[role]
+	index := 0
 	if role == RoleWorker {
-		index, err := jobs.PodIndex(pod)
-		if err != nil {
+		var err error
+		if index, err = jobs.PodIndex(pod); err != nil {
 			return err
 		}
 		// The full slice expression makes append copy: env is shared by all pods.
@@ -161,8 +177,9 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	inject.Env(pod, env...)
 	if role == RoleScheduler {
 		inject.Port(pod, PortName, int32(pl.port))
-	} else if pl.wait != nil {
-		pl.wait.AddTo(pod)
+	} else {
+		// Servers wait whatever their index, which only workers need.
+		pl.waiters.AddTo(pod, task, index)
 	}
 	return nil
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -48,24 +47,62 @@ const (
 	EnvPythonUnbuffered = "PYTHONUNBUFFERED"
 )
 
+// PyTorch roles.
+const (
+	RoleMaster = "master"
+	RoleWorker = "worker"
+)
+
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
+
+// Framework describes the pytorch plugin to the rest of the project
+// (plugins.Frameworks).
+var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
+
+// describe: workers wait for the master's address (for pod 0 of the workers
+// without a master task, which is then rank 0); the master's completion ends
+// training, the workers' when there is no master task. Elastic jobs
+// gang-schedule the elastic minimum of pods.
+func describe(a *Args, job *batch.Job) framework.Description {
+	var d framework.Description
+	d.AddRoles(job, framework.Role{Name: RoleMaster, Task: a.Master}, framework.Role{Name: RoleWorker, Task: a.Worker})
+	hasMaster, hasWorker := jobs.Present(job, a.Master), jobs.Present(job, a.Worker)
+	rank0 := a.Worker
+	if hasMaster {
+		rank0 = a.Master
+	}
+	if a.Wait.Enabled && hasWorker {
+		port := 0
+		if a.WaitMasterPort {
+			t, _ := jobs.Task(job, rank0)
+			port = jobs.NamedPort(t, PortName, a.Port)
+		}
+		d.AddWaits(job, rank0, port, true, a.Worker)
+	}
+	if hasMaster || hasWorker {
+		d.Completion = rank0
+	}
+	if a.Elastic() && hasWorker {
+		masters, workers := 0, jobs.Replicas(job, a.Worker)
+		if hasMaster {
+			masters = jobs.Replicas(job, a.Master)
+		}
+		lo, _ := a.NodeRange(masters + workers)
+		d.ElasticTask, d.ElasticMin = a.Worker, int32(min(max(lo-masters, 0), workers))
+	}
+	return d
+}
 
 // Plugin implements Volcano's PluginInterface. Volcano builds one per hook call.
 type Plugin struct {
 	framework.Base[*plan]
 }
 
-// New builds the plugin with the Job's arguments for it; the builder registered
-// with Volcano's plugin factory.
+// New builds the plugin with the Job's arguments for it (Framework.New): the
+// builder registered with Volcano's plugin factory.
 func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.Base(client.KubeClients, arguments)}
-}
-
-// NewUncached builds the plugin like New, but its hooks build the Job's plan
-// on every call and cache nothing (framework.Definition.UncachedBase): for
-// the admission webhook, which simulates pods of specs that were never stored.
-func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+	return Framework.New(client, arguments)
 }
 
 // plan is what one Job revision's pods share.
@@ -76,11 +113,9 @@ type plan struct {
 	port      int32
 	// common is every variable that is the same on all pods.
 	common []v1.EnvVar
-	// wait is the workers' init container; nil when waiting is off.
-	wait *wait.Template
-	// waitFirstWorker is false when worker 0 is the master (worker-only job) and
-	// so must not wait for itself.
-	waitFirstWorker bool
+	// waiters is the workers' init container, from describe's wait edge
+	// (worker 0 does not wait when it is the master: a worker-only job).
+	waiters framework.Waiters
 	// rdzvEndpoint is the c10d rendezvous endpoint the plugin injects; empty
 	// unless the job is elastic with the c10d backend, whose store the
 	// endpoint's pod must host (see setRdzvHost).
@@ -92,10 +127,8 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	masterTask, hasMaster := jobs.Task(job, a.Master)
-	if hasMaster && masterTask.Replicas < 1 {
-		hasMaster = false
-	}
+	masterTask, _ := jobs.Task(job, a.Master)
+	hasMaster := jobs.Present(job, a.Master)
 	if !hasMaster {
 		masterTask, _ = jobs.Task(job, a.Worker)
 	}
@@ -135,16 +168,10 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 			v1.EnvVar{Name: EnvPetMaxRestarts, Value: strconv.Itoa(a.MaxRestarts)},
 		)
 	}
-	p := &plan{master: a.Master, worker: a.Worker, hasMaster: hasMaster, port: int32(masterPort), common: common, waitFirstWorker: hasMaster}
+	p := &plan{master: a.Master, worker: a.Worker, hasMaster: hasMaster, port: int32(masterPort), common: common,
+		waiters: framework.NewWaiters(job, describe(a, job).Waits, a.Wait)}
 	if a.Elastic() && a.RdzvBackend == c10dBackend {
 		p.rdzvEndpoint = addr + ":" + port
-	}
-	if a.Wait.Enabled {
-		target := wait.Target{Host: addr}
-		if a.WaitMasterPort {
-			target.Port = masterPort
-		}
-		p.wait = wait.NewTemplate([]wait.Target{target}, a.Wait)
 	}
 	return p, nil
 }
@@ -182,9 +209,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		setRdzvHost(pod, pl.rdzvEndpoint, isMaster || (!pl.hasMaster && index == 0))
 	}
 	inject.Port(pod, PortName, pl.port)
-	if pl.wait != nil && !isMaster && (index > 0 || pl.waitFirstWorker) {
-		pl.wait.AddTo(pod)
-	}
+	pl.waiters.AddTo(pod, task, index)
 	return nil
 }
 

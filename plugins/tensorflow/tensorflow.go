@@ -24,8 +24,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/pkg/strpack"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -48,22 +46,51 @@ const (
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
+// Framework describes the tensorflow plugin to the rest of the project
+// (plugins.Frameworks).
+var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
+
+// describe: chief, workers and evaluator wait for every ps; the chief's
+// completion ends training, the workers' when there is no chief.
+func describe(a *Args, job *batch.Job) framework.Description {
+	var d framework.Description
+	d.AddRoles(job,
+		framework.Role{Name: RoleChief, Task: a.Chief},
+		framework.Role{Name: RoleWorker, Task: a.Worker},
+		framework.Role{Name: RolePS, Task: a.PS},
+		framework.Role{Name: RoleEvaluator, Task: a.Evaluator})
+	if ps, ok := jobs.Task(job, a.PS); ok && a.Wait.Enabled {
+		d.AddWaits(job, a.PS, jobs.NamedPort(ps, PortName, a.Port), false, a.Chief, a.Worker, a.Evaluator)
+	}
+	switch {
+	case jobs.Present(job, a.Chief):
+		d.Completion = a.Chief
+	case jobs.Present(job, a.Worker):
+		d.Completion = a.Worker
+	}
+	d.Sizes = func() []framework.SizedEnv {
+		var out []framework.SizedEnv
+		for _, r := range d.Roles {
+			index := jobs.Replicas(job, r.Task) - 1
+			if n := TFConfigSize(job, a, r.Task, index); n > 0 {
+				out = append(out, framework.SizedEnv{Name: EnvTFConfig, Task: r.Task, Index: index, ValueLen: n})
+			}
+		}
+		return out
+	}
+	return d
+}
+
 // Plugin implements Volcano's PluginInterface. Volcano builds one per hook call.
 type Plugin struct {
 	framework.Base[*plan]
 }
 
-// New builds the plugin with the Job's arguments for it. It is the builder
-// registered with Volcano's plugin factory.
+// New builds the plugin with the Job's arguments for it (Framework.New): the
+// builder registered with Volcano's plugin factory.
 func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.Base(client.KubeClients, arguments)}
-}
-
-// NewUncached builds the plugin like New, but its hooks build the Job's plan
-// on every call and cache nothing (framework.Definition.UncachedBase): for
-// the admission webhook, which simulates pods of specs that were never stored.
-func NewUncached(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
-	return &Plugin{definition.UncachedBase(client.KubeClients, arguments)}
+	return Framework.New(client, arguments)
 }
 
 // plan is what one Job revision's pods share.
@@ -74,15 +101,11 @@ type plan struct {
 	ports map[string]int
 	// cluster is the JSON of TF_CONFIG's "cluster" object.
 	cluster string
-	// tfConfigs packs the pods' TF_CONFIG values (each about as long as
-	// cluster) several to an allocation; nil when the job is not distributed.
-	// It is the plan's one mutable part and is safe for concurrent use.
-	tfConfigs *strpack.Packer
 	// distributed is false when one pod in all plays a role: it gets no TF_CONFIG.
 	distributed bool
-	// wait is the init container of chief, workers and evaluator; nil when the
-	// job has no ps or waiting is off.
-	wait *wait.Template
+	// waiters are the init containers of chief, workers and evaluator, from
+	// describe's wait edges: none when the job has no ps or waiting is off.
+	waiters framework.Waiters
 }
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
@@ -96,10 +119,10 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	}
 	cluster := map[string][]string{}
 	for role, taskName := range map[string]string{RolePS: a.PS, RoleWorker: a.Worker, RoleChief: a.Chief, RoleEvaluator: a.Evaluator} {
-		task, ok := jobs.Task(job, taskName)
-		if !ok || task.Replicas < 1 {
+		if !jobs.Present(job, taskName) {
 			continue
 		}
+		task, _ := jobs.Task(job, taskName)
 		p.roles[taskName] = role
 		p.ports[role] = jobs.NamedPort(task, PortName, a.Port)
 		if role != RoleEvaluator {
@@ -118,22 +141,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "plugins").Key(Name), err)}
 	}
 	p.cluster = string(raw)
-	if p.distributed {
-		// Role pods' indices run from 0 to replicas-1.
-		longest := 0
-		for taskName, role := range p.roles {
-			longest = max(longest, len(role)+len(strconv.Itoa(max(jobs.Replicas(job, taskName)-1, 0))))
-		}
-		p.tfConfigs = strpack.New(rolePods, tfConfigFixedLen+len(p.cluster)+longest)
-	}
-	if ps := cluster[RolePS]; len(ps) > 0 && a.Wait.Enabled {
-		targets := make([]wait.Target, 0, len(ps))
-		task, _ := jobs.Task(job, a.PS)
-		for i := 0; i < int(task.Replicas); i++ {
-			targets = append(targets, wait.Target{Host: jobs.Host(job, task, i), Port: p.ports[RolePS]})
-		}
-		p.wait = wait.NewTemplate(targets, a.Wait)
-	}
+	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
 
@@ -147,7 +155,8 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if !ok || !pl.distributed {
 		return nil
 	}
-	role, ok := pl.roles[jobs.PodTask(pod)]
+	task := jobs.PodTask(pod)
+	role, ok := pl.roles[task]
 	if !ok {
 		return nil
 	}
@@ -159,9 +168,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if role != RoleEvaluator {
 		inject.Port(pod, PortName, int32(pl.ports[role]))
 	}
-	if pl.wait != nil && role != RolePS {
-		pl.wait.AddTo(pod)
-	}
+	pl.waiters.AddTo(pod, task, index)
 	return nil
 }
 
@@ -174,11 +181,12 @@ const (
 	tfConfigFixedLen = len(tfConfigHead) + len(tfConfigTask) + len(tfConfigIndex) + len(tfConfigTail)
 )
 
-// tfConfig renders a pod's TF_CONFIG around the shared cluster JSON, writing
-// each byte once: the cluster part is the bulk of it and is the same for every
-// pod. Values are packed several to an allocation (p.tfConfigs).
+// tfConfig renders a pod's TF_CONFIG around the shared cluster JSON, which is
+// the bulk of it and the same for every pod: one concatenation, one
+// allocation of the value's size, so a job's pods cost time and memory
+// linear in its TF_CONFIG bytes.
 func (p *plan) tfConfig(role string, index int) string {
-	return p.tfConfigs.Concat(tfConfigHead, p.cluster, tfConfigTask, role, tfConfigIndex, strconv.Itoa(index), tfConfigTail)
+	return tfConfigHead + p.cluster + tfConfigTask + role + tfConfigIndex + strconv.Itoa(index) + tfConfigTail
 }
 
 // TFConfigSize returns the length in bytes of the TF_CONFIG value OnPodCreate
@@ -192,10 +200,10 @@ func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
 	rolePods, clusterLen, members := 0, 0, 0
 	// The cluster JSON's keys in the order json.Marshal sorts them.
 	for _, r := range []struct{ role, task string }{{RoleChief, a.Chief}, {RoleEvaluator, a.Evaluator}, {RolePS, a.PS}, {RoleWorker, a.Worker}} {
-		t, ok := jobs.Task(job, r.task)
-		if !ok || t.Replicas < 1 {
+		if !jobs.Present(job, r.task) {
 			continue
 		}
+		t, _ := jobs.Task(job, r.task)
 		if r.task == task {
 			roleOf = r.role
 		}

@@ -4,6 +4,7 @@
 package bench
 
 import (
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -32,6 +34,13 @@ var Sizes = []int{16, 256, 2048}
 // bytes of TF_CONFIG values written per job (one value per pod, shared by its
 // containers), the lower bound of what any tensorflow plugin must produce.
 const TFConfigUnit = "TF_CONFIG-B/op"
+
+// RetainedUnit is the unit of the heap a job's plugin calls leave reachable
+// once its pods exist (the pods' injected parts and whatever the plugin
+// keeps, such as our plan cache): what a user pays for as long as the pods
+// are in the controller's hands. Measured in the first iteration, after a
+// GC before and after the job, with the pods kept alive.
+const RetainedUnit = "retained-B/op"
 
 // Framework is one benchmarked framework: the job shape and the two builders.
 type Framework struct {
@@ -49,18 +58,35 @@ func hasEnv(name string) func(*v1.Pod, string) bool {
 	return func(pod *v1.Pod, _ string) bool { return utiltesting.CountEnv(pod.Spec.Containers[0].Env, name) == 1 }
 }
 
-// Frameworks lists the benchmarked frameworks.
-var Frameworks = []Framework{
-	{Name: tensorflow.Name, Lead: "ps", Ours: tensorflow.New, InTree: intreetf.New, Check: hasEnv(tensorflow.EnvTFConfig)},
-	{Name: pytorch.Name, Lead: "master", Ours: pytorch.New, InTree: intreepytorch.New, Check: hasEnv(pytorch.EnvRank)},
-	{Name: mpi.Name, Lead: "master", Ours: mpi.New, InTree: intreempi.New, Check: func(pod *v1.Pod, task string) bool {
-		if task == "master" {
+// shapes are what the benchmarks need to know of each framework beyond
+// plugins.Frameworks: the job shape, Volcano's plugin and the check.
+var shapes = map[string]Framework{
+	tensorflow.Name: {Lead: tensorflow.DefaultPS, InTree: intreetf.New, Check: hasEnv(tensorflow.EnvTFConfig)},
+	pytorch.Name:    {Lead: pytorch.DefaultMaster, InTree: intreepytorch.New, Check: hasEnv(pytorch.EnvRank)},
+	mpi.Name: {Lead: mpi.DefaultMaster, InTree: intreempi.New, Check: func(pod *v1.Pod, task string) bool {
+		if task == mpi.DefaultMaster {
 			return utiltesting.CountEnv(pod.Spec.Containers[0].Env, mpi.EnvMPIHost) == 1
 		}
 		return len(pod.Spec.Containers[0].Ports) == 1
 	}},
-	{Name: mxnet.Name, Lead: "scheduler", Ours: mxnet.New, Check: hasEnv(mxnet.EnvRole)},
+	mxnet.Name: {Lead: mxnet.DefaultScheduler, Check: hasEnv(mxnet.EnvRole)},
 }
+
+// Frameworks lists the benchmarked frameworks: every one of
+// plugins.Frameworks, in its order. One without a shape panics, so that a
+// new framework cannot go unmeasured.
+var Frameworks = func() []Framework {
+	var out []Framework
+	for _, f := range plugins.Frameworks {
+		fw, ok := shapes[f.Name]
+		if !ok {
+			panic("test/bench: no benchmark shape for framework " + f.Name)
+		}
+		fw.Name, fw.Ours = f.Name, f.New
+		out = append(out, fw)
+	}
+	return out
+}()
 
 // Job returns the benchmarked job of fw: one Lead pod and workers worker pods,
 // the plugin enabled with its default arguments (none).
@@ -153,6 +179,7 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 	}
 	pods := make([]*v1.Pod, len(templates))
 	tfConfigBytes := -1
+	var retained int64
 	b.ReportAllocs()
 	for b.Loop() {
 		b.StopTimer()
@@ -173,6 +200,12 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 			pods[i] = t.pod.DeepCopy()
 		}
 		client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+		first := tfConfigBytes < 0
+		var before runtime.MemStats
+		if first {
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+		}
 		b.StartTimer()
 
 		if err := build(client, args).OnJobAdd(addJob); err != nil {
@@ -184,8 +217,14 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 			}
 		}
 
-		if tfConfigBytes < 0 {
+		if first {
 			b.StopTimer()
+			var after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(pods)
+			runtime.KeepAlive(client)
+			retained = int64(after.HeapAlloc) - int64(before.HeapAlloc)
 			tfConfigBytes = 0
 			for i, pod := range pods {
 				if !fw.Check(pod, templates[i].task) {
@@ -203,4 +242,5 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 	if fw.Name == tensorflow.Name {
 		b.ReportMetric(float64(tfConfigBytes), TFConfigUnit)
 	}
+	b.ReportMetric(float64(retained), RetainedUnit)
 }

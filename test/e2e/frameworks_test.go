@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"path"
 	"sort"
 	"strings"
 
@@ -16,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -30,13 +32,15 @@ const (
 	annotationExpectDeny = "e2e.vcplugins.io/expect-denied"
 )
 
-// exampleFiles are the examples of the four frameworks, relative to the module root.
-var exampleFiles = []string{
-	"example/tensorflow/tensorflow.yaml",
-	"example/pytorch/pytorch.yaml",
-	"example/mpi/mpi.yaml",
-	"example/mxnet/mxnet.yaml",
-}
+// exampleFiles are the examples of the frameworks (plugins.Frameworks),
+// example/<name>/<name>.yaml relative to the module root.
+var exampleFiles = func() []string {
+	var out []string
+	for _, name := range plugins.Names() {
+		out = append(out, path.Join("example", name, name+".yaml"))
+	}
+	return out
+}()
 
 func loadExamples() []*batch.Job {
 	out := make([]*batch.Job, len(exampleFiles))

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 

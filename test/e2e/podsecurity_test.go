@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"path"
 	"path/filepath"
 	"strings"
 	"time"
@@ -16,15 +17,17 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
-var restrictedFiles = []string{
-	"restricted/tensorflow.yaml",
-	"restricted/pytorch.yaml",
-	"restricted/mpi.yaml",
-	"restricted/mxnet.yaml",
-}
+var restrictedFiles = func() []string {
+	var out []string
+	for _, name := range plugins.Names() {
+		out = append(out, path.Join("restricted", name+".yaml"))
+	}
+	return out
+}()
 
 // restrictedWaiters are the pods of the restricted Jobs that wait for others.
 var restrictedWaiters = map[string]bool{

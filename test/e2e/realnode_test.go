@@ -18,8 +18,8 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
 // probeScript is the main container of every pod of the real-node Jobs, run by

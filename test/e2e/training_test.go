@@ -13,9 +13,9 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
-	"github.com/vcplugins/framework-plugins/test/localcluster"
 )
 
 // requireTrainingImage fails the spec when the training image was not built:

@@ -1,4 +1,5 @@
-// Package apiflags raises the API client rate limits of both managers.
+// Package apiflags holds the flags both managers share: it raises the API
+// client rate limits and defines the one GPU rule (--gpu-resources).
 //
 // Volcano's managers default to --kube-api-qps=50 --kube-api-burst=100. Its
 // pod admission makes three API reads per pod, so a 300-pod Job's pods queue
@@ -12,7 +13,23 @@ import (
 	"strconv"
 
 	"github.com/spf13/pflag"
+
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
+
+// GPUResources defines --gpu-resources on fs, the one GPU rule of both
+// managers (jobs.MatchesGPU), and returns a function that applies the parsed
+// value process-wide (jobs.SetGPUResources); call it after fs.Parse. The
+// controller's plugins (mpi's slots and NVIDIA_VISIBLE_DEVICES) and the
+// webhook's gang scheduling then agree on what a GPU is.
+func GPUResources(fs *pflag.FlagSet) (apply func() []string) {
+	patterns := fs.StringSlice("gpu-resources", jobs.DefaultGPUResources,
+		"A container resource whose name contains one of these strings (case-insensitive) is a GPU: tasks of framework jobs that request one are gang-scheduled all-or-nothing, and the mpi plugin counts them as slots.")
+	return func() []string {
+		jobs.SetGPUResources(*patterns)
+		return *patterns
+	}
+}
 
 // Defaults of this project's managers: QPS (requests per second, sustained)
 // and Burst (requests at once) of their Kubernetes clients.

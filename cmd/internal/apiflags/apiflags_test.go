@@ -5,9 +5,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
 
 	controller "volcano.sh/volcano/cmd/controller-manager/app/options"
 	webhook "volcano.sh/volcano/cmd/webhook-manager/app/options"
+
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
 // Both managers' options get 500/1000 unless the command line says otherwise.
@@ -48,6 +51,35 @@ func TestSetDefaults(t *testing.T) {
 			}
 			if got := fs.Lookup("kube-api-qps").DefValue; got != "500" {
 				t.Errorf("help shows default %s, want 500", got)
+			}
+		})
+	}
+}
+
+// --gpu-resources sets the one GPU rule both managers apply (jobs.IsGPU).
+func TestGPUResources(t *testing.T) {
+	defer jobs.SetGPUResources(nil)
+	cases := map[string]struct {
+		args []string
+		want map[v1.ResourceName]bool
+	}{
+		"default":      {want: map[v1.ResourceName]bool{"nvidia.com/gpu": true, "habana.ai/gaudi": false, "cpu": false}},
+		"command line": {args: []string{"--gpu-resources=gaudi,nvidia.com/mig-"}, want: map[v1.ResourceName]bool{"nvidia.com/gpu": false, "habana.ai/gaudi": true, "nvidia.com/mig-1g.5gb": true}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+			apply := GPUResources(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			apply()
+			got := map[v1.ResourceName]bool{}
+			for r := range tc.want {
+				got[r] = jobs.IsGPU(r)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("jobs.IsGPU (-want +got):\n%s", diff)
 			}
 		})
 	}

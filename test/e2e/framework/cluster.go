@@ -19,7 +19,7 @@ import (
 
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
-	"github.com/vcplugins/framework-plugins/test/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 // Environment variables the suite reads.

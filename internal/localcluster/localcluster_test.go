@@ -189,3 +189,12 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("RootDir, BinDir = %s, %s", cfg.RootDir, cfg.BinDir)
 	}
 }
+
+// The embedded KWOK stages name the annotations the constants document.
+func TestKwokStagesAnnotations(t *testing.T) {
+	for _, a := range []string{AnnotationPodResult, AnnotationPodRunFor, AnnotationPodExitCode} {
+		if !strings.Contains(DefaultKwokConfig, `annotations["`+a+`"]`) && !strings.Contains(DefaultKwokConfig, `annotations "`+a+`"`) {
+			t.Errorf("kwokstages.yaml does not read annotation %s", a)
+		}
+	}
+}
