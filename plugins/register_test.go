@@ -1,0 +1,50 @@
+package plugins
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+)
+
+// The one list: distinct names, each with builders and a description, and
+// the webhook's order by name.
+func TestFrameworks(t *testing.T) {
+	if diff := cmp.Diff([]string{"tensorflow", "pytorch", "mpi", "mxnet"}, Names()); diff != "" {
+		t.Errorf("Names (-want +got):\n%s", diff)
+	}
+	var byName []string
+	for _, f := range ByName() {
+		byName = append(byName, f.Name)
+		if f.New == nil || f.NewUncached == nil || f.Describe == nil || len(f.VolcanoPlugins) == 0 {
+			t.Errorf("framework %s: incomplete: %+v", f.Name, *f)
+		}
+		if Lookup(f.Name) != f {
+			t.Errorf("Lookup(%s) is not the listed framework", f.Name)
+		}
+	}
+	if diff := cmp.Diff([]string{"mpi", "mxnet", "pytorch", "tensorflow"}, byName); diff != "" {
+		t.Errorf("ByName (-want +got):\n%s", diff)
+	}
+	if Lookup("paddle") != nil {
+		t.Errorf("Lookup of an unlisted framework is not nil")
+	}
+}
+
+// Register puts every framework's builder in Volcano's factory, in place of
+// the in-tree ones.
+func TestRegister(t *testing.T) {
+	Register()
+	for _, f := range Frameworks {
+		b, ok := vcplugins.GetPluginBuilder(f.Name)
+		if !ok {
+			t.Fatalf("no factory builder for %s", f.Name)
+		}
+		p := b(pluginsinterface.PluginClientset{}, nil)
+		if pkg := reflect.TypeOf(p).Elem().PkgPath(); p.Name() != f.Name || pkg != "github.com/vcplugins/framework-plugins/plugins/"+f.Name {
+			t.Errorf("factory builder of %s builds plugin %q of package %s", f.Name, p.Name(), pkg)
+		}
+	}
+}
