@@ -39,6 +39,7 @@ package mpi
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -151,6 +152,9 @@ type plan struct {
 	hostfile string
 	// masterEnv is every variable the master gets.
 	masterEnv []v1.EnvVar
+	// dnsSearches are added to the master's and the workers' DNS search path
+	// (Intel MPI and MPICH only; see dnsSearches).
+	dnsSearches []string
 	// wait is the master's init container; nil when waiting is off or there are
 	// no worker pods.
 	wait *wait.Template
@@ -196,6 +200,9 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		port:             int32(a.Port),
 		hostfile:         Hostfile(job, a),
 	}
+	if a.Implementation != OpenMPI {
+		p.dnsSearches = dnsSearches(job, a.ClusterDomain, masterTask, workerTask)
+	}
 	p.masterEnv = append([]v1.EnvVar{{Name: EnvMPIHost, Value: strings.Join(hosts, ",")}},
 		launcherEnv(a.Implementation, slots, a.Port)...)
 	if !a.LauncherAsWorker && !jobs.RequestsResource(&masterTask.Template.Spec, jobs.IsGPU) {
@@ -211,6 +218,33 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		p.wait = wait.NewTemplate(targets, a.Wait)
 	}
 	return p, nil
+}
+
+// dnsSearches returns the search domains under which the short host names of
+// the master's and the workers' pods resolve: the Service domain of each task's
+// subdomain (jobs.Subdomain), <subdomain>.<namespace>.svc.<clusterDomain>,
+// without repeats, the master's first (nil for a job without a namespace).
+//
+// Hydra (Intel MPI, MPICH) tells the proxies it starts on the workers to
+// connect back to the launcher by the launcher's gethostname(), the pod's
+// short hostname, which the cluster's DNS answers only under its subdomain's
+// Service domain (Kubernetes' "Pod's hostname and subdomain fields"); Open MPI's
+// daemons connect back by IP address and need no such name.
+func dnsSearches(job *batch.Job, clusterDomain string, tasks ...*batch.TaskSpec) []string {
+	if job.Namespace == "" {
+		return nil
+	}
+	var out []string
+	for _, t := range tasks {
+		if t == nil {
+			continue
+		}
+		d := jobs.Subdomain(job, t) + "." + job.Namespace + ".svc." + clusterDomain
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // launcherEnv returns the variables that point impl's launcher at HostfilePath
@@ -357,8 +391,9 @@ func taskHosts(job *batch.Job, task *batch.TaskSpec) []string {
 // ConfigDir, NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES set to "" when
 // it requests no GPU and runs no ranks, and, as its first init container, the wait
 // container for every worker's ssh port. Workers (and the master with
-// --launcher-as-worker) get the ssh port opened. What the user set already is
-// kept. Invalid arguments inject nothing and are reported as an
+// --launcher-as-worker) get the ssh port opened. With Intel MPI and MPICH both
+// get the Service domains of the job's subdomains in dnsConfig.searches
+// (dnsSearches). What the user set already is kept. Invalid arguments inject nothing and are reported as an
 // InvalidPluginArguments event on the Job.
 //
 // Before preparing a master pod it reads the hostfile ConfigMap (one GET per
@@ -378,6 +413,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 			return err
 		}
 		inject.Env(pod, pl.masterEnv...)
+		inject.DNSSearches(pod, pl.dnsSearches...)
 		inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
@@ -387,6 +423,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		}
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)
+		inject.DNSSearches(pod, pl.dnsSearches...)
 	}
 	return nil
 }
