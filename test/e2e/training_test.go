@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -68,23 +69,26 @@ func requireTrainingImage() {
 	Expect(err).NotTo(HaveOccurred(), "the training image %s is missing: run `make node-images-training` (about 10 minutes from a cold cache), then start the suite again", trainingImageTar)
 }
 
-// createTrainingConfigMap creates the ConfigMap the example Jobs mount, as
-// `kubectl create configmap pytorch-digits --from-file=...` does.
-func createTrainingConfigMap(ctx context.Context, f *framework.Framework) {
+// createProgramConfigMap creates the ConfigMap name holding the program file
+// (a path under the repository) under its base name, as the example Jobs
+// mount it: what `kubectl create configmap <name> --from-file=<program>` does.
+func createProgramConfigMap(ctx context.Context, f *framework.Framework, name, program string) {
 	GinkgoHelper()
-	program, err := os.ReadFile(framework.Path(trainingProgram))
+	data, err := os.ReadFile(framework.Path(program))
 	Expect(err).NotTo(HaveOccurred())
 	cm := &corev1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{Name: trainingConfigMap, Namespace: f.Namespace},
-		Data:       map[string]string{"train_digits.py": string(program)},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.Namespace},
+		Data:       map[string]string{filepath.Base(program): string(data)},
 	}
 	_, err = f.Kube.CoreV1().ConfigMaps(f.Namespace).Create(ctx, cm, metav1.CreateOptions{})
-	Expect(err).NotTo(HaveOccurred(), "creating ConfigMap %s", trainingConfigMap)
+	Expect(err).NotTo(HaveOccurred(), "creating ConfigMap %s", name)
 }
 
 // waitTrained waits until job is Completed and fails at once when one of its
-// pods failed (restartPolicy Never: a failed rank never comes back), dumping
-// the pods either way the wait fails.
+// pods failed on its own (restartPolicy Never: a failed rank never comes
+// back), dumping the pods either way the wait fails. A pod that failed while
+// being deleted was stopped by the Job's completion (an MPI job's workers run
+// sshd until then) and is no failure.
 func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
 	GinkgoHelper()
 	defer func() {
@@ -94,25 +98,26 @@ func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
 		}
 	}()
 	framework.Eventually(ctx, func(ctx context.Context) error {
+		phase := f.JobPhase(ctx, job)
+		if phase == batch.Completed {
+			return nil
+		}
 		for _, p := range f.PodsOf(job) {
-			if p.Status.Phase == corev1.PodFailed {
+			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
 				return StopTrying(fmt.Sprintf("pod %s failed", p.Name))
 			}
 		}
-		if phase := f.JobPhase(ctx, job); phase != batch.Completed {
-			return fmt.Errorf("Job %s is %s", job.Name, phase)
-		}
-		return nil
+		return fmt.Errorf("Job %s is %s", job.Name, phase)
 	}, framework.RealJobCompletedTimeout).Should(Succeed(), "Job %s training to completion", job.Name)
 }
 
-// podLogs returns the training container's log of each pod: as the kubelet
-// has it, for a pod that still exists, else as followed while it ran (the
-// Job's completion deletes pods still running).
-func podLogs(ctx context.Context, f *framework.Framework, pods []*corev1.Pod, followed map[string]string) map[string]string {
+// podLogs returns the log of container in each pod: as the kubelet has it,
+// for a pod that still exists, else as followed while it ran (the Job's
+// completion deletes pods still running).
+func podLogs(ctx context.Context, f *framework.Framework, pods []*corev1.Pod, container string, followed map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, pod := range pods {
-		log, err := f.TryPodLog(ctx, pod, trainingContainer)
+		log, err := f.TryPodLog(ctx, pod, container)
 		if err != nil || len(log) < len(followed[pod.Name]) {
 			GinkgoWriter.Printf("pod %s: log as followed (%d bytes; from the kubelet: %d bytes, %v)\n", pod.Name, len(followed[pod.Name]), len(log), err)
 			log = followed[pod.Name]
@@ -210,7 +215,7 @@ var _ = Describe("PyTorch training on the real node", func() {
 		It("trains the digits MLP to agreement: "+tj.name+" ("+tj.file+")", func(ctx SpecContext) {
 			framework.RequireRealNode()
 			requireTrainingImage()
-			createTrainingConfigMap(ctx, f)
+			createProgramConfigMap(ctx, f, trainingConfigMap, trainingProgram)
 			job := framework.OnRealNode(framework.LoadJob(tj.file))
 
 			start := time.Now()
@@ -219,7 +224,7 @@ var _ = Describe("PyTorch training on the real node", func() {
 			waitTrained(ctx, f, created)
 			took := time.Since(start).Round(time.Second)
 			pods := f.PodsOf(created)
-			summary := expectTrained(tj, pods, podLogs(ctx, f, pods, logs.Collect(time.Minute)))
+			summary := expectTrained(tj, pods, podLogs(ctx, f, pods, trainingContainer, logs.Collect(time.Minute)))
 			line := fmt.Sprintf("%s: trained in %s from submission: %s", created.Name, took, summary)
 			GinkgoWriter.Println(line)
 			AddReportEntry(created.Name, line)
