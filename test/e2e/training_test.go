@@ -189,23 +189,67 @@ func expectTrained(tj trainingJob, pods []*corev1.Pod, logs map[string]string) s
 		Expect(ranks).To(HaveLen(world), "pods that trained")
 	}
 
-	epochs := epochLine.FindAllStringSubmatch(rank0, -1)
-	Expect(len(epochs)).To(BeNumerically(">=", 2), "epochs printed by rank 0")
-	first, _ := strconv.ParseFloat(epochs[0][2], 64)
-	last, _ := strconv.ParseFloat(epochs[len(epochs)-1][2], 64)
-	Expect(last).To(BeNumerically("<", first/2), "loss of the last epoch against the first (rank 0)")
-	acc := accuracyLine.FindStringSubmatch(rank0)
-	Expect(acc).NotTo(BeNil(), "test accuracy printed by rank 0")
-	accuracy, _ := strconv.ParseFloat(acc[1], 64)
-	Expect(accuracy).To(BeNumerically(">=", 0.9), "test accuracy on the digits")
+	learned := expectLearned(rank0)
 
 	var members []string
 	for rank := 0; rank < world; rank++ {
 		members = append(members, fmt.Sprintf("%d=%s", rank, seen[rank]))
 	}
 	sort.Strings(members)
-	return fmt.Sprintf("%d ranks (%s), loss %s → %s over %d epochs, test accuracy %s, parameters agree",
-		world, strings.Join(members, " "), epochs[0][2], epochs[len(epochs)-1][2], len(epochs), acc[1])
+	return fmt.Sprintf("%d ranks (%s), %s, parameters agree", world, strings.Join(members, " "), learned)
+}
+
+// expectLearned checks what rank 0 printed: at least two epochs, the loss of
+// the last under half the first's, and a test accuracy of at least 0.9 on
+// the digits. It returns "loss <first> → <last> over <n> epochs, test
+// accuracy <a>".
+func expectLearned(rank0 string) string {
+	GinkgoHelper()
+	epochs := epochLine.FindAllStringSubmatch(rank0, -1)
+	Expect(len(epochs)).To(BeNumerically(">=", 2), "epochs printed by rank 0")
+	first, _ := strconv.ParseFloat(epochs[0][2], 64)
+	last, _ := strconv.ParseFloat(epochs[len(epochs)-1][2], 64)
+	Expect(last).To(BeNumerically("<", first/2), "loss of the last epoch printed against the first (rank 0)")
+	acc := accuracyLine.FindStringSubmatch(rank0)
+	Expect(acc).NotTo(BeNil(), "test accuracy printed by rank 0")
+	accuracy, _ := strconv.ParseFloat(acc[1], 64)
+	Expect(accuracy).To(BeNumerically(">=", 0.9), "test accuracy on the digits")
+	return fmt.Sprintf("loss %s → %s over %d epochs, test accuracy %s", epochs[0][2], epochs[len(epochs)-1][2], len(epochs), acc[1])
+}
+
+// trainingRun is one example Job trained on the real node.
+type trainingRun struct {
+	job *batch.Job
+	// took is the time from submission to the Job's completion.
+	took time.Duration
+	// pods are the Job's pods as last seen; logs their container's logs by pod name.
+	pods []*corev1.Pod
+	logs map[string]string
+}
+
+// runTraining creates the ConfigMap configMap of program, submits the example
+// Job of file onto the real node, waits until it trained (waitTrained) and
+// collects the logs of container in its pods.
+func runTraining(ctx context.Context, f *framework.Framework, file, configMap, program, container string) trainingRun {
+	GinkgoHelper()
+	framework.RequireRealNode()
+	requireTrainingImage()
+	createProgramConfigMap(ctx, f, configMap, program)
+	job := framework.OnRealNode(framework.LoadJob(file))
+	start := time.Now()
+	created := f.CreateJob(ctx, job)
+	logs := f.FollowLogs(ctx, created, container)
+	waitTrained(ctx, f, created)
+	r := trainingRun{job: created, took: time.Since(start).Round(time.Second), pods: f.PodsOf(created)}
+	r.logs = podLogs(ctx, f, r.pods, container, logs.Collect(time.Minute))
+	return r
+}
+
+// report writes the line that sums up a run to the spec's output and report.
+func (r trainingRun) report(summary string) {
+	line := fmt.Sprintf("%s: trained in %s from submission: %s", r.job.Name, r.took, summary)
+	GinkgoWriter.Println(line)
+	AddReportEntry(r.job.Name, line)
 }
 
 var _ = Describe("PyTorch training on the real node", func() {
@@ -213,21 +257,8 @@ var _ = Describe("PyTorch training on the real node", func() {
 
 	for _, tj := range trainingJobs {
 		It("trains the digits MLP to agreement: "+tj.name+" ("+tj.file+")", func(ctx SpecContext) {
-			framework.RequireRealNode()
-			requireTrainingImage()
-			createProgramConfigMap(ctx, f, trainingConfigMap, trainingProgram)
-			job := framework.OnRealNode(framework.LoadJob(tj.file))
-
-			start := time.Now()
-			created := f.CreateJob(ctx, job)
-			logs := f.FollowLogs(ctx, created, trainingContainer)
-			waitTrained(ctx, f, created)
-			took := time.Since(start).Round(time.Second)
-			pods := f.PodsOf(created)
-			summary := expectTrained(tj, pods, podLogs(ctx, f, pods, trainingContainer, logs.Collect(time.Minute)))
-			line := fmt.Sprintf("%s: trained in %s from submission: %s", created.Name, took, summary)
-			GinkgoWriter.Println(line)
-			AddReportEntry(created.Name, line)
+			r := runTraining(ctx, f, tj.file, trainingConfigMap, trainingProgram, trainingContainer)
+			r.report(expectTrained(tj, r.pods, r.logs))
 		}, SpecTimeout(framework.RealSpecTimeout))
 	}
 })
