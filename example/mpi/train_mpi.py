@@ -26,7 +26,13 @@ from sklearn.model_selection import train_test_split
 
 class HydraMPI:
     """MPI_COMM_WORLD of libmpich through ctypes. Debian builds mpi4py against
-    Open MPI only; MPICH's ABI gives its handles fixed values (mpi.h)."""
+    Open MPI only; MPICH's ABI gives its handles fixed values (mpi.h).
+
+    It leaves after a barrier without MPI_Finalize: Debian bookworm's MPICH
+    4.0.2 runs over UCX 1.13, whose TCP transport hung in MPI_Finalize's
+    teardown in about 1 run of 10 (measured; openucx/ucx#8738), one rank
+    spinning while the others waited for it. Hydra takes a rank that exits
+    with status 0 as a normal end."""
     COMM_WORLD, DOUBLE, SUM, IN_PLACE = 0x44000000, 0x4C00080B, 0x58000003, -1
 
     def __init__(self):
@@ -49,8 +55,10 @@ class HydraMPI:
         out[self.rank] = x
         return self.allreduce_sum(out)
 
-    def finalize(self):
-        self.lib.MPI_Finalize()
+    def finalize_and_exit(self, status):
+        self.lib.MPI_Barrier(self.COMM_WORLD)
+        sys.stdout.flush()
+        os._exit(status)
 
 
 class OpenMPI:
@@ -68,8 +76,9 @@ class OpenMPI:
     def allgather(self, x):
         return np.array(self.comm.allgather(x))
 
-    def finalize(self):
+    def finalize_and_exit(self, status):
         self.mpi.Finalize()
+        sys.exit(status)
 
 
 # Hydra's proxies hand each rank PMI_FD (or PMI_PORT); Open MPI's ranks get OMPI_*.
@@ -119,5 +128,4 @@ if rank == 0:
     agree = agree and np.allclose(w, serial, rtol=0, atol=1e-9)
 verdict = "agree" if agree else f"DIFFER (checksums {list(sums)})"
 print(f"rank {rank}: parameters {verdict} across {world} ranks (checksum {mine:.6f})", flush=True)
-mpi.finalize()
-sys.exit(0 if agree else 1)
+mpi.finalize_and_exit(0 if agree else 1)
