@@ -25,12 +25,14 @@
 //     other's variables, so both sets are set.
 //   - Intel MPI (Intel MPI Library Developer Reference, "Hydra Environment
 //     Variables"): hostfile lines "<host>:<n>"; I_MPI_HYDRA_HOST_FILE,
-//     I_MPI_HYDRA_BOOTSTRAP, I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS, I_MPI_PERHOST.
+//     I_MPI_HYDRA_BOOTSTRAP, I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS, I_MPI_PERHOST,
+//     I_MPI_HYDRA_IFACE.
 //   - MPICH (Hydra process manager user guide): hostfile lines "<host>:<n>";
 //     HYDRA_HOST_FILE, and HYDRA_LAUNCHER_EXTRA_ARGS (what current Hydra reads,
 //     lib/tools/bootstrap/external/external_common_launch.c) together with
 //     HYDRA_LAUNCH_EXTRA_ARGS (what older Hydra releases read, and what
-//     mpi-operator sets).
+//     mpi-operator sets), and HYDRA_IFACE (Hydra's -iface: the proxies
+//     connect back to that interface's address, utils/sock/sock.c).
 //
 // The pods' DNS names are those of Volcano's svc plugin (pod hostname
 // <job>-<task>-<index>, subdomain <job>), which the job needs enabled unless its
@@ -83,6 +85,16 @@ const (
 	// "-p <port>": they retry while a worker's sshd is still starting
 	// (mpi-operator passes the same).
 	SSHConnectionArgs = "-o ConnectionAttempts=10"
+	// PodInterface is the pod's network interface on the cluster network: the
+	// name the kubelet's container runtime asks the CNI plugin for (CNI_IFNAME
+	// "eth0" in containerd's and CRI-O's CRI). Hydra's launcher (Intel MPI,
+	// MPICH) given it through EnvHydraIface / EnvIntelIface tells its proxies
+	// to connect back to that interface's IP address instead of its host
+	// name: the launcher's DNS record is published only once its pod is Ready,
+	// when mpiexec is already starting the proxies, and a proxy that looks the
+	// name up a moment too early fails for good (measured on the real node:
+	// "unable to get host address for <job>-launcher-0", mpiexec hung).
+	PodInterface = "eth0"
 )
 
 // Variables the plugin sets on the master.
@@ -107,11 +119,13 @@ const (
 	EnvIntelBootstrap     = "I_MPI_HYDRA_BOOTSTRAP"
 	EnvIntelBootstrapArgs = "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"
 	EnvIntelPerHost       = "I_MPI_PERHOST"
+	EnvIntelIface         = "I_MPI_HYDRA_IFACE"
 
 	// MPICH (Hydra).
 	EnvHydraHostfile     = "HYDRA_HOST_FILE"
 	EnvHydraLauncherArgs = "HYDRA_LAUNCHER_EXTRA_ARGS"
 	EnvHydraLaunchArgs   = "HYDRA_LAUNCH_EXTRA_ARGS"
+	EnvHydraIface        = "HYDRA_IFACE"
 
 	// Set to "" on a master that requests no GPU and runs no ranks, so the
 	// NVIDIA container runtime gives it none (as mpi-operator does).
@@ -225,11 +239,14 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 // subdomain (jobs.Subdomain), <subdomain>.<namespace>.svc.<clusterDomain>,
 // without repeats, the master's first (nil for a job without a namespace).
 //
-// Hydra (Intel MPI, MPICH) tells the proxies it starts on the workers to
-// connect back to the launcher by the launcher's gethostname(), the pod's
-// short hostname, which the cluster's DNS answers only under its subdomain's
-// Service domain (Kubernetes' "Pod's hostname and subdomain fields"); Open MPI's
-// daemons connect back by IP address and need no such name.
+// Without an interface Hydra (Intel MPI, MPICH) tells the proxies it starts on
+// the workers to connect back to the launcher by the launcher's gethostname(),
+// the pod's short hostname, which the cluster's DNS answers only under its
+// subdomain's Service domain (Kubernetes' "Pod's hostname and subdomain
+// fields"). The plugin gives Hydra the interface (PodInterface), which the user
+// may override; the search path keeps the short names resolvable for a
+// launcher without it and for the job's own scripts. Open MPI's daemons
+// connect back by IP address.
 func dnsSearches(job *batch.Job, clusterDomain string, tasks ...*batch.TaskSpec) []string {
 	if job.Namespace == "" {
 		return nil
@@ -259,12 +276,14 @@ func launcherEnv(impl Implementation, slots, port int) []v1.EnvVar {
 			{Name: EnvIntelBootstrap, Value: "ssh"},
 			{Name: EnvIntelBootstrapArgs, Value: sshArgs},
 			{Name: EnvIntelPerHost, Value: n},
+			{Name: EnvIntelIface, Value: PodInterface},
 		}
 	case MPICH:
 		return []v1.EnvVar{
 			{Name: EnvHydraHostfile, Value: HostfilePath},
 			{Name: EnvHydraLauncherArgs, Value: sshArgs},
 			{Name: EnvHydraLaunchArgs, Value: sshArgs},
+			{Name: EnvHydraIface, Value: PodInterface},
 		}
 	default:
 		return []v1.EnvVar{

@@ -179,6 +179,7 @@ func TestMasterEnv(t *testing.T) {
 				{Name: "I_MPI_HYDRA_BOOTSTRAP", Value: "ssh"},
 				{Name: "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", Value: "-p 22 -o ConnectionAttempts=10"},
 				{Name: "I_MPI_PERHOST", Value: "4"},
+				{Name: "I_MPI_HYDRA_IFACE", Value: "eth0"},
 			}, noGPU...),
 		},
 		"mpich": {
@@ -188,6 +189,7 @@ func TestMasterEnv(t *testing.T) {
 				{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
 				{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: "-p 2022 -o ConnectionAttempts=10"},
 				{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: "-p 2022 -o ConnectionAttempts=10"},
+				{Name: "HYDRA_IFACE", Value: "eth0"},
 			}, noGPU...),
 		},
 		"a GPU master keeps its GPUs": {
