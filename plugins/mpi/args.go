@@ -68,8 +68,8 @@ type Args struct {
 	LauncherAsWorker bool
 	// ClusterDomain is the cluster's DNS domain. With Intel MPI and MPICH the
 	// MPI pods search <subdomain>.<namespace>.svc.<ClusterDomain>, so that the
-	// launcher's short host name, by which Hydra's proxies connect back,
-	// resolves.
+	// job's short host names resolve (the launcher's is what Hydra's proxies
+	// connect back to when no interface is given).
 	ClusterDomain string
 	// Wait holds the master back until every worker's ssh port accepts connections.
 	Wait wait.Options
