@@ -29,10 +29,10 @@ class HydraMPI:
     Open MPI only; MPICH's ABI gives its handles fixed values (mpi.h).
 
     It leaves after a barrier without MPI_Finalize: Debian bookworm's MPICH
-    4.0.2 runs over UCX 1.13, whose TCP transport hung in MPI_Finalize's
-    teardown in about 1 run of 10 (measured; openucx/ucx#8738), one rank
-    spinning while the others waited for it. Hydra takes a rank that exits
-    with status 0 as a normal end."""
+    4.0.2 runs over UCX 1.13, whose TCP transport now and then hung in
+    MPI_Finalize's teardown (1 of 6 runs on the real node; openucx/ucx#8738),
+    one rank spinning while the others waited for it. Hydra takes a rank that
+    exits with status 0 as a normal end."""
     COMM_WORLD, DOUBLE, SUM, IN_PLACE = 0x44000000, 0x4C00080B, 0x58000003, -1
 
     def __init__(self):
