@@ -17,7 +17,7 @@ import (
 // noopPlugin is a plugin whose hooks do nothing.
 type noopPlugin struct{}
 
-func (noopPlugin) Name() string                         { return "fifth" }
+func (noopPlugin) Name() string                          { return "fifth" }
 func (noopPlugin) OnPodCreate(*v1.Pod, *batch.Job) error { return nil }
 func (noopPlugin) OnJobAdd(*batch.Job) error             { return nil }
 func (noopPlugin) OnJobDelete(*batch.Job) error          { return nil }

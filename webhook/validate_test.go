@@ -66,6 +66,9 @@ func TestValidateJobArguments(t *testing.T) {
 		{"mpi: bad implementation",
 			mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mpi", "--mpi-implementation=mvapich").Obj(),
 			[]string{`"--mpi-implementation=mvapich": plugin mpi: --mpi-implementation=mvapich: must be one of openmpi, intel, mpich`}},
+		{"mpi: cluster domain not a DNS name",
+			mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mpi", "--mpi-implementation=mpich", "--cluster-domain=cluster.local.").Obj(),
+			[]string{`spec.plugins[mpi][1]: Invalid value: "--cluster-domain=cluster.local.": plugin mpi: --cluster-domain=cluster.local.: must be a DNS name`}},
 		{"every plugin's errors",
 			mkJob("two").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).
 				Plugin("mpi", "--port=0").Plugin("pytorch", "--port=65536").Obj(),

@@ -379,7 +379,9 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 	}
 	if r.real != nil {
 		for _, p := range sortedPods(r) {
-			if p.Status.Phase == corev1.PodFailed {
+			// A pod being deleted was stopped by the Job's completion (an
+			// sshd worker killed is Failed), not failed on its own.
+			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
 				r.end(false, "pod "+p.Name+" failed"+exitOf(p, r.real.Container))
 				fmt.Printf("  %s %-13s FAILED      %s\n", stamp(t0), name, r.reason)
 				return
@@ -549,7 +551,11 @@ func (r *run) judge() {
 			return
 		}
 	}
-	summary, err := r.real.Judge(pods, logs)
+	run := training.Run{Pods: pods, Logs: logs}
+	if r.hostfile != nil {
+		run.Hostfile = *r.hostfile
+	}
+	summary, err := r.real.Judge(run)
 	if err != nil {
 		r.ok, r.reason = false, "wrong result: "+err.Error()
 		return

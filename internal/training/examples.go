@@ -17,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -46,11 +47,22 @@ type Example struct {
 	Programs  []string
 	// Container is the container of every pod that runs the program.
 	Container string
-	// Judge decides from the Job's pods and their Container logs (by pod
-	// name; "" for a pod whose log could not be read) whether the Job did
-	// what it must. It returns one line summing the run up, or an error that
-	// names what is wrong.
-	Judge func(pods []*corev1.Pod, logs map[string]string) (string, error)
+	// Judge decides from what the Job left behind whether it did what it
+	// must. It returns one line summing the run up, or an error that names
+	// what is wrong.
+	Judge func(Run) (string, error)
+}
+
+// Run is what a Job of an example left behind.
+type Run struct {
+	// Pods are the Job's pods as last seen.
+	Pods []*corev1.Pod
+	// Logs are their Container logs by pod name ("" for a pod whose log
+	// could not be read).
+	Logs map[string]string
+	// Hostfile is the content of the mpi plugin's hostfile ConfigMap as the
+	// Job had it ("" for a Job without the mpi plugin).
+	Hostfile string
 }
 
 // Examples are the Jobs that run for real, in the order `make demo` shows them.
@@ -72,6 +84,18 @@ var Examples = []Example{
 		File: "example/pytorch/pytorch-digits-elastic.yaml", ConfigMap: "pytorch-digits",
 		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
 		Judge: judgeDigits(2, 3, true),
+	},
+	{
+		Framework: mpi.Name, What: "Open MPI: mpirun over ssh, the hostfile and OMPI_* only, mpi4py allreduce",
+		File: "example/mpi/mpi-digits-openmpi.yaml", ConfigMap: "mpi-digits",
+		Programs: []string{"example/mpi/train_mpi.py"}, Container: "mpi",
+		Judge: judgeMPI,
+	},
+	{
+		Framework: mpi.Name, What: "MPICH: Hydra's mpiexec over ssh without -localhost",
+		File: "example/mpi/mpi-digits-mpich.yaml", ConfigMap: "mpi-digits",
+		Programs: []string{"example/mpi/train_mpi.py"}, Container: "mpi",
+		Judge: judgeMPI,
 	},
 	{
 		Framework: tensorflow.Name, What: "TF_CONFIG contract check: chief, ps and 2 workers reach each other", Contract: true,

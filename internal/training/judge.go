@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
 // mismatchLine is what the contract checks print before exiting 1.
@@ -40,8 +42,9 @@ type digitsRank struct {
 // parameters as every other, rank 0's loss fell to less than half and its
 // test accuracy is at least 0.9, and, unless elastic (torchrun's elastic agent
 // assigns the ranks), each pod trained as the RANK it was injected.
-func judgeDigits(minWorld, maxWorld int, elastic bool) func([]*corev1.Pod, map[string]string) (string, error) {
-	return func(pods []*corev1.Pod, logs map[string]string) (string, error) {
+func judgeDigits(minWorld, maxWorld int, elastic bool) func(Run) (string, error) {
+	return func(run Run) (string, error) {
+		pods, logs := run.Pods, run.Logs
 		var ranks []digitsRank
 		var rank0 string
 		for _, pod := range pods {
@@ -99,29 +102,137 @@ func judgeDigits(minWorld, maxWorld int, elastic bool) func([]*corev1.Pod, map[s
 			return "", fmt.Errorf("%d of %d pods trained", len(ranks), len(pods))
 		}
 
-		epochs := epochLine.FindAllStringSubmatch(rank0, -1)
-		if len(epochs) < 2 {
-			return "", fmt.Errorf("rank 0 printed %d epochs, want at least 2", len(epochs))
-		}
-		first, _ := strconv.ParseFloat(epochs[0][2], 64)
-		last, _ := strconv.ParseFloat(epochs[len(epochs)-1][2], 64)
-		if last >= first/2 {
-			return "", fmt.Errorf("rank 0: loss went from %s to %s, want it at least halved", epochs[0][2], epochs[len(epochs)-1][2])
-		}
-		acc := accuracyLine.FindStringSubmatch(rank0)
-		if acc == nil {
-			return "", fmt.Errorf("rank 0 printed no test accuracy")
-		}
-		if accuracy, _ := strconv.ParseFloat(acc[1], 64); accuracy < 0.9 {
-			return "", fmt.Errorf("test accuracy %s on the digits, want at least 0.9", acc[1])
+		learned, err := judgeLearned(rank0)
+		if err != nil {
+			return "", err
 		}
 		var members []string
 		for rank := 0; rank < world; rank++ {
 			members = append(members, fmt.Sprintf("%d=%s", rank, seen[rank]))
 		}
-		return fmt.Sprintf("%d ranks (%s), loss %s → %s over %d epochs, test accuracy %s, parameters agree",
-			world, strings.Join(members, " "), epochs[0][2], epochs[len(epochs)-1][2], len(epochs), acc[1]), nil
+		return fmt.Sprintf("%d ranks (%s), %s, parameters agree", world, strings.Join(members, " "), learned), nil
 	}
+}
+
+// judgeLearned checks rank 0's log of a digits training: at least 2 epochs,
+// the last loss under half the first, a test accuracy of at least 0.9. It
+// returns "loss A → B over N epochs, test accuracy C".
+func judgeLearned(rank0 string) (string, error) {
+	epochs := epochLine.FindAllStringSubmatch(rank0, -1)
+	if len(epochs) < 2 {
+		return "", fmt.Errorf("rank 0 printed %d epochs, want at least 2", len(epochs))
+	}
+	first, _ := strconv.ParseFloat(epochs[0][2], 64)
+	last, _ := strconv.ParseFloat(epochs[len(epochs)-1][2], 64)
+	if last >= first/2 {
+		return "", fmt.Errorf("rank 0: loss went from %s to %s, want it at least halved", epochs[0][2], epochs[len(epochs)-1][2])
+	}
+	acc := accuracyLine.FindStringSubmatch(rank0)
+	if acc == nil {
+		return "", fmt.Errorf("rank 0 printed no test accuracy")
+	}
+	if accuracy, _ := strconv.ParseFloat(acc[1], 64); accuracy < 0.9 {
+		return "", fmt.Errorf("test accuracy %s on the digits, want at least 0.9", acc[1])
+	}
+	return fmt.Sprintf("loss %s → %s over %d epochs, test accuracy %s", epochs[0][2], epochs[len(epochs)-1][2], len(epochs), acc[1]), nil
+}
+
+// The lines of example/mpi/train_mpi.py that train_digits.py does not print
+// (epoch, accuracy and verdict lines are the same), and a hostfile line in
+// either format ("<host> slots=<n>", "<host>:<n>").
+var (
+	mpiJoinedLine = regexp.MustCompile(`(?m)^rank (\d+) of (\d+) joined on (\S+)$`)
+	mpiSerialLine = regexp.MustCompile(`(?m)^serial check: max \|w - w_serial\| (\S+)$`)
+	hostfileLine  = regexp.MustCompile(`^([^\s:]+)(?: slots=|:)(\d+)$`)
+)
+
+// judgeMPI judges a run of example/mpi/train_mpi.py from its launcher's log
+// (mpirun and mpiexec gather every rank's output there) against the hostfile
+// the Job had: the world has as many ranks as the hostfile has slots, every
+// rank joined once on a host of the hostfile with as many ranks per host as
+// it has slots, every rank ended with the same parameters, rank 0 learned
+// (judgeLearned) and its parameters are the serial run's within 1e-9.
+func judgeMPI(run Run) (string, error) {
+	if err := noMismatch(run.Pods, run.Logs); err != nil {
+		return "", err
+	}
+	var launcher *corev1.Pod
+	for _, pod := range run.Pods {
+		for _, v := range pod.Spec.Volumes {
+			if v.Name == mpi.VolumeName {
+				launcher = pod
+			}
+		}
+	}
+	if launcher == nil {
+		return "", fmt.Errorf("no pod mounts the hostfile: no launcher")
+	}
+	log := run.Logs[launcher.Name]
+	slots, world := map[string]int{}, 0
+	for _, line := range strings.Split(strings.TrimSpace(run.Hostfile), "\n") {
+		m := hostfileLine.FindStringSubmatch(line)
+		if m == nil {
+			return "", fmt.Errorf("hostfile line %q", line)
+		}
+		n, _ := strconv.Atoi(m[2])
+		// The rank prints gethostname(): the host's first label.
+		slots[strings.SplitN(m[1], ".", 2)[0]] += n
+		world += n
+	}
+	joined, perHost := map[int]string{}, map[string]int{}
+	for _, m := range mpiJoinedLine.FindAllStringSubmatch(log, -1) {
+		rank, _ := strconv.Atoi(m[1])
+		switch {
+		case m[2] != strconv.Itoa(world):
+			return "", fmt.Errorf("rank %d joined a world of %s ranks; the hostfile has %d slots", rank, m[2], world)
+		case joined[rank] != "":
+			return "", fmt.Errorf("rank %d joined twice", rank)
+		case slots[m[3]] == 0:
+			return "", fmt.Errorf("rank %d joined on %s, which is not in the hostfile", rank, m[3])
+		}
+		joined[rank] = m[3]
+		perHost[m[3]]++
+	}
+	for rank := 0; rank < world; rank++ {
+		if joined[rank] == "" {
+			return "", fmt.Errorf("rank %d of %d never joined (joined: %v)", rank, world, joined)
+		}
+	}
+	for host, n := range slots {
+		if perHost[host] != n {
+			return "", fmt.Errorf("%d ranks ran on %s, which has %d slots in the hostfile", perHost[host], host, n)
+		}
+	}
+	agreed := map[int]bool{}
+	for _, v := range verdictLine.FindAllStringSubmatch(log, -1) {
+		rank, _ := strconv.Atoi(v[1])
+		if v[2] != "agree" || v[3] != strconv.Itoa(world) {
+			return "", fmt.Errorf("rank %d: parameters %s across %s ranks", rank, v[2], v[3])
+		}
+		agreed[rank] = true
+	}
+	for rank := 0; rank < world; rank++ {
+		if !agreed[rank] {
+			return "", fmt.Errorf("rank %d never finished training: no final parameter check", rank)
+		}
+	}
+	learned, err := judgeLearned(log)
+	if err != nil {
+		return "", err
+	}
+	serial := mpiSerialLine.FindStringSubmatch(log)
+	if serial == nil {
+		return "", fmt.Errorf("rank 0 printed no check against the serial run")
+	}
+	if diff, err := strconv.ParseFloat(serial[1], 64); err != nil || diff > 1e-9 {
+		return "", fmt.Errorf("rank 0's parameters differ from the serial run's by %s, want at most 1e-9", serial[1])
+	}
+	var members []string
+	for rank := 0; rank < world; rank++ {
+		members = append(members, fmt.Sprintf("%d=%s", rank, joined[rank]))
+	}
+	return fmt.Sprintf("%d ranks on %d hostfile slots (%s), %s, parameters agree (with the serial run's: max diff %s)",
+		world, world, strings.Join(members, " "), learned, serial[1]), nil
 }
 
 // tfDoneLine is the last line of tf_config_check.py in a task of the cluster.
@@ -132,7 +243,8 @@ var tfDoneLine = regexp.MustCompile(`(?m)^(\w+):(\d+): reached (\d+) peers, hear
 // the task TF_CONFIG names for its address and been reached by each; every
 // task that finished saw the same cluster, of exactly the Job's pods, and
 // claims the role and index of its own pod.
-func judgeTFConfig(pods []*corev1.Pod, logs map[string]string) (string, error) {
+func judgeTFConfig(run Run) (string, error) {
+	pods, logs := run.Pods, run.Logs
 	if err := noMismatch(pods, logs); err != nil {
 		return "", err
 	}
@@ -188,7 +300,8 @@ var (
 // judgeDMLC judges example/mxnet/dmlc_check.py: no node found a mismatch, and
 // the scheduler saw exactly the Job's server and worker pods register (by
 // their pod IPs when known) and every worker reach every server.
-func judgeDMLC(pods []*corev1.Pod, logs map[string]string) (string, error) {
+func judgeDMLC(run Run) (string, error) {
+	pods, logs := run.Pods, run.Logs
 	if err := noMismatch(pods, logs); err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -108,7 +109,7 @@ func TestJudgeDigits(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			summary, err := ex.Judge(pods, tc.logs)
+			summary, err := ex.Judge(Run{Pods: pods, Logs: tc.logs})
 			checkJudged(t, summary, err, tc.wantErr)
 		})
 	}
@@ -123,10 +124,10 @@ func TestJudgeDigitsElastic(t *testing.T) {
 	falling := []string{"1.9000", "0.4000"}
 	// Two pods trained (ranks swapped against their pod order), one came late.
 	logs := map[string]string{pods[0].Name: digitsLog(1, 2, nil, "agree"), pods[1].Name: digitsLog(0, 2, falling, "agree"), pods[2].Name: ""}
-	summary, err := ex.Judge(pods, logs)
+	summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
 	checkJudged(t, summary, err, "")
 	delete(logs, pods[1].Name)
-	_, err = ex.Judge(pods, logs)
+	_, err = ex.Judge(Run{Pods: pods, Logs: logs})
 	checkJudged(t, "", err, "rank 0 of 2 never joined")
 }
 
@@ -181,7 +182,7 @@ func TestJudgeTFConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := good()
 			tc.edit(logs)
-			summary, err := ex.Judge(pods, logs)
+			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
 			checkJudged(t, summary, err, tc.wantErr)
 		})
 	}
@@ -224,7 +225,7 @@ func TestJudgeDMLC(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := map[string]string{pods[0].Name: tc.scheduler, pods[len(pods)-1].Name: tc.worker}
-			summary, err := ex.Judge(pods, logs)
+			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
 			checkJudged(t, summary, err, tc.wantErr)
 		})
 	}
@@ -274,5 +275,64 @@ func checkJudged(t *testing.T, summary string, err error, wantErr string) {
 		t.Errorf("Judge: empty summary")
 	case wantErr != "" && (err == nil || !strings.Contains(err.Error(), wantErr)):
 		t.Errorf("Judge error = %v, want one containing %q", err, wantErr)
+	}
+}
+
+func TestJudgeMPI(t *testing.T) {
+	for _, file := range []string{"example/mpi/mpi-digits-openmpi.yaml", "example/mpi/mpi-digits-mpich.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			ex := example(t, file)
+			job, pods := examplePods(t, ex, mpi.New)
+			a, errs := mpi.ParseArgs(job.Spec.Plugins[mpi.Name], job)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			hostfile := mpi.Hostfile(job, a)
+			hosts := []string{job.Name + "-worker-0", job.Name + "-worker-1"}
+			// mpiLog is the launcher's log: every rank's lines, rank r on
+			// host[r].
+			mpiLog := func(host func(rank int) string, serial string) string {
+				var b strings.Builder
+				for r := 0; r < 2; r++ {
+					fmt.Fprintf(&b, "rank %d of 2 joined on %s\n", r, host(r))
+				}
+				b.WriteString("epoch 10 loss 0.7647\nepoch 40 loss 0.3081\ntest accuracy 0.9467\n")
+				fmt.Fprintf(&b, "serial check: max |w - w_serial| %s\n", serial)
+				for r := 0; r < 2; r++ {
+					fmt.Fprintf(&b, "rank %d: parameters agree across 2 ranks (checksum 1.621367)\n", r)
+				}
+				return b.String()
+			}
+			launcher := pods[0].Name
+			tests := []struct {
+				name, log, hostfile, wantErr string
+			}{
+				{name: "one rank per slot, agreeing with the serial run", log: mpiLog(func(r int) string { return hosts[r] }, "7.77e-16"), hostfile: hostfile},
+				{
+					name:     "both ranks on one host of one slot",
+					log:      mpiLog(func(int) string { return hosts[0] }, "7.77e-16"),
+					hostfile: hostfile,
+					wantErr:  "2 ranks ran on " + hosts[0] + ", which has 1 slots",
+				},
+				{
+					name:     "the hostfile has more slots than ranks joined",
+					log:      mpiLog(func(r int) string { return hosts[r] }, "7.77e-16"),
+					hostfile: hostfile + job.Name + "-worker-2." + job.Name + " slots=1\n",
+					wantErr:  "joined a world of 2 ranks; the hostfile has 3 slots",
+				},
+				{
+					name:     "rank 0 differs from the serial run",
+					log:      mpiLog(func(r int) string { return hosts[r] }, "0.0125"),
+					hostfile: hostfile,
+					wantErr:  "differ from the serial run's by 0.0125",
+				},
+			}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) {
+					summary, err := ex.Judge(Run{Pods: pods, Logs: map[string]string{launcher: tc.log}, Hostfile: tc.hostfile})
+					checkJudged(t, summary, err, tc.wantErr)
+				})
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@
 package inject
 
 import (
+	"slices"
+
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -129,4 +131,21 @@ func FirstInitContainerFunc(pod *v1.Pod, name string, build func() v1.Container)
 	cs[0] = build()
 	copy(cs[1:], pod.Spec.InitContainers)
 	pod.Spec.InitContainers = cs
+}
+
+// DNSSearches appends each domain to the pod's dnsConfig.searches unless the
+// list has it already; the kubelet adds these after the cluster's own search
+// path (dnsPolicy ClusterFirst) in the pod's /etc/resolv.conf.
+func DNSSearches(pod *v1.Pod, domains ...string) {
+	if len(domains) == 0 {
+		return
+	}
+	if pod.Spec.DNSConfig == nil {
+		pod.Spec.DNSConfig = &v1.PodDNSConfig{}
+	}
+	for _, d := range domains {
+		if !slices.Contains(pod.Spec.DNSConfig.Searches, d) {
+			pod.Spec.DNSConfig.Searches = append(pod.Spec.DNSConfig.Searches, d)
+		}
+	}
 }

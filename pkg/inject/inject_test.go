@@ -115,3 +115,36 @@ func TestFirstInitContainerFunc(t *testing.T) {
 		t.Errorf("the pod's old slice was written to (-want +got):\n%s", diff)
 	}
 }
+
+func TestDNSSearches(t *testing.T) {
+	cases := map[string]struct {
+		config  *v1.PodDNSConfig
+		domains []string
+		want    *v1.PodDNSConfig
+	}{
+		"nothing to add leaves no dnsConfig": {},
+		"added to a pod without dnsConfig": {
+			domains: []string{"a.ns.svc.cluster.local", "b.ns.svc.cluster.local"},
+			want:    &v1.PodDNSConfig{Searches: []string{"a.ns.svc.cluster.local", "b.ns.svc.cluster.local"}},
+		},
+		"the user's searches and options come first and are kept": {
+			config:  &v1.PodDNSConfig{Searches: []string{"corp.example"}, Options: []v1.PodDNSConfigOption{{Name: "ndots"}}},
+			domains: []string{"a.ns.svc.cluster.local"},
+			want:    &v1.PodDNSConfig{Searches: []string{"corp.example", "a.ns.svc.cluster.local"}, Options: []v1.PodDNSConfigOption{{Name: "ndots"}}},
+		},
+		"a domain listed already is not repeated": {
+			config:  &v1.PodDNSConfig{Searches: []string{"a.ns.svc.cluster.local"}},
+			domains: []string{"a.ns.svc.cluster.local", "a.ns.svc.cluster.local"},
+			want:    &v1.PodDNSConfig{Searches: []string{"a.ns.svc.cluster.local"}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := &v1.Pod{Spec: v1.PodSpec{DNSConfig: tc.config}}
+			DNSSearches(pod, tc.domains...)
+			if diff := cmp.Diff(tc.want, pod.Spec.DNSConfig); diff != "" {
+				t.Errorf("dnsConfig (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

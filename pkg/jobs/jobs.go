@@ -105,11 +105,16 @@ func Host(job *batch.Job, task *batch.TaskSpec, index int) string {
 	if hostname == "" {
 		hostname = PodName(job.Name, task.Name, index)
 	}
-	subdomain := task.Template.Spec.Subdomain
-	if subdomain == "" {
-		subdomain = job.Name
+	return hostname + "." + Subdomain(job, task)
+}
+
+// Subdomain returns the subdomain of task's pods: the template's, else the Job
+// name (the name of the headless Service Volcano's svc plugin creates).
+func Subdomain(job *batch.Job, task *batch.TaskSpec) string {
+	if s := task.Template.Spec.Subdomain; s != "" {
+		return s
 	}
-	return hostname + "." + subdomain
+	return job.Name
 }
 
 // Hosts returns Host for every replica of task, in index order. With port > 0
@@ -280,10 +285,7 @@ func NamedPort(task *batch.TaskSpec, name string, def int) int {
 // replica's host is prefix and indexed is false. Callers use it to compute the
 // length of host lists from the replica count, without building them.
 func HostParts(job *batch.Job, task *batch.TaskSpec) (prefix, suffix string, indexed bool) {
-	subdomain := task.Template.Spec.Subdomain
-	if subdomain == "" {
-		subdomain = job.Name
-	}
+	subdomain := Subdomain(job, task)
 	if h := task.Template.Spec.Hostname; h != "" {
 		return h + "." + subdomain, "", false
 	}

@@ -106,6 +106,12 @@ func (w *TaskWrapper) Hostname(h string) *TaskWrapper { w.Template.Spec.Hostname
 // Subdomain sets the template's subdomain.
 func (w *TaskWrapper) Subdomain(s string) *TaskWrapper { w.Template.Spec.Subdomain = s; return w }
 
+// DNSSearches sets the template's dnsConfig.searches.
+func (w *TaskWrapper) DNSSearches(s ...string) *TaskWrapper {
+	w.Template.Spec.DNSConfig = &v1.PodDNSConfig{Searches: s}
+	return w
+}
+
 // RestartPolicy sets the template's restartPolicy ("" leaves it unset).
 func (w *TaskWrapper) RestartPolicy(p v1.RestartPolicy) *TaskWrapper {
 	w.Template.Spec.RestartPolicy = p

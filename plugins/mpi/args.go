@@ -1,9 +1,11 @@
 package mpi
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -23,6 +25,15 @@ const (
 	DefaultImplementation = OpenMPI
 	// MaxSlotsPerWorker caps --slots-per-worker.
 	MaxSlotsPerWorker = 1024
+	// DefaultClusterDomain is the DNS domain of the cluster's Services: the
+	// default of the kubelet's clusterDomain in kubeadm and most distributions,
+	// and the local cluster's.
+	DefaultClusterDomain = "cluster.local"
+	// MaxClusterDomainLength caps --cluster-domain so that every search domain
+	// the plugin adds, <subdomain>.<namespace>.svc.<cluster domain>, is a DNS
+	// subdomain (253 characters at most) for the longest subdomain and
+	// namespace (a DNS label each, 63): 253 - 63 - 63 - len("..svc.") = 121.
+	MaxClusterDomainLength = validation.DNS1123SubdomainMaxLength - 2*validation.DNS1123LabelMaxLength - len("..svc.")
 )
 
 // Implementation is the MPI implementation the launcher runs, which decides
@@ -56,6 +67,11 @@ type Args struct {
 	// LauncherAsWorker also runs ranks on the master: it is listed first in the
 	// hostfile and the worker task becomes optional.
 	LauncherAsWorker bool
+	// ClusterDomain is the cluster's DNS domain. With Intel MPI and MPICH the
+	// MPI pods search <subdomain>.<namespace>.svc.<ClusterDomain>, so that the
+	// job's short host names resolve (the launcher's is what Hydra's proxies
+	// connect back to when no interface is given).
+	ClusterDomain string
 	// Wait holds the master back until every worker's ssh port accepts connections.
 	Wait wait.Options
 }
@@ -65,7 +81,8 @@ type Args struct {
 //
 // Flags: --master, --worker (task names), --port (1-65535), --mpi-implementation
 // (openmpi, intel or mpich, case-insensitive), --slots-per-worker (1-1024),
-// --launcher-as-worker, --wait, --wait-timeout, --wait-image. It returns field
+// --launcher-as-worker, --cluster-domain (a DNS subdomain of at most
+// MaxClusterDomainLength characters), --wait, --wait-timeout, --wait-image. It returns field
 // errors under spec.plugins[mpi] for unknown flags, malformed values, a master
 // task that is missing or does not have exactly one replica, a worker task that
 // is missing or has no replicas (allowed only with --launcher-as-worker when
@@ -90,6 +107,18 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.Int(&a.SlotsPerWorker, "slots-per-worker", 0, 1, MaxSlotsPerWorker,
 		"slots per worker host (default: the GPUs the worker's first container requests, else 1)")
 	s.Bool(&a.LauncherAsWorker, "launcher-as-worker", false, "also run ranks on the master pod")
+	a.ClusterDomain = DefaultClusterDomain
+	s.Func("cluster-domain", "the cluster's DNS domain (intel, mpich: the pods' DNS search path)",
+		func() string { return a.ClusterDomain }, func(v string) error {
+			if len(validation.IsDNS1123Subdomain(v)) > 0 {
+				return errors.New("must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local")
+			}
+			if len(v) > MaxClusterDomainLength {
+				return fmt.Errorf("must be at most %d characters, so that <subdomain>.<namespace>.svc.<cluster domain> is a DNS name", MaxClusterDomainLength)
+			}
+			a.ClusterDomain = v
+			return nil
+		})
 	a.Wait.AddFlags(s)
 	s.Parse(argv)
 	if job == nil {

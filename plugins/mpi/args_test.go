@@ -12,13 +12,13 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
-const acceptedFlags = "--launcher-as-worker, --master, --mpi-implementation, --port, --slots-per-worker, --wait, --wait-image, --wait-timeout, --worker"
+const acceptedFlags = "--cluster-domain, --launcher-as-worker, --master, --mpi-implementation, --port, --slots-per-worker, --wait, --wait-image, --wait-timeout, --worker"
 
 func TestParseArgs(t *testing.T) {
 	mk := utiltesting.MakeTask
 	masterWorker := utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
 	masterOnly := utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Obj()
-	defaults := Args{Master: "master", Worker: "worker", Port: 22, Implementation: OpenMPI,
+	defaults := Args{Master: "master", Worker: "worker", Port: 22, Implementation: OpenMPI, ClusterDomain: "cluster.local",
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	with := func(f func(a *Args)) *Args {
 		a := defaults
@@ -34,9 +34,10 @@ func TestParseArgs(t *testing.T) {
 		"defaults": {job: masterWorker, want: &defaults},
 		"every flag": {
 			args: []string{"--master=l", "--worker=w", "--port=2222", "--mpi-implementation=mpich", "--slots-per-worker=8",
-				"--launcher-as-worker", "--wait=false", "--wait-timeout=90s", "--wait-image=busybox:1"},
+				"--launcher-as-worker", "--cluster-domain=k8s.corp.example", "--wait=false", "--wait-timeout=90s", "--wait-image=busybox:1"},
 			want: &Args{Master: "l", Worker: "w", Port: 2222, Implementation: MPICH, SlotsPerWorker: 8, LauncherAsWorker: true,
-				Wait: wait.Options{Timeout: 90 * time.Second, Image: "busybox:1"}},
+				ClusterDomain: "k8s.corp.example",
+				Wait:          wait.Options{Timeout: 90 * time.Second, Image: "busybox:1"}},
 		},
 		"upstream spellings": {
 			args: []string{"--master=mpimaster", "--worker=mpiworker", "--port=2222"},
@@ -64,6 +65,24 @@ func TestParseArgs(t *testing.T) {
 			args: []string{"--launcher-as-worker"},
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			want: with(func(a *Args) { a.LauncherAsWorker = true }),
+		},
+		"cluster domain of the longest length": {
+			args: []string{"--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+			want: with(func(a *Args) {
+				a.ClusterDomain = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+			}),
+		},
+		"cluster domain not a DNS name": {
+			args:    []string{"--cluster-domain=Cluster_Local"},
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--cluster-domain=Cluster_Local": plugin mpi: --cluster-domain=Cluster_Local: must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local`,
+		},
+		"cluster domain with a trailing dot": {
+			args:    []string{"--cluster-domain=cluster.local."},
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--cluster-domain=cluster.local.": plugin mpi: --cluster-domain=cluster.local.: must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local`,
+		},
+		"cluster domain too long for a search domain": {
+			args:    []string{"--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb": plugin mpi: --cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb: must be at most 121 characters, so that <subdomain>.<namespace>.svc.<cluster domain> is a DNS name`,
 		},
 		"unknown flag": {
 			args:    []string{"--slots=4"},

@@ -25,12 +25,14 @@
 //     other's variables, so both sets are set.
 //   - Intel MPI (Intel MPI Library Developer Reference, "Hydra Environment
 //     Variables"): hostfile lines "<host>:<n>"; I_MPI_HYDRA_HOST_FILE,
-//     I_MPI_HYDRA_BOOTSTRAP, I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS, I_MPI_PERHOST.
+//     I_MPI_HYDRA_BOOTSTRAP, I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS, I_MPI_PERHOST,
+//     I_MPI_HYDRA_IFACE.
 //   - MPICH (Hydra process manager user guide): hostfile lines "<host>:<n>";
 //     HYDRA_HOST_FILE, and HYDRA_LAUNCHER_EXTRA_ARGS (what current Hydra reads,
 //     lib/tools/bootstrap/external/external_common_launch.c) together with
 //     HYDRA_LAUNCH_EXTRA_ARGS (what older Hydra releases read, and what
-//     mpi-operator sets).
+//     mpi-operator sets), and HYDRA_IFACE (Hydra's -iface: the proxies
+//     connect back to that interface's address, utils/sock/sock.c).
 //
 // The pods' DNS names are those of Volcano's svc plugin (pod hostname
 // <job>-<task>-<index>, subdomain <job>), which the job needs enabled unless its
@@ -39,6 +41,7 @@ package mpi
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -78,6 +81,16 @@ const (
 	// "-p <port>": they retry while a worker's sshd is still starting
 	// (mpi-operator passes the same).
 	SSHConnectionArgs = "-o ConnectionAttempts=10"
+	// PodInterface is the pod's network interface on the cluster network: the
+	// name the kubelet's container runtime asks the CNI plugin for (CNI_IFNAME
+	// "eth0" in containerd's and CRI-O's CRI). Hydra's launcher (Intel MPI,
+	// MPICH) given it through EnvHydraIface / EnvIntelIface tells its proxies
+	// to connect back to that interface's IP address instead of its host
+	// name: the launcher's DNS record is published only once its pod is Ready,
+	// when mpiexec is already starting the proxies, and a proxy that looks the
+	// name up a moment too early fails for good (measured on the real node:
+	// "unable to get host address for <job>-launcher-0", mpiexec hung).
+	PodInterface = "eth0"
 )
 
 // Variables the plugin sets on the master.
@@ -102,11 +115,13 @@ const (
 	EnvIntelBootstrap     = "I_MPI_HYDRA_BOOTSTRAP"
 	EnvIntelBootstrapArgs = "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS"
 	EnvIntelPerHost       = "I_MPI_PERHOST"
+	EnvIntelIface         = "I_MPI_HYDRA_IFACE"
 
 	// MPICH (Hydra).
 	EnvHydraHostfile     = "HYDRA_HOST_FILE"
 	EnvHydraLauncherArgs = "HYDRA_LAUNCHER_EXTRA_ARGS"
 	EnvHydraLaunchArgs   = "HYDRA_LAUNCH_EXTRA_ARGS"
+	EnvHydraIface        = "HYDRA_IFACE"
 
 	// Set to "" on a master that requests no GPU and runs no ranks, so the
 	// NVIDIA container runtime gives it none (as mpi-operator does).
@@ -171,6 +186,9 @@ type plan struct {
 	// waiters is the master's init container, from describe's wait edge: none
 	// when waiting is off or there are no worker pods.
 	waiters framework.Waiters
+	// dnsSearches are added to the master's and the workers' DNS search path
+	// (Intel MPI and MPICH only; see dnsSearches).
+	dnsSearches []string
 	// hostfileChecked is when the hostfile ConfigMap was last found or made to
 	// match this plan (UnixNano; 0: never). It is the plan's one mutable field.
 	hostfileChecked atomic.Int64
@@ -213,6 +231,9 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		port:             int32(a.Port),
 		hostfile:         Hostfile(job, a),
 	}
+	if a.Implementation != OpenMPI {
+		p.dnsSearches = dnsSearches(job, a.ClusterDomain, masterTask, workerTask)
+	}
 	p.masterEnv = append([]v1.EnvVar{{Name: EnvMPIHost, Value: strings.Join(hosts, ",")}},
 		launcherEnv(a.Implementation, slots, a.Port)...)
 	if !a.LauncherAsWorker && !jobs.RequestsResource(&masterTask.Template.Spec, jobs.IsGPU) {
@@ -222,6 +243,36 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	}
 	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
+}
+
+// dnsSearches returns the search domains under which the short host names of
+// the master's and the workers' pods resolve: the Service domain of each task's
+// subdomain (jobs.Subdomain), <subdomain>.<namespace>.svc.<clusterDomain>,
+// without repeats, the master's first (nil for a job without a namespace).
+//
+// Without an interface Hydra (Intel MPI, MPICH) tells the proxies it starts on
+// the workers to connect back to the launcher by the launcher's gethostname(),
+// the pod's short hostname, which the cluster's DNS answers only under its
+// subdomain's Service domain (Kubernetes' "Pod's hostname and subdomain
+// fields"). The plugin gives Hydra the interface (PodInterface), which the user
+// may override; the search path keeps the short names resolvable for a
+// launcher without it and for the job's own scripts. Open MPI's daemons
+// connect back by IP address.
+func dnsSearches(job *batch.Job, clusterDomain string, tasks ...*batch.TaskSpec) []string {
+	if job.Namespace == "" {
+		return nil
+	}
+	var out []string
+	for _, t := range tasks {
+		if t == nil {
+			continue
+		}
+		d := jobs.Subdomain(job, t) + "." + job.Namespace + ".svc." + clusterDomain
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // launcherEnv returns the variables that point impl's launcher at HostfilePath
@@ -236,12 +287,14 @@ func launcherEnv(impl Implementation, slots, port int) []v1.EnvVar {
 			{Name: EnvIntelBootstrap, Value: "ssh"},
 			{Name: EnvIntelBootstrapArgs, Value: sshArgs},
 			{Name: EnvIntelPerHost, Value: n},
+			{Name: EnvIntelIface, Value: PodInterface},
 		}
 	case MPICH:
 		return []v1.EnvVar{
 			{Name: EnvHydraHostfile, Value: HostfilePath},
 			{Name: EnvHydraLauncherArgs, Value: sshArgs},
 			{Name: EnvHydraLaunchArgs, Value: sshArgs},
+			{Name: EnvHydraIface, Value: PodInterface},
 		}
 	default:
 		return []v1.EnvVar{
@@ -342,8 +395,9 @@ func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots i
 // ConfigDir, NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES set to "" when
 // it requests no GPU and runs no ranks, and, as its first init container, the wait
 // container for every worker's ssh port. Workers (and the master with
-// --launcher-as-worker) get the ssh port opened. What the user set already is
-// kept. Invalid arguments inject nothing and are reported as an
+// --launcher-as-worker) get the ssh port opened. With Intel MPI and MPICH both
+// get the Service domains of the job's subdomains in dnsConfig.searches
+// (dnsSearches). What the user set already is kept. Invalid arguments inject nothing and are reported as an
 // InvalidPluginArguments event on the Job.
 //
 // Before preparing a master pod it reads the hostfile ConfigMap (one GET per
@@ -363,6 +417,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 			return err
 		}
 		inject.Env(pod, pl.masterEnv...)
+		inject.DNSSearches(pod, pl.dnsSearches...)
 		inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
@@ -370,6 +425,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		pl.waiters.AddTo(pod, pl.master, 0)
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)
+		inject.DNSSearches(pod, pl.dnsSearches...)
 	}
 	return nil
 }

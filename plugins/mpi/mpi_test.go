@@ -179,6 +179,7 @@ func TestMasterEnv(t *testing.T) {
 				{Name: "I_MPI_HYDRA_BOOTSTRAP", Value: "ssh"},
 				{Name: "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", Value: "-p 22 -o ConnectionAttempts=10"},
 				{Name: "I_MPI_PERHOST", Value: "4"},
+				{Name: "I_MPI_HYDRA_IFACE", Value: "eth0"},
 			}, noGPU...),
 		},
 		"mpich": {
@@ -188,6 +189,7 @@ func TestMasterEnv(t *testing.T) {
 				{Name: "HYDRA_HOST_FILE", Value: "/etc/mpi/hostfile"},
 				{Name: "HYDRA_LAUNCHER_EXTRA_ARGS", Value: "-p 2022 -o ConnectionAttempts=10"},
 				{Name: "HYDRA_LAUNCH_EXTRA_ARGS", Value: "-p 2022 -o ConnectionAttempts=10"},
+				{Name: "HYDRA_IFACE", Value: "eth0"},
 			}, noGPU...),
 		},
 		"a GPU master keeps its GPUs": {
@@ -296,6 +298,57 @@ func TestMasterAndWorkerPods(t *testing.T) {
 			t.Errorf("pod changed (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// TestDNSSearchPath: with Intel MPI and MPICH, the master's and the workers'
+// pods search the Service domain of the job's subdomain, so that the
+// launcher's short host name (what Hydra's proxies connect back to) resolves.
+func TestDNSSearchPath(t *testing.T) {
+	mk := utiltesting.MakeTask
+	searches := func(s ...string) *v1.PodDNSConfig { return &v1.PodDNSConfig{Searches: s} }
+	cases := map[string]struct {
+		job  *batch.Job
+		task string
+		want *v1.PodDNSConfig
+	}{
+		"openmpi: no change": {job: standard().Obj(), task: "worker"},
+		"mpich master": {
+			job: standard("--mpi-implementation=mpich").Namespace("team-a").Obj(), task: "master",
+			want: searches("mpi.team-a.svc.cluster.local"),
+		},
+		"mpich worker": {
+			job: standard("--mpi-implementation=mpich").Namespace("team-a").Obj(), task: "worker",
+			want: searches("mpi.team-a.svc.cluster.local"),
+		},
+		"intel with another cluster domain": {
+			job: standard("--mpi-implementation=intel", "--cluster-domain=k8s.corp.example").Obj(), task: "worker",
+			want: searches("mpi.default.svc.k8s.corp.example"),
+		},
+		"a task's own subdomain, the master's first": {
+			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Subdomain("ctl").Obj()).Task(mk("worker", 2).Obj()).
+				Plugin(Name, "--mpi-implementation=mpich").Obj(),
+			task: "worker",
+			want: searches("ctl.default.svc.cluster.local", "mpi.default.svc.cluster.local"),
+		},
+		"the user's dnsConfig is kept and the domain added after it": {
+			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).
+				Task(mk("worker", 2).DNSSearches("corp.example", "mpi.default.svc.cluster.local").Obj()).
+				Plugin(Name, "--mpi-implementation=mpich").Obj(),
+			task: "worker",
+			want: searches("corp.example", "mpi.default.svc.cluster.local"),
+		},
+		"other tasks: no change": {
+			job: standard("--mpi-implementation=mpich").Task(mk("monitor", 1).Obj()).Obj(), task: "monitor",
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, 0)
+			if diff := cmp.Diff(tc.want, pod.Spec.DNSConfig); diff != "" {
+				t.Errorf("dnsConfig of %s-0 (-want +got):\n%s", tc.task, diff)
+			}
+		})
+	}
 }
 
 func TestUserSettingsWin(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -48,15 +49,18 @@ func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
 		}
 	}()
 	framework.Eventually(ctx, func(ctx context.Context) error {
+		phase := f.JobPhase(ctx, job)
+		if phase == batch.Completed {
+			return nil
+		}
 		for _, p := range f.PodsOf(job) {
-			if p.Status.Phase == corev1.PodFailed {
+			// A pod being deleted was stopped by the Job's completion (an
+			// sshd worker killed is Failed), not failed on its own.
+			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
 				return StopTrying(fmt.Sprintf("pod %s failed", p.Name))
 			}
 		}
-		if phase := f.JobPhase(ctx, job); phase != batch.Completed {
-			return fmt.Errorf("Job %s is %s", job.Name, phase)
-		}
-		return nil
+		return fmt.Errorf("Job %s is %s", job.Name, phase)
 	}, framework.RealJobCompletedTimeout).Should(Succeed(), "Job %s training to completion", job.Name)
 }
 
@@ -97,7 +101,13 @@ var _ = Describe("Training on the real node", func() {
 				Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
 				GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, ex.Container, logs[pod.Name])
 			}
-			summary, err := ex.Judge(pods, logs)
+			run := training.Run{Pods: pods, Logs: logs}
+			if _, ok := created.Spec.Plugins[mpi.Name]; ok {
+				cm := f.ConfigMapSeen(mpi.ConfigMapName(created))
+				Expect(cm).NotTo(BeNil(), "the hostfile ConfigMap of %s", created.Name)
+				run.Hostfile = cm.Data[mpi.HostfileKey]
+			}
+			summary, err := ex.Judge(run)
 			Expect(err).NotTo(HaveOccurred(), "Job %s (%s)", created.Name, ex.File)
 			line := fmt.Sprintf("%s: done in %s from submission: %s", created.Name, took, summary)
 			GinkgoWriter.Println(line)

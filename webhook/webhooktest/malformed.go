@@ -460,7 +460,7 @@ func (b *job) defect(kind Kind) {
 				"--max-nodes=0", "--max-nodes=1048577", "--max-restarts=-1", "--rdzv-backend= ",
 				"--wait-master-enabled=maybe", "--wait-master-timeout=-3", "--wait-master-port=sometimes"},
 			"mpi": {"--mpi-implementation=mvapich", "--mpi-implementation=open-mpi", "--slots-per-worker=0",
-				"--slots-per-worker=1025", "--launcher-as-worker=maybe"},
+				"--slots-per-worker=1025", "--launcher-as-worker=maybe", "--cluster-domain=Cluster.Local", "--cluster-domain=cluster.local."},
 		}[b.plugin]
 		if b.plugin == "pytorch" && c.IntN(3) == 0 {
 			// Elastic bounds that exclude the job's pods, or each other.
