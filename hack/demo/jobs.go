@@ -542,6 +542,15 @@ func (r *run) judge() {
 	logs := r.logs.Collect(30 * time.Second)
 	r.podLogs = logs
 	if !r.ok {
+		// The last line a failed pod printed says why, e.g. a contract
+		// check's MISMATCH.
+		for _, p := range sortedPods(r) {
+			lines := strings.Split(strings.TrimSpace(logs[p.Name]), "\n")
+			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil && lines[len(lines)-1] != "" {
+				r.reason += "; its log ends: " + lines[len(lines)-1]
+				break
+			}
+		}
 		return
 	}
 	pods := sortedPods(r)
