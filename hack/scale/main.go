@@ -282,6 +282,10 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 
 	var out []Measurement
 	for _, fw := range o.frameworks {
+		if impl == ImplOursInline && fw != TensorFlow {
+			// --tf-config changes nothing else: the other jobs would measure ours again.
+			continue
+		}
 		job, err := scaleJob(fw, o.pods, impl == ImplOursInline)
 		if err != nil {
 			return out, err
