@@ -108,7 +108,10 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	pods := m.kube.CoreV1().Pods(job.Namespace)
 	selector := batch.JobNameKey + "=" + job.Name
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	// From the watch cache (resourceVersion 0): a quorum read would fetch
+	// every pod of the namespace from etcd, the previous job's 2,000 large
+	// pods included, which outlasted the request timeout on a loaded machine.
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
 	if err != nil {
 		return res, err
 	}
