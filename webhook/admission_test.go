@@ -94,7 +94,7 @@ func TestValidateAdmission(t *testing.T) {
 			name: "two problems are listed", op: admissionv1.Create,
 			job: mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000", "--bogus").Obj(),
 			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: [spec.plugins[tensorflow][0]: Invalid value: "--port=70000": plugin tensorflow: --port=70000: must be between 1 and 65535, ` +
-				`spec.plugins[tensorflow][1]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker]`,
+				`spec.plugins[tensorflow][1]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker]`,
 		},
 		{name: "valid update", op: admissionv1.Update, job: valid, old: valid},
 		{

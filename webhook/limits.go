@@ -14,6 +14,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
 
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 )
@@ -147,9 +148,10 @@ func svcSizes(job *batch.Job) map[string]int {
 // An oversized variable is reported once, for the pod where it is largest.
 //
 // The variables that list every host of a role (TF_CONFIG, MPI_HOST) are
-// first measured without building them (Description.Sizes); when one is over
-// simulationBudget the pods are not built and the computed sizes are
-// reported, so that the cost of admission does not grow with the replicas.
+// first measured without building them (Description.Sizes), as the process
+// sees them (TF_CONFIG expanded): those sizes are always checked, and when
+// one is over simulationBudget the pods are not built, so that the cost of
+// admission does not grow with the replicas.
 // Under it, everything the plan builds per replica is bounded by them.
 func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 	// Not the controller's builder: its plans are cached by UID and
@@ -178,19 +180,14 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 		largest[key] = &f
 		order = append(order, key)
 	}
-	// The host lists first, computed: when one is far too long, they are
-	// reported as computed and the plugin's plan (built per replica) is not
-	// built at all.
+	// The host lists first, computed: when one is far too long, the plugin's
+	// plan (built per replica) is not built at all.
 	simulate := true
+	var sizes []framework.SizedEnv
 	if u.Sizes != nil {
-		sizes := u.Sizes()
+		sizes = u.Sizes()
 		for _, e := range sizes {
 			simulate = simulate && e.ValueLen <= simulationBudget
-		}
-		for _, e := range sizes {
-			if n := len(e.Name) + 1 + e.ValueLen + 1; !simulate && n > MaxArgStrlen {
-				note(e.Name, finding{size: n, pod: jobs.PodName(job.Name, e.Task, e.Index), task: e.Task, index: e.Index})
-			}
 		}
 	}
 	done := map[string]bool{}
@@ -223,6 +220,15 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 					}
 				}
 			}
+		}
+	}
+	// The computed sizes are noted whether or not the pods were built: a
+	// value the kubelet expands (tensorflow's TF_CONFIG by reference) is
+	// short in the pod spec, and only its computed size is what the process
+	// gets.
+	for _, e := range sizes {
+		if n := len(e.Name) + 1 + e.ValueLen + 1; n > MaxArgStrlen {
+			note(e.Name, finding{size: n, pod: jobs.PodName(job.Name, e.Task, e.Index), task: e.Task, index: e.Index})
 		}
 	}
 	var errs field.ErrorList

@@ -270,46 +270,61 @@ func TestValidateJobLimits(t *testing.T) {
 	}
 }
 
-// tfConfigJob is a tensorflow job of ps and workers with names of n characters.
-func tfConfigJob(name string, ps, workers int32) *batch.Job {
+// tfConfigJob is a tensorflow job of ps and workers with names of n
+// characters; args are the tensorflow plugin's.
+func tfConfigJob(name string, ps, workers int32, args ...string) *batch.Job {
 	return mkJob(name).Task(MakeTask("ps", ps).Obj()).Task(MakeTask("worker", workers).Obj()).
-		Plugin("tensorflow").Plugin("svc").Obj()
+		Plugin("tensorflow", args...).Plugin("svc").Obj()
 }
 
+// TestValidateJobEnvironmentLimits: the TF_CONFIG limit is the same in both
+// --tf-config modes, since the process sees the same bytes; with reference
+// the pod spec holds only the short reference and the figure is computed.
 func TestValidateJobEnvironmentLimits(t *testing.T) {
 	name := longName("tf", 40)
-	// Find the largest job whose TF_CONFIG fits and check both sides of the
-	// limit: the figure in the message is the exact size.
-	fits, over := int32(0), int32(0)
-	for n := int32(600); n < 800; n++ {
-		if len(ValidateJob(tfConfigJob(name, n, n))) == 0 {
-			fits = n
-			continue
-		}
-		over = n
-		break
+	boundary := map[string]int32{}
+	for _, mode := range []string{"--tf-config=inline", "--tf-config=reference"} {
+		t.Run(mode, func(t *testing.T) {
+			// Find the largest job whose TF_CONFIG fits and check both sides of the
+			// limit: the figure in the message is the exact size.
+			fits, over := int32(0), int32(0)
+			for n := int32(600); n < 800; n++ {
+				if len(ValidateJob(tfConfigJob(name, n, n, mode))) == 0 {
+					fits = n
+					continue
+				}
+				over = n
+				break
+			}
+			if fits == 0 || over != fits+1 {
+				t.Fatalf("no boundary found: fits %d, over %d", fits, over)
+			}
+			boundary[mode] = over
+			errs := ValidateJob(tfConfigJob(name, over, over, mode))
+			checkContains(t, errs, []string{
+				fmt.Sprintf(`spec.plugins[tensorflow]: Too long: plugin tensorflow: environment variable TF_CONFIG of pod "%s-worker-%d" (task "worker", index %d) would be`,
+					name, over-1, over-1),
+			})
+			// The figure is the size of "TF_CONFIG=<value>" and its NUL, the
+			// value as inline writes it.
+			job := tfConfigJob(name, over, over, "--tf-config=inline")
+			pod := jobs.NewPod(job, &job.Spec.Tasks[1], int(over-1))
+			if err := newTF(job).OnPodCreate(pod, job); err != nil {
+				t.Fatal(err)
+			}
+			var size int
+			for _, e := range pod.Spec.Containers[0].Env {
+				if e.Name == "TF_CONFIG" {
+					size = envSize(e.Name, e.Value)
+				}
+			}
+			if size <= MaxArgStrlen || !strings.Contains(errs[0].Error(), fmt.Sprintf("would be %d bytes", size)) {
+				t.Errorf("TF_CONFIG string is %d bytes; message %q", size, errs[0].Error())
+			}
+		})
 	}
-	if fits == 0 || over != fits+1 {
-		t.Fatalf("no boundary found: fits %d, over %d", fits, over)
-	}
-	errs := ValidateJob(tfConfigJob(name, over, over))
-	checkContains(t, errs, []string{
-		fmt.Sprintf(`spec.plugins[tensorflow]: Too long: plugin tensorflow: environment variable TF_CONFIG of pod "%s-worker-%d" (task "worker", index %d) would be`,
-			name, over-1, over-1),
-	})
-	// The figure is the size of "TF_CONFIG=<value>" and its NUL.
-	pod := jobs.NewPod(tfConfigJob(name, over, over), &tfConfigJob(name, over, over).Spec.Tasks[1], int(over-1))
-	if err := newTF(tfConfigJob(name, over, over)).OnPodCreate(pod, tfConfigJob(name, over, over)); err != nil {
-		t.Fatal(err)
-	}
-	var size int
-	for _, e := range pod.Spec.Containers[0].Env {
-		if e.Name == "TF_CONFIG" {
-			size = envSize(e.Name, e.Value)
-		}
-	}
-	if size <= MaxArgStrlen || !strings.Contains(errs[0].Error(), fmt.Sprintf("would be %d bytes", size)) {
-		t.Errorf("TF_CONFIG string is %d bytes; message %q", size, errs[0].Error())
+	if boundary["--tf-config=inline"] != boundary["--tf-config=reference"] {
+		t.Errorf("the first job too large differs between the modes: %v", boundary)
 	}
 
 	t.Run("mpi: MPI_HOST and the wait container's targets of the master", func(t *testing.T) {

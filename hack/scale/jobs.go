@@ -27,7 +27,10 @@ const (
 // explicitly, so no admission webhook has anything to add that would differ.
 // Every pod keeps running on its KWOK node (localcluster.AnnotationPodResult
 // "Running"), so the first job is quiet while the second is measured.
-func scaleJob(framework string, pods int) (*batch.Job, error) {
+//
+// inline adds --tf-config=inline to the TensorFlow job (our plugin only: the
+// in-tree one does not know the flag).
+func scaleJob(framework string, pods int, inline bool) (*batch.Job, error) {
 	if pods < 2 {
 		return nil, fmt.Errorf("a %s job needs at least 2 pods, got %d", framework, pods)
 	}
@@ -39,6 +42,9 @@ func scaleJob(framework string, pods int) (*batch.Job, error) {
 		plugins = map[string][]string{
 			"tensorflow": {"--ps=ps", "--worker=worker", "--port=2222"},
 			"svc":        {},
+		}
+		if inline {
+			plugins["tensorflow"] = append(plugins["tensorflow"], "--tf-config=inline")
 		}
 	case MPI:
 		lead, worker = "master", "worker"

@@ -17,17 +17,28 @@
 //   - cpu to bound: the controller manager's CPU seconds (user+system, from
 //     /proc/<pid>/stat) over the same interval;
 //   - cpu total: its CPU seconds until it is idle again after the job started;
-//   - peak RSS: its peak resident memory.
+//   - peak RSS: its peak resident memory;
+//   - pod bytes: the sum of the JSON sizes of the job's pods as the API
+//     server serves them once all are bound (what etcd stores and every
+//     informer holds is of that order);
+//   - peak RSS (VmHWM) of kube-apiserver, vc-scheduler and
+//     vc-controller-manager after the job, and the growth of kube-apiserver's
+//     RSS (VmRSS) from the idle cluster before the job to all its pods bound.
+//
+// "ours-inline" runs our controller manager with the TensorFlow job's
+// --tf-config=inline, the pods holding the whole TF_CONFIG as with stock.
 //
 // Each job starts when the whole cluster is idle. It prints the medians, the
-// ratios ours/stock and the target checks (bound and cpu total at most 1.05), writes them to <out>/scale.txt and the measurements to
+// ratios ours/stock and the target checks (bound and cpu total at most 1.05;
+// the TensorFlow job's kube-apiserver RSS growth at most 1/5 of stock's),
+// writes them to <out>/scale.txt and the measurements to
 // <out>/scale.json, and stops the cluster. The exit status is 0 when every
 // target holds, 1 when one fails, 2 when the test could not run, 130 on
 // Ctrl-C.
 //
 // Usage:
 //
-//	scale [--rounds 2] [--nodes 100] [--pods 2000] [--impls stock,ours]
+//	scale [--rounds 2] [--nodes 100] [--pods 2000] [--impls stock,ours,ours-inline]
 //	      [--frameworks tensorflow,mpi] [--qps 5000] [--burst 10000]
 //	      [--dir _output/scale] [--bin-dir _output/bin] [--out _output/bench]
 //	      [--keep]
@@ -45,6 +56,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -63,12 +75,19 @@ import (
 const (
 	ImplOurs  = "ours"
 	ImplStock = "stock"
+	// ImplOursInline is ours with the TensorFlow job's --tf-config=inline:
+	// every pod holds its whole TF_CONFIG, as with stock.
+	ImplOursInline = "ours-inline"
 )
 
 var implBinary = map[string]string{
-	ImplOurs:  localcluster.ControllerManager,
-	ImplStock: localcluster.ControllerManager + "-stock",
+	ImplOurs:       localcluster.ControllerManager,
+	ImplOursInline: localcluster.ControllerManager,
+	ImplStock:      localcluster.ControllerManager + "-stock",
 }
+
+// tracked are the processes whose memory the scale test reports.
+var tracked = []string{localcluster.KubeAPIServer, localcluster.Scheduler, localcluster.ControllerManager}
 
 // upTimeout bounds the start of one cluster (100 nodes take ~30s).
 const upTimeout = 5 * time.Minute
@@ -88,7 +107,7 @@ func main() {
 
 func mainStatus() int {
 	var o options
-	impls, frameworks := "stock,ours", TensorFlow+","+MPI
+	impls, frameworks := "stock,ours,ours-inline", TensorFlow+","+MPI
 	flag.StringVar(&o.dir, "dir", "_output/scale", "root directory of the scale test's cluster (relative to the module root); removed after each run")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries stock-controller-manager`")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for scale.txt and scale.json")
@@ -96,7 +115,7 @@ func mainStatus() int {
 	flag.IntVar(&o.rounds, "rounds", 2, "clusters started per controller manager (the order alternates between rounds); the report shows medians")
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
 	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
-	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: ours, stock")
+	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow job's --tf-config=inline)")
 	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: tensorflow, mpi")
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for both impls")
@@ -116,7 +135,7 @@ func mainStatus() int {
 	} else {
 		for _, impl := range o.impls {
 			if _, ok := implBinary[impl]; !ok {
-				fmt.Fprintf(os.Stderr, "scale: unknown impl %q: want %s or %s\n", impl, ImplOurs, ImplStock)
+				fmt.Fprintf(os.Stderr, "scale: unknown impl %q: want %s, %s or %s\n", impl, ImplOurs, ImplOursInline, ImplStock)
 				return 2
 			}
 		}
@@ -232,10 +251,13 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 	if err != nil {
 		return nil, err
 	}
-	m := &measurer{}
+	m := &measurer{tracked: map[string]int{}}
 	for _, c := range cl.Components {
 		if c.Name == localcluster.ControllerManager {
 			m.pid = c.PID
+		}
+		if slices.Contains(tracked, c.Name) {
+			m.tracked[c.Name] = c.PID
 		}
 		m.clusterPIDs = append(m.clusterPIDs, c.PID)
 	}
@@ -260,7 +282,11 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 
 	var out []Measurement
 	for _, fw := range o.frameworks {
-		job, err := scaleJob(fw, o.pods)
+		if impl == ImplOursInline && fw != TensorFlow {
+			// --tf-config changes nothing else: the other jobs would measure ours again.
+			continue
+		}
+		job, err := scaleJob(fw, o.pods, impl == ImplOursInline)
 		if err != nil {
 			return out, err
 		}
@@ -270,8 +296,9 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 			return out, fmt.Errorf("%s job: %w", fw, err)
 		}
 		r.Framework = fw
-		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s\n",
-			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), mib(r.PeakRSS))
+		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s as JSON; kube-apiserver RSS +%s\n",
+			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), mib(r.PeakRSS),
+			mib(r.PodBytes), mib(r.APIServerRSSGrowth))
 		out = append(out, r)
 	}
 	return out, nil

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
 // Named timeouts and periods of a measurement.
@@ -40,6 +43,8 @@ const (
 	// previous one (pods still turning Running, the scheduler's cache) does
 	// not slow it.
 	clusterQuietCPU = 600 * time.Millisecond
+	// podPage is the page size of the List that sums the job's pod sizes.
+	podPage = 100
 )
 
 // Measurement is what one job cost one controller manager. Durations are
@@ -64,6 +69,15 @@ type Measurement struct {
 	// lifetime so far, read after this job, in bytes: for the second job of a
 	// cluster it includes the first.
 	PeakRSS int64 `json:"peakRSSBytes"`
+	// PodBytes is the sum of the sizes of the job's pods encoded as JSON, as
+	// listed from the API server once all are bound.
+	PodBytes int64 `json:"podBytes"`
+	// PeakRSSOf is the peak RSS (VmHWM, bytes) of kube-apiserver, vc-scheduler
+	// and vc-controller-manager after the job, by component name.
+	PeakRSSOf map[string]int64 `json:"peakRSSOf"`
+	// APIServerRSSGrowth is kube-apiserver's RSS (VmRSS) when all the job's
+	// pods are bound minus its RSS on the idle cluster before the job, bytes.
+	APIServerRSSGrowth int64 `json:"apiserverRSSGrowthBytes"`
 }
 
 // measurer runs jobs on one cluster and measures the controller manager with
@@ -74,6 +88,8 @@ type measurer struct {
 	pid     int
 	// clusterPIDs are all the cluster's processes, the controller manager's included.
 	clusterPIDs []int
+	// tracked are the processes whose memory is reported, by component name.
+	tracked map[string]int
 }
 
 // run submits job, waits until all its pods are created and bound, then until
@@ -92,7 +108,10 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	pods := m.kube.CoreV1().Pods(job.Namespace)
 	selector := batch.JobNameKey + "=" + job.Name
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector})
+	// From the watch cache (resourceVersion 0): a quorum read would fetch
+	// every pod of the namespace from etcd, the previous job's 2,000 large
+	// pods included, which outlasted the request timeout on a loaded machine.
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
 	if err != nil {
 		return res, err
 	}
@@ -112,6 +131,10 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	defer w.Stop()
 
+	apiRSS0, err := procStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
+	if err != nil {
+		return res, err
+	}
 	cpu0, err := processCPU(m.pid)
 	if err != nil {
 		return res, err
@@ -160,6 +183,29 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		return res, err
 	}
 	res.CPUToBound = cpu1 - cpu0
+	apiRSS1, err := procStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
+	if err != nil {
+		return res, err
+	}
+	res.APIServerRSSGrowth = apiRSS1 - apiRSS0
+	// In pages: one List of 2,000 pods of ~60 KB each can outlast the API
+	// server's request timeout on a loaded machine.
+	for opts := (metav1.ListOptions{LabelSelector: selector, Limit: podPage}); ; {
+		page, err := pods.List(ctx, opts)
+		if err != nil {
+			return res, fmt.Errorf("listing the job's pods for their size: %w", err)
+		}
+		for i := range page.Items {
+			raw, err := json.Marshal(&page.Items[i])
+			if err != nil {
+				return res, err
+			}
+			res.PodBytes += int64(len(raw))
+		}
+		if opts.Continue = page.Continue; opts.Continue == "" {
+			break
+		}
+	}
 	fmt.Printf("    %5.1fs  all %d pods created (%.1fs) and bound; waiting for the controller to go idle\n", res.Bound.Seconds(), want, res.Created.Seconds())
 
 	cpu2, err := waitIdle(ctx, []int{m.pid}, quietCPU)
@@ -168,7 +214,16 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	res.CPUTotal = cpu2 - cpu0
 	res.PeakRSS, err = peakRSS(m.pid)
-	return res, err
+	if err != nil {
+		return res, err
+	}
+	res.PeakRSSOf = map[string]int64{}
+	for name, pid := range m.tracked {
+		if res.PeakRSSOf[name], err = peakRSS(pid); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
 }
 
 // waitIdle waits until the processes together used less than quiet CPU
@@ -258,7 +313,11 @@ func parseStatCPU(stat string) (time.Duration, error) {
 
 // peakRSS returns the process's peak resident set size in bytes, from VmHWM
 // in /proc/<pid>/status (reported in kB).
-func peakRSS(pid int) (int64, error) {
+func peakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM:") }
+
+// procStatusBytes returns the field of /proc/<pid>/status (a "kB" figure
+// such as VmHWM or VmRSS, named with its colon) in bytes.
+func procStatusBytes(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -266,10 +325,10 @@ func peakRSS(pid int) (int64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(s.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("VmHWM %q: %w", v, err)
+				return 0, fmt.Errorf("%s %q: %w", field, v, err)
 			}
 			return kb << 10, nil
 		}
@@ -277,5 +336,5 @@ func peakRSS(pid int) (int64, error) {
 	if err := s.Err(); err != nil {
 		return 0, err
 	}
-	return 0, fmt.Errorf("/proc/%d/status: no VmHWM", pid)
+	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
 }

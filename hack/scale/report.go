@@ -12,6 +12,11 @@ import (
 // targetRatio is issue #7's target: ours/stock at most 1.05 on time and CPU.
 const targetRatio = 1.05
 
+// rssGrowthRatio is issue #15's target: the growth of kube-apiserver's RSS
+// from idle to the TensorFlow job's pods all bound, ours (reference) at most
+// this fraction of stock's.
+const rssGrowthRatio = 1.0 / 5
+
 // metric is one measured quantity compared between the implementations.
 type metric struct {
 	name string
@@ -66,7 +71,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	}
 	fmt.Fprint(tw, "peak RSS\t\n")
 	for _, fw := range fws {
-		for _, impl := range []string{ImplStock, ImplOurs} {
+		for _, impl := range []string{ImplStock, ImplOurs, ImplOursInline} {
 			k := key{fw, impl}
 			if len(groups[k]) == 0 {
 				continue
@@ -77,6 +82,30 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 			}
 			rss := median(k, func(m Measurement) float64 { return float64(m.PeakRSS) })
 			fmt.Fprintf(tw, "%s\t\n", mib(int64(rss)))
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(w, "\nWhat the job's pods cost in stored bytes and memory (medians): pods as JSON, kube-apiserver RSS growth from idle to all pods bound, peak RSS after the job:\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "framework\timpl\tpods JSON\tper pod\tapiserver RSS growth\t")
+	for _, name := range tracked {
+		fmt.Fprintf(tw, "%s peak\t", name)
+	}
+	fmt.Fprint(tw, "\n")
+	for _, fw := range fws {
+		for _, impl := range []string{ImplStock, ImplOurs, ImplOursInline} {
+			k := key{fw, impl}
+			if len(groups[k]) == 0 {
+				continue
+			}
+			podBytes := median(k, func(m Measurement) float64 { return float64(m.PodBytes) })
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%.1fKiB\t%s\t", fw, impl, mib(int64(podBytes)), podBytes/float64(max(pods, 1))/1024,
+				mib(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }))))
+			for _, name := range tracked {
+				fmt.Fprintf(tw, "%s\t", mib(int64(median(k, func(m Measurement) float64 { return float64(m.PeakRSSOf[name]) }))))
+			}
+			fmt.Fprint(tw, "\n")
 		}
 	}
 	tw.Flush()
@@ -106,6 +135,19 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		fmt.Fprintf(tw, "%s\t\n", holds)
 	}
 	tw.Flush()
+
+	// Memory: the TensorFlow job's kube-apiserver RSS growth.
+	ours, stock := key{TensorFlow, ImplOurs}, key{TensorFlow, ImplStock}
+	if len(groups[ours]) > 0 && len(groups[stock]) > 0 {
+		growth := func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }
+		o, st := median(ours, growth), median(stock, growth)
+		holds := o <= rssGrowthRatio*st
+		fmt.Fprintf(w, "\nkube-apiserver RSS growth, tensorflow job, ours %s vs stock %s (target: at most 1/%.0f of stock's): %v\n",
+			mib(int64(o)), mib(int64(st)), 1/rssGrowthRatio, map[bool]string{true: "holds", false: "NO"}[holds])
+		if !holds {
+			failed = append(failed, fmt.Sprintf("tensorflow kube-apiserver RSS growth ours %s > 1/%.0f of stock's %s", mib(int64(o)), 1/rssGrowthRatio, mib(int64(st))))
+		}
+	}
 	return failed
 }
 

@@ -52,7 +52,7 @@ func TestProcessCPUAndPeakRSSOfThisProcess(t *testing.T) {
 // project's plugins, the pod count asked for and a gang of all pods.
 func TestScaleJob(t *testing.T) {
 	for _, fw := range []string{TensorFlow, MPI} {
-		job, err := scaleJob(fw, 2000)
+		job, err := scaleJob(fw, 2000, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,10 +77,10 @@ func TestScaleJob(t *testing.T) {
 			t.Errorf("%s: no svc plugin", fw)
 		}
 	}
-	if _, err := scaleJob("mxnet", 10); err == nil {
+	if _, err := scaleJob("mxnet", 10, false); err == nil {
 		t.Error("scaleJob(mxnet): no error")
 	}
-	if _, err := scaleJob(MPI, 1); err == nil {
+	if _, err := scaleJob(MPI, 1, false); err == nil {
 		t.Error("scaleJob with 1 pod: no error")
 	}
 }
@@ -110,6 +110,24 @@ func TestReport(t *testing.T) {
 		// Column widths are tabwriter's business; compare the words.
 		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(want), " ")) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	// kube-apiserver RSS growth of the TensorFlow job: ours at most 1/5 of stock's.
+	for _, c := range []struct {
+		ours   int64
+		failed []string
+	}{
+		{100 << 20, nil},
+		{101 << 20, []string{"tensorflow kube-apiserver RSS growth ours 101MiB > 1/5 of stock's 500MiB"}},
+	} {
+		rss := []Measurement{
+			{Impl: ImplStock, Round: 1, Framework: TensorFlow, Pods: 2000, Bound: s, CPUTotal: s, APIServerRSSGrowth: 500 << 20},
+			{Impl: ImplOurs, Round: 1, Framework: TensorFlow, Pods: 2000, Bound: s, CPUTotal: s, APIServerRSSGrowth: c.ours},
+		}
+		out.Reset()
+		if diff := cmp.Diff(c.failed, report(&out, rss, targetRatio)); diff != "" {
+			t.Errorf("RSS growth %d: failed targets (-want +got):\n%s", c.ours, diff)
 		}
 	}
 

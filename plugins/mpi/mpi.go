@@ -40,12 +40,9 @@
 package mpi
 
 import (
-	"errors"
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -53,7 +50,6 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
@@ -189,21 +185,13 @@ type plan struct {
 	// dnsSearches are added to the master's and the workers' DNS search path
 	// (Intel MPI and MPICH only; see dnsSearches).
 	dnsSearches []string
-	// hostfileChecked is when the hostfile ConfigMap was last found or made to
-	// match this plan (UnixNano; 0: never). It is the plan's one mutable field.
-	hostfileChecked atomic.Int64
+	// hostfileSynced is when the hostfile ConfigMap was last found or made to
+	// match this plan. It is the plan's one mutable field.
+	hostfileSynced ownedcm.Synced
 }
 
-// hostfileRecheck is how long OnJobAdd and OnJobUpdate trust an earlier check
-// of the hostfile ConfigMap. The controller calls OnJobAdd on every sync of a
-// Pending Job and OnJobUpdate on every sync of a started one, thousands of
-// times while a large job's pods start; a plan's hostfile only changes with
-// the Job's spec, which gets a new plan. The recheck restores a ConfigMap
-// deleted by hand within this time.
-const hostfileRecheck = time.Minute
-
-// now is time.Now; tests move it forward.
-var now = time.Now
+// hostfileCM is the hostfile ConfigMap's lifecycle (ownedcm.Kept).
+var hostfileCM = ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName}
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	a, errs := ParseArgs(argv, job)
@@ -413,7 +401,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	}
 	switch jobs.PodTask(pod) {
 	case pl.master:
-		if err := p.checkHostfile(job); err != nil {
+		if err := hostfileCM.Check(p.Client, job); err != nil {
 			return err
 		}
 		inject.Env(pod, pl.masterEnv...)
@@ -457,7 +445,7 @@ func hostfileMount() v1.VolumeMount {
 // 3 minutes) are used up; removing the foreign ConfigMap before then lets the
 // Job start. API errors are returned so that Volcano retries. Idempotent.
 // Volcano calls it on every sync of a Pending Job; after the first success for
-// a spec revision it skips the API for hostfileRecheck.
+// a spec revision it skips the API for ownedcm.Recheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
 	framework.MarkControlled(job, Name)
 	return p.syncHostfile(job)
@@ -465,7 +453,7 @@ func (p *Plugin) OnJobAdd(job *batch.Job) error {
 
 // OnJobUpdate rewrites the hostfile ConfigMap when it no longer matches the Job
 // (worker replicas changed: a new spec revision); otherwise it reads it at
-// most once per hostfileRecheck, and recreates it if it is gone. Errors as
+// most once per ownedcm.Recheck, and recreates it if it is gone. Errors as
 // OnJobAdd: a foreign ConfigMap found under the name (ours deleted and
 // another created) stops the sync of a running Job as well, since the
 // kubelet would project its content into the running master's mount.
@@ -474,33 +462,13 @@ func (p *Plugin) OnJobUpdate(job *batch.Job) error {
 }
 
 // syncHostfile applies the hostfile ConfigMap unless this spec revision's plan
-// found or made it right less than hostfileRecheck ago.
+// found or made it right less than ownedcm.Recheck ago.
 func (p *Plugin) syncHostfile(job *batch.Job) error {
 	pl, ok := p.Plan(job)
-	if !ok || now().Sub(time.Unix(0, pl.hostfileChecked.Load())) < hostfileRecheck {
+	if !ok {
 		return nil
 	}
-	ctx, cancel := framework.Context()
-	defer cancel()
-	labels := map[string]string{batch.JobNameKey: job.Name}
-	data := map[string]string{HostfileKey: pl.hostfile}
-	err := ownedcm.Apply(ctx, p.Client, job, ConfigMapName(job), labels, data)
-	if err == nil {
-		pl.hostfileChecked.Store(now().UnixNano())
-	}
-	return p.conflict(job, err)
-}
-
-// checkHostfile returns a *ConflictError (recorded as in conflict) when the
-// hostfile ConfigMap belongs to someone else. Without a client (admission's
-// simulation) there is nothing to read.
-func (p *Plugin) checkHostfile(job *batch.Job) error {
-	if p.Client == nil {
-		return nil
-	}
-	ctx, cancel := framework.Context()
-	defer cancel()
-	return p.conflict(job, ownedcm.Check(ctx, p.Client, job, ConfigMapName(job)))
+	return hostfileCM.Sync(p.Client, job, &pl.hostfileSynced, map[string]string{HostfileKey: pl.hostfile})
 }
 
 // OnJobDelete deletes the hostfile ConfigMap when the Job controls it (a missing
@@ -508,45 +476,17 @@ func (p *Plugin) checkHostfile(job *batch.Job) error {
 // not returned: stopping the Job's pods must go on) and removes the plugin's
 // mark. It does not depend on the arguments. Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
-	ctx, cancel := framework.Context()
-	defer cancel()
-	err := p.conflict(job, ownedcm.Delete(ctx, p.Client, job, ConfigMapName(job)))
-	if err != nil && !errors.As(err, new(*ConflictError)) {
-		return err
-	}
-	// A restarted Job runs OnJobAdd again, which must recreate the ConfigMap.
+	var synced *ownedcm.Synced
 	if pl, ok := p.Plan(job); ok {
-		pl.hostfileChecked.Store(0)
+		synced = &pl.hostfileSynced
+	}
+	if err := hostfileCM.Delete(p.Client, job, synced); err != nil {
+		return err
 	}
 	framework.UnmarkControlled(job, Name)
 	return nil
 }
 
 // ConflictError is what the hooks return while the hostfile ConfigMap's name
-// is taken by a ConfigMap the Job does not control. Its message is that of the
-// PluginConfigMapConflict event: which ConfigMap, and why nothing starts.
-type ConflictError struct {
-	NotOwned *ownedcm.NotOwnedError
-}
-
-func (e *ConflictError) Error() string {
-	return "plugin " + Name + ": " + e.NotOwned.Error() +
-		"; it would be the launcher's hostfile, so the plugin does not overwrite it and the Job's pods are not created while it is there" +
-		" (Volcano retries, then terminates the Job)"
-}
-
-func (e *ConflictError) Unwrap() error { return e.NotOwned }
-
-// conflict turns a *ownedcm.NotOwnedError into a Warning event on the Job and
-// a *ConflictError; other errors (and nil) are returned as they are.
-func (p *Plugin) conflict(job *batch.Job, err error) error {
-	var notOwned *ownedcm.NotOwnedError
-	if !errors.As(err, &notOwned) {
-		return err
-	}
-	c := &ConflictError{NotOwned: notOwned}
-	ctx, cancel := framework.Context()
-	defer cancel()
-	events.Warn(ctx, p.Client, job, events.ReasonConfigMapConflict, c.Error())
-	return c
-}
+// is taken by a ConfigMap the Job does not control.
+type ConflictError = ownedcm.ConflictError

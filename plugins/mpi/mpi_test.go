@@ -22,6 +22,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
@@ -509,7 +510,7 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 	}
 
 	// A status update (new resourceVersion, same generation) within
-	// hostfileRecheck: no API call at all.
+	// ownedcm.Recheck: no API call at all.
 	job.Generation = 1
 	job.ResourceVersion = "1a"
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
@@ -524,13 +525,13 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 		t.Errorf("status update: %d API calls, want none: %v", len(got), got)
 	}
 	// Later the ConfigMap is read again, not written.
-	defer func(orig func() time.Time) { now = orig }(now)
-	now = func() time.Time { return time.Now().Add(hostfileRecheck) }
+	defer func(orig func() time.Time) { hostfileCM.Now = orig }(hostfileCM.Now)
+	hostfileCM.Now = func() time.Time { return time.Now().Add(ownedcm.Recheck) }
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
 		t.Fatal(err)
 	}
 	if got := kube.Actions(); len(got) != 1 || got[0].GetVerb() != "get" {
-		t.Errorf("after %s: API calls %v, want one get", hostfileRecheck, got)
+		t.Errorf("after %s: API calls %v, want one get", ownedcm.Recheck, got)
 	}
 
 	// Scaled to three workers (a new generation of the Job).
@@ -554,7 +555,7 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 	}
 
 	// OnJobUpdate also recreates a hostfile that went missing, once
-	// hostfileRecheck has passed since it last checked.
+	// ownedcm.Recheck has passed since it last checked.
 	if err := kube.CoreV1().ConfigMaps("default").Delete(context.Background(), "mpi-mpi-hostfile", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -564,7 +565,7 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 	if _, err := kube.CoreV1().ConfigMaps("default").Get(context.Background(), "mpi-mpi-hostfile", metav1.GetOptions{}); err == nil {
 		t.Error("recreated within the recheck interval; want it left to the next check")
 	}
-	now = func() time.Time { return time.Now().Add(2 * hostfileRecheck) }
+	hostfileCM.Now = func() time.Time { return time.Now().Add(2 * ownedcm.Recheck) }
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
 		t.Fatal(err)
 	}
@@ -574,7 +575,7 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 }
 
 // While a Job is Pending Volcano calls OnJobAdd on every sync: within
-// hostfileRecheck they make no API call. OnJobDelete (also on a restart)
+// ownedcm.Recheck they make no API call. OnJobDelete (also on a restart)
 // makes the next OnJobAdd create the ConfigMap again.
 func TestOnJobAddRepeatedAndAfterDelete(t *testing.T) {
 	kube := fake.NewSimpleClientset()
@@ -625,7 +626,7 @@ func TestConfigMapOwnedByAnother(t *testing.T) {
 	}
 	cases := map[string]struct {
 		// ours: the Job's own ConfigMap was checked (OnJobAdd) before the
-		// foreign one replaced it, within hostfileRecheck.
+		// foreign one replaced it, within ownedcm.Recheck.
 		ours     bool
 		hook     hook
 		task     string

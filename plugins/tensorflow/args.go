@@ -9,6 +9,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/args"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -19,6 +20,22 @@ const (
 	DefaultChief     = "chief"
 	DefaultEvaluator = "evaluator"
 	DefaultPort      = 2222
+	DefaultTFConfig  = Reference
+)
+
+// TFConfigMode is how the pods get the cluster spec in TF_CONFIG.
+type TFConfigMode string
+
+// The accepted --tf-config values.
+const (
+	// Reference stores the cluster JSON once per Job in a ConfigMap
+	// (ConfigMapName) and gives each pod a small TF_CONFIG that refers to it
+	// through a variable the kubelet expands at container start: the pods
+	// stay a few hundred bytes whatever the job's size.
+	Reference TFConfigMode = "reference"
+	// Inline writes the whole TF_CONFIG into every pod's spec, as Volcano's
+	// in-tree plugin and Kubeflow's TFJob do: O(N) bytes per pod.
+	Inline TFConfigMode = "inline"
 )
 
 // Args are the tensorflow plugin's arguments.
@@ -28,6 +45,8 @@ type Args struct {
 	// Port is the port every role listens on unless its task declares a
 	// container port named PortName.
 	Port int
+	// TFConfig is how TF_CONFIG carries the cluster spec.
+	TFConfig TFConfigMode
 	// Wait holds chief, workers and evaluator back until every ps answers.
 	Wait wait.Options
 }
@@ -36,11 +55,13 @@ type Args struct {
 // ["--flag=value", ...]) and, when job is not nil, checks them against it.
 //
 // Flags: --ps, --worker, --chief, --evaluator (task names), --port (1-65535),
-// --wait, --wait-timeout, --wait-image. It returns field errors under
+// --tf-config (reference or inline), --wait, --wait-timeout, --wait-image.
+// It returns field errors under
 // spec.plugins[tensorflow] for unknown flags, malformed values, a role flag
 // naming a task that does not exist or has no replicas, two roles on one task,
-// more than one chief or evaluator (TensorFlow allows at most one of each), and a
-// job with none of the roles.
+// more than one chief or evaluator (TensorFlow allows at most one of each), a
+// job with none of the roles, and, with --tf-config=reference, a cluster JSON
+// larger than a ConfigMap holds (ownedcm.MaxConfigMapBytes).
 func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	a := &Args{}
 	s := args.New(Name)
@@ -49,6 +70,16 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.NonEmpty(&a.Chief, "chief", DefaultChief, "name of the chief task")
 	s.NonEmpty(&a.Evaluator, "evaluator", DefaultEvaluator, "name of the evaluator task")
 	s.Port(&a.Port, "port", DefaultPort, "port the TensorFlow servers listen on")
+	a.TFConfig = DefaultTFConfig
+	s.Func("tf-config", "how pods get the cluster in TF_CONFIG: reference (a ConfigMap per job) or inline (in every pod)",
+		func() string { return string(a.TFConfig) }, func(v string) error {
+			switch m := TFConfigMode(v); m {
+			case Reference, Inline:
+				a.TFConfig = m
+				return nil
+			}
+			return fmt.Errorf("must be %s or %s", Reference, Inline)
+		})
 	a.Wait.AddFlags(s)
 	s.Parse(argv)
 	if job == nil {
@@ -65,6 +96,13 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 		s.Invalid("worker", a.Worker, fmt.Sprintf(
 			"the job has none of the tasks the roles name, with replicas (--ps=%s, --worker=%s, --chief=%s, --evaluator=%s); its tasks: %s",
 			a.PS, a.Worker, a.Chief, a.Evaluator, jobs.TaskNames(job)))
+	}
+	if a.TFConfig == Reference && len(s.Errors()) == 0 {
+		if size := ClusterSize(job, a); size > ownedcm.MaxConfigMapBytes {
+			s.Invalid("tf-config", string(a.TFConfig), fmt.Sprintf(
+				"the cluster spec would be %d bytes, more than the %d bytes a ConfigMap holds; use fewer replicas or shorter names",
+				size, ownedcm.MaxConfigMapBytes))
+		}
 	}
 	return a, s.Errors()
 }

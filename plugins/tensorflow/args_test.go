@@ -15,7 +15,7 @@ import (
 func TestParseArgs(t *testing.T) {
 	mk := utiltesting.MakeTask
 	psWorker := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
-	defaults := Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222,
+	defaults := Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Reference,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	cases := map[string]struct {
 		args    []string
@@ -25,16 +25,20 @@ func TestParseArgs(t *testing.T) {
 	}{
 		"defaults": {job: psWorker, want: &defaults},
 		"every flag": {
-			args: []string{"--ps=p", "--worker=w", "--chief=c", "--evaluator=e", "--port=5000", "--wait=false", "--wait-timeout=90s", "--wait-image=busybox:1"},
-			want: &Args{PS: "p", Worker: "w", Chief: "c", Evaluator: "e", Port: 5000, Wait: wait.Options{Timeout: 90 * time.Second, Image: "busybox:1"}},
+			args: []string{"--ps=p", "--worker=w", "--chief=c", "--evaluator=e", "--port=5000", "--tf-config=inline", "--wait=false", "--wait-timeout=90s", "--wait-image=busybox:1"},
+			want: &Args{PS: "p", Worker: "w", Chief: "c", Evaluator: "e", Port: 5000, TFConfig: Inline, Wait: wait.Options{Timeout: 90 * time.Second, Image: "busybox:1"}},
 		},
 		"bare number timeout is seconds": {
 			args: []string{"--wait-timeout=30"},
-			want: &Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, Wait: wait.Options{Enabled: true, Timeout: 30 * time.Second}},
+			want: &Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Reference, Wait: wait.Options{Enabled: true, Timeout: 30 * time.Second}},
+		},
+		"unknown --tf-config mode": {
+			args:    []string{"--tf-config=file"},
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--tf-config=file": plugin tensorflow: --tf-config=file: must be reference or inline`,
 		},
 		"unknown flag": {
 			args:    []string{"--prot=2222"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"flag and value in one argument": {
 			args:    []string{"--ps ps"},
@@ -42,11 +46,11 @@ func TestParseArgs(t *testing.T) {
 		},
 		"shortened flag": {
 			args:    []string{"--wait-time=5m"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--wait-time=5m": plugin tensorflow: unknown flag --wait-time for plugin tensorflow (did you mean --wait-timeout=5m?); accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--wait-time=5m": plugin tensorflow: unknown flag --wait-time for plugin tensorflow (did you mean --wait-timeout=5m?); accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"nothing close": {
 			args:    []string{"--bogus"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"port not a number": {
 			args:    []string{"--port=http"},
@@ -66,7 +70,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"positional argument": {
 			args:    []string{"ps"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "ps": plugin tensorflow: unexpected argument: arguments are --flag=value; accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "ps": plugin tensorflow: unexpected argument: arguments are --flag=value; accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`,
 		},
 		"flag without value": {
 			args:    []string{"--port"},

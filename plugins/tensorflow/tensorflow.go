@@ -9,6 +9,19 @@
 // The evaluator runs beside the training cluster, not in it: multi_worker_util
 // allows it to be missing from the cluster spec and at most one evaluator, so it
 // is left out of "cluster" and only gets its "task".
+//
+// With --tf-config=reference (the default) the "cluster" JSON, the bulk of
+// every TF_CONFIG and the same for all pods, is stored once per Job in a
+// ConfigMap the Job controls (ConfigMapName, key ClusterKey). Each container
+// gets EnvCluster from that key and then TF_CONFIG as
+// {"cluster":$(TF_CONFIG_CLUSTER),"task":{...},"environment":"cloud"}: the
+// kubelet replaces $(NAME) by the value of a variable declared earlier in the
+// same container (dependent environment variables,
+// k8s.io/kubernetes/pkg/kubelet makeEnvironmentVariables), so the process
+// sees the same bytes as with --tf-config=inline. The expansion is one pass
+// over TF_CONFIG's own value: a value taken from a ConfigMap is never
+// expanded, nor is what a reference expands to, and the rest of TF_CONFIG is
+// constant text, a role name and digits, with no "$".
 package tensorflow
 
 import (
@@ -24,6 +37,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 )
 
 const (
@@ -34,6 +48,14 @@ const (
 	// PortName names the opened container port. A container port of this name in
 	// a task's template overrides --port for that role (Kubeflow TFJob's convention).
 	PortName = "tfjob-port"
+	// EnvCluster holds the cluster JSON with --tf-config=reference; TF_CONFIG
+	// refers to it.
+	EnvCluster = "TF_CONFIG_CLUSTER"
+	// ConfigMapSuffix makes the name of the cluster ConfigMap: <job>-tf-cluster
+	// in the Job's namespace (see ConfigMapName).
+	ConfigMapSuffix = "-tf-cluster"
+	// ClusterKey is the ConfigMap key of the cluster JSON.
+	ClusterKey = "cluster"
 )
 
 // TensorFlow role names, as TF_CONFIG spells them.
@@ -45,6 +67,13 @@ const (
 )
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
+
+// clusterCM is the cluster ConfigMap's lifecycle (ownedcm.Kept).
+var clusterCM = ownedcm.Kept{Plugin: Name, Purpose: "the cluster in every pod's TF_CONFIG", Name: ConfigMapName}
+
+// ConfigMapName returns the name of the job's cluster ConfigMap:
+// <job>-tf-cluster, in the Job's namespace.
+func ConfigMapName(job *batch.Job) string { return job.Name + ConfigMapSuffix }
 
 // Framework describes the tensorflow plugin to the rest of the project
 // (plugins.Frameworks).
@@ -103,6 +132,11 @@ type plan struct {
 	cluster string
 	// distributed is false when one pod in all plays a role: it gets no TF_CONFIG.
 	distributed bool
+	// reference: TF_CONFIG refers to EnvCluster, from the ConfigMap.
+	reference bool
+	// clusterSynced is when the cluster ConfigMap was last found or made to
+	// match this plan (reference only). It is the plan's one mutable field.
+	clusterSynced ownedcm.Synced
 	// waiters are the init containers of chief, workers and evaluator, from
 	// describe's wait edges: none when the job has no ps or waiting is off.
 	waiters framework.Waiters
@@ -136,6 +170,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		rolePods += jobs.Replicas(job, taskName)
 	}
 	p.distributed = rolePods > 1
+	p.reference = a.TFConfig == Reference
 	raw, err := json.Marshal(cluster)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "plugins").Key(Name), err)}
@@ -148,8 +183,12 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 // OnPodCreate sets TF_CONFIG on every container of a pod of a distributed job
 // (more than one pod in all), opens its role's port, and adds the wait container
 // to chief, worker and evaluator pods when the job has ps. Pods of tasks that
-// play no role are left alone. Invalid arguments inject nothing and are reported
-// as an InvalidPluginArguments event on the Job.
+// play no role are left alone, and so is a container that sets TF_CONFIG
+// itself. With --tf-config=reference a container gets EnvCluster from the
+// ConfigMap and TF_CONFIG referring to it; one that declares EnvCluster itself
+// gets the inline TF_CONFIG, since the reference would expand to its value.
+// Invalid arguments inject nothing and are reported as an
+// InvalidPluginArguments event on the Job.
 func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	pl, ok := p.Plan(job)
 	if !ok || !pl.distributed {
@@ -164,13 +203,105 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if err != nil {
 		return err
 	}
-	inject.Env(pod, v1.EnvVar{Name: EnvTFConfig, Value: pl.tfConfig(role, index)})
+	if pl.reference {
+		pl.addReference(pod, ConfigMapName(job), role, index)
+	} else {
+		inject.Env(pod, v1.EnvVar{Name: EnvTFConfig, Value: pl.tfConfig(pl.cluster, role, index)})
+	}
 	if role != RoleEvaluator {
 		inject.Port(pod, PortName, int32(pl.ports[role]))
 	}
 	pl.waiters.AddTo(pod, task, index)
 	return nil
 }
+
+// addReference gives every container without TF_CONFIG the variable
+// EnvCluster from the ConfigMap and, after it, the TF_CONFIG that refers to
+// it; the kubelet expands a reference only to a variable declared earlier.
+func (p *plan) addReference(pod *v1.Pod, configMap, role string, index int) {
+	cluster := v1.EnvVar{Name: EnvCluster, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: configMap},
+		Key:                  ClusterKey,
+	}}}
+	ref := v1.EnvVar{Name: EnvTFConfig, Value: p.tfConfig("$("+EnvCluster+")", role, index)}
+	var inline *v1.EnvVar
+	for _, cs := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
+		for i := range cs {
+			c := &cs[i]
+			switch {
+			case hasEnv(c, EnvTFConfig):
+			case hasEnv(c, EnvCluster):
+				if inline == nil {
+					inline = &v1.EnvVar{Name: EnvTFConfig, Value: p.tfConfig(p.cluster, role, index)}
+				}
+				inject.ContainerEnv(c, *inline)
+			default:
+				inject.ContainerEnv(c, cluster, ref)
+			}
+		}
+	}
+}
+
+func hasEnv(c *v1.Container, name string) bool {
+	for i := range c.Env {
+		if c.Env[i].Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// OnJobAdd checks the arguments (reporting problems on the Job), marks the
+// Job in status.controlledResources and, with --tf-config=reference, creates
+// or updates the cluster ConfigMap (ConfigMapName), controlled by the Job,
+// before any pod exists: the kubelet does not start a container whose
+// configMapKeyRef it cannot resolve (CreateContainerConfigError). A
+// ConfigMap of that name that the Job does not control is left as it is,
+// reported as a PluginConfigMapConflict event and returned as a
+// *ConflictError, so that Volcano creates none of the Job's pods (it
+// retries, then terminates the Job). API errors are returned so that
+// Volcano retries. After the first success for a spec revision it skips the
+// API for ownedcm.Recheck.
+func (p *Plugin) OnJobAdd(job *batch.Job) error {
+	framework.MarkControlled(job, Name)
+	return p.syncCluster(job)
+}
+
+// OnJobUpdate rewrites the cluster ConfigMap when it no longer matches the
+// Job (a new spec revision) and recreates it if it is gone, reading it at
+// most once per ownedcm.Recheck. Errors as OnJobAdd.
+func (p *Plugin) OnJobUpdate(job *batch.Job) error {
+	return p.syncCluster(job)
+}
+
+func (p *Plugin) syncCluster(job *batch.Job) error {
+	pl, ok := p.Plan(job)
+	if !ok || !pl.reference || !pl.distributed {
+		return nil
+	}
+	return clusterCM.Sync(p.Client, job, &pl.clusterSynced, map[string]string{ClusterKey: pl.cluster})
+}
+
+// OnJobDelete deletes the cluster ConfigMap when the Job controls it (a
+// missing one is fine; another owner's is left alone and reported, not
+// returned) and removes the plugin's mark. It does not depend on the
+// arguments: a Job switched to inline loses its old ConfigMap too.
+// Idempotent.
+func (p *Plugin) OnJobDelete(job *batch.Job) error {
+	var synced *ownedcm.Synced
+	if pl, ok := p.Plan(job); ok {
+		synced = &pl.clusterSynced
+	}
+	if err := clusterCM.Delete(p.Client, job, synced); err != nil {
+		return err
+	}
+	framework.UnmarkControlled(job, Name)
+	return nil
+}
+
+// ConflictError is what the hooks return while the cluster ConfigMap's name
+// is taken by a ConfigMap the Job does not control.
+type ConflictError = ownedcm.ConflictError
 
 // The parts of a TF_CONFIG value around the cluster JSON, role and index.
 const (
@@ -181,23 +312,40 @@ const (
 	tfConfigFixedLen = len(tfConfigHead) + len(tfConfigTask) + len(tfConfigIndex) + len(tfConfigTail)
 )
 
-// tfConfig renders a pod's TF_CONFIG around the shared cluster JSON, which is
-// the bulk of it and the same for every pod: one concatenation, one
-// allocation of the value's size, so a job's pods cost time and memory
-// linear in its TF_CONFIG bytes.
-func (p *plan) tfConfig(role string, index int) string {
-	return tfConfigHead + p.cluster + tfConfigTask + role + tfConfigIndex + strconv.Itoa(index) + tfConfigTail
+// tfConfig renders a pod's TF_CONFIG around cluster: the shared cluster JSON
+// (inline), the bulk of it and the same for every pod, or the reference
+// $(EnvCluster). One concatenation, one allocation of the value's size.
+func (p *plan) tfConfig(cluster, role string, index int) string {
+	return tfConfigHead + cluster + tfConfigTask + role + tfConfigIndex + strconv.Itoa(index) + tfConfigTail
 }
 
-// TFConfigSize returns the length in bytes of the TF_CONFIG value OnPodCreate
-// gives the index-th pod of the task named task, or 0 when that pod gets none
-// (its task plays no role, or the job is not distributed). It computes it from
-// the names and replica counts, without building the cluster spec, so that
-// admission can measure Jobs of any size. a must be ParseArgs' result for job,
-// without errors.
+// TFConfigSize returns the length in bytes of the TF_CONFIG value the
+// index-th pod of the task named task sees, as OnPodCreate writes it with
+// --tf-config=inline or as the kubelet expands it with reference (the same
+// bytes), or 0 when that pod gets none (its task plays no role, or the job
+// is not distributed). It computes it from the names and replica counts,
+// without building the cluster spec, so that admission can measure Jobs of
+// any size. a must be ParseArgs' result for job, without errors.
 func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
-	roleOf := ""
-	rolePods, clusterLen, members := 0, 0, 0
+	clusterLen, rolePods, roleOf := clusterSize(job, a, task)
+	if roleOf == "" || rolePods <= 1 {
+		return 0
+	}
+	return tfConfigFixedLen + clusterLen + len(roleOf) + len(strconv.Itoa(index))
+}
+
+// ClusterSize returns the length in bytes of the cluster JSON (the
+// ConfigMap's ClusterKey value with --tf-config=reference), computed like
+// TFConfigSize.
+func ClusterSize(job *batch.Job, a *Args) int {
+	n, _, _ := clusterSize(job, a, "")
+	return n
+}
+
+// clusterSize returns the cluster JSON's length, the pods that play a role,
+// and the role of task ("" if none).
+func clusterSize(job *batch.Job, a *Args, task string) (clusterLen, rolePods int, roleOf string) {
+	members := 0
 	// The cluster JSON's keys in the order json.Marshal sorts them.
 	for _, r := range []struct{ role, task string }{{RoleChief, a.Chief}, {RoleEvaluator, a.Evaluator}, {RolePS, a.PS}, {RoleWorker, a.Worker}} {
 		if !jobs.Present(job, r.task) {
@@ -216,11 +364,8 @@ func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
 		clusterLen += len(r.role) + 3 + 2 + (n - 1) + hostsJSONLen(job, t, jobs.NamedPort(t, PortName, a.Port))
 		members++
 	}
-	if roleOf == "" || rolePods <= 1 {
-		return 0
-	}
 	clusterLen += 2 + max(members-1, 0) // braces and commas
-	return tfConfigFixedLen + clusterLen + len(roleOf) + len(strconv.Itoa(index))
+	return clusterLen, rolePods, roleOf
 }
 
 // hostsJSONLen is the length of the JSON strings of jobs.Hosts(job, task,

@@ -2,11 +2,14 @@ package tensorflow
 
 import (
 	"context"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -17,12 +20,36 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
-// podEnv runs OnJobAdd and then OnPodCreate, each on a fresh plugin instance as
-// Volcano's controller does, and returns the pod.
-func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
+// runPod runs OnJobAdd and then OnPodCreate, each on a fresh plugin instance
+// as Volcano's controller does, against a fresh API, and returns the pod and
+// the API (which holds the cluster ConfigMap with --tf-config=reference).
+// The Job gets a UID of its own: the plan cache keys on it, and a cached
+// plan remembers having synced its ConfigMap.
+func runPod(t *testing.T, job *batch.Job, task string, index int) (*v1.Pod, *fake.Clientset) {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	job.UID = types.UID(fmt.Sprintf("%s-%d", t.Name(), runs.Add(1)))
+	kube := fake.NewSimpleClientset()
+	client := pluginsinterface.PluginClientset{KubeClients: kube}
+	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+		t.Fatalf("OnJobAdd: %v", err)
+	}
+	pod := utiltesting.MakePod(job, task, index).Obj()
+	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
+		t.Fatalf("OnPodCreate: %v", err)
+	}
+	return pod, kube
 }
+
+// withMode returns job with --tf-config=mode appended to the plugin's arguments.
+func withMode(job *batch.Job, mode TFConfigMode) *batch.Job {
+	job = job.DeepCopy()
+	job.Spec.Plugins[Name] = append(job.Spec.Plugins[Name], "--tf-config="+string(mode))
+	return job
+}
+
+var runs atomic.Int64
+
+var modes = []TFConfigMode{Inline, Reference}
 
 func TestTFConfig(t *testing.T) {
 	mk := utiltesting.MakeTask
@@ -92,13 +119,15 @@ func TestTFConfig(t *testing.T) {
 		},
 	}
 	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			pod := runPod(t, tc.job, tc.task, tc.index)
-			got := utiltesting.Env(pod, 0)[EnvTFConfig]
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("TF_CONFIG (-want +got):\n%s", diff)
-			}
-		})
+		for _, mode := range modes {
+			t.Run(name+"/"+string(mode), func(t *testing.T) {
+				pod, kube := runPod(t, withMode(tc.job, mode), tc.task, tc.index)
+				got := processEnv(t, kube, pod, 0)[EnvTFConfig]
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("TF_CONFIG the process sees (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
@@ -107,10 +136,13 @@ func TestUserSettingsWin(t *testing.T) {
 		Task(utiltesting.MakeTask("worker", 2).Env(EnvTFConfig, "mine").Port("http", 2222).
 			Container("sidecar").InitContainer("prepare").Obj()).
 		Plugin(Name).Obj()
-	pod := runPod(t, job, "worker", 0)
+	pod, _ := runPod(t, job, "worker", 0)
 
 	if got := utiltesting.Env(pod, 0)[EnvTFConfig]; got != "mine" {
 		t.Errorf("user TF_CONFIG overwritten: %q", got)
+	}
+	if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvCluster); n != 0 {
+		t.Errorf("%s given to a container that sets TF_CONFIG itself", EnvCluster)
 	}
 	if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvTFConfig); n != 1 {
 		t.Errorf("TF_CONFIG appears %d times in the first container", n)
@@ -131,7 +163,7 @@ func TestUserSettingsWin(t *testing.T) {
 
 func TestPortOpened(t *testing.T) {
 	job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, "--port=4000").Obj()
-	pod := runPod(t, job, "worker", 1)
+	pod, _ := runPod(t, job, "worker", 1)
 	want := []v1.ContainerPort{{Name: PortName, ContainerPort: 4000, Protocol: v1.ProtocolTCP}}
 	if diff := cmp.Diff(want, pod.Spec.Containers[0].Ports); diff != "" {
 		t.Errorf("ports (-want +got):\n%s", diff)
@@ -157,7 +189,7 @@ func TestWaitForPS(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			pod := runPod(t, tc.job, tc.task, 0)
+			pod, _ := runPod(t, tc.job, tc.task, 0)
 			hasWait := len(pod.Spec.InitContainers) > 0 && pod.Spec.InitContainers[0].Name == wait.ContainerName
 			if hasWait != tc.wantWait {
 				t.Fatalf("wait container present = %v, want %v (init containers %v)", hasWait, tc.wantWait, pod.Spec.InitContainers)
@@ -200,7 +232,7 @@ func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
 		t.Fatalf("got %d events, want 1", len(evs.Items))
 	}
 	ev := evs.Items[0]
-	want := `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --wait, --wait-image, --wait-timeout, --worker`
+	want := `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`
 	if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != want || ev.InvolvedObject.Name != "tf" {
 		t.Errorf("event = %s %s %q on %s, want Warning %s %q", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, want)
 	}

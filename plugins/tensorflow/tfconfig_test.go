@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -74,11 +75,11 @@ func packedPods(job *batch.Job, replicas map[string]int) []podOf {
 
 // checkPods checks every pod's TF_CONFIG byte for byte and that the pods that
 // must wait got the wait container.
-func checkPods(t *testing.T, pods []podOf, replicas map[string]int) {
+func checkPods(t *testing.T, kube *fake.Clientset, pods []podOf, replicas map[string]int) {
 	t.Helper()
 	for _, p := range pods {
 		want := wantTFConfig(t, replicas, p.task, p.index)
-		if diff := cmp.Diff(want, utiltesting.Env(p.pod, 0)[EnvTFConfig]); diff != "" {
+		if diff := cmp.Diff(want, processEnv(t, kube, p.pod, 0)[EnvTFConfig]); diff != "" {
 			t.Errorf("pod %s: TF_CONFIG (-want +got):\n%s", p.pod.Name, diff)
 		}
 		wantWait := p.task != "ps" && p.task != "tensorboard"
@@ -102,7 +103,9 @@ func jobPlan(t *testing.T, client pluginsinterface.PluginClientset, job *batch.J
 // one again later for the same revision: each gets its own TF_CONFIG.
 func TestTFConfigEveryPod(t *testing.T) {
 	job, replicas := packedJob()
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+	job.UID = types.UID(t.Name())
+	kube := fake.NewSimpleClientset()
+	client := pluginsinterface.PluginClientset{KubeClients: kube}
 	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
 		t.Fatal(err)
 	}
@@ -112,21 +115,23 @@ func TestTFConfigEveryPod(t *testing.T) {
 			t.Fatalf("OnPodCreate %s: %v", p.pod.Name, err)
 		}
 	}
-	checkPods(t, pods, replicas)
+	checkPods(t, kube, pods, replicas)
 
 	// A pod created again later for the same revision gets its own value.
 	again := []podOf{{utiltesting.MakePod(job, "worker", 7).Obj(), "worker", 7}}
 	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(again[0].pod, job); err != nil {
 		t.Fatal(err)
 	}
-	checkPods(t, again, replicas)
+	checkPods(t, kube, again, replicas)
 }
 
 // TestTFConfigConcurrent creates a job's pods from several goroutines, each
 // on a fresh plugin instance sharing the cached plan (run it with -race).
 func TestTFConfigConcurrent(t *testing.T) {
 	job, replicas := packedJob()
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+	job.UID = types.UID(t.Name())
+	kube := fake.NewSimpleClientset()
+	client := pluginsinterface.PluginClientset{KubeClients: kube}
 	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +155,7 @@ func TestTFConfigConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	checkPods(t, pods, replicas)
+	checkPods(t, kube, pods, replicas)
 }
 
 // TFConfigSize computes, without building it, the length of the TF_CONFIG
@@ -179,12 +184,10 @@ func TestTFConfigSize(t *testing.T) {
 			}
 			for _, task := range tc.job.Spec.Tasks {
 				for _, index := range []int{0, int(task.Replicas) - 1} {
-					pod := utiltesting.RunPod(t, New, Name, tc.job, task.Name, index)
+					pod, kube := runPod(t, tc.job, task.Name, index)
 					want := 0
-					for _, e := range pod.Spec.Containers[0].Env {
-						if e.Name == EnvTFConfig {
-							want = len(e.Value)
-						}
+					if v, ok := processEnv(t, kube, pod, 0)[EnvTFConfig]; ok {
+						want = len(v)
 					}
 					if got := TFConfigSize(tc.job, a, task.Name, index); got != want {
 						t.Errorf("TFConfigSize(%s, %d) = %d, OnPodCreate's is %d bytes", task.Name, index, got, want)

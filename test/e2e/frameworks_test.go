@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -13,11 +14,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/kubernetes/third_party/forked/golang/expansion"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -65,12 +68,19 @@ type wantPod struct {
 	waitTargets string
 }
 
-// TF_CONFIG of the tensorflow example (tf-dist: 1 ps, 2 workers, port 2222).
+// The cluster in TF_CONFIG of the tensorflow example (tf-dist: 1 ps, 2
+// workers, port 2222).
 const tfCluster = `{"ps":["tf-dist-ps-0.tf-dist:2222"],"worker":["tf-dist-worker-0.tf-dist:2222","tf-dist-worker-1.tf-dist:2222"]}`
 
-func tfConfig(role, index string) string {
-	return `{"cluster":` + tfCluster + `,"task":{"type":"` + role + `","index":` + index + `},"environment":"cloud"}`
+// tfConfig is the TF_CONFIG of a pod of a tensorflow job with that cluster
+// JSON, or, with tensorflow.Reference's spelling, the reference to it.
+func tfConfig(cluster, role, index string) string {
+	return `{"cluster":` + cluster + `,"task":{"type":"` + role + `","index":` + index + `},"environment":"cloud"}`
 }
+
+// tfReference is what the pod spec holds in place of the cluster JSON with
+// --tf-config=reference (the default).
+const tfReference = "$(" + tensorflow.EnvCluster + ")"
 
 // pytorchEnv is the environment of a pod of the pytorch example (pytorch-dist:
 // 1 master, 2 workers, port 23456) with that rank.
@@ -131,11 +141,11 @@ var mpiMasterEnv = map[string]string{
 // wantExamples maps each example Job to its pods, in PodsOf order.
 var wantExamples = map[string][]wantPod{
 	"tf-dist": {
-		{name: "tf-dist-ps-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig("ps", "0")},
+		{name: "tf-dist-ps-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfReference, "ps", "0")},
 			portName: "tfjob-port", port: 2222},
-		{name: "tf-dist-worker-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig("worker", "0")},
+		{name: "tf-dist-worker-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfReference, "worker", "0")},
 			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist:2222"},
-		{name: "tf-dist-worker-1", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig("worker", "1")},
+		{name: "tf-dist-worker-1", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfReference, "worker", "1")},
 			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist:2222"},
 	},
 	"pytorch-dist": {
@@ -198,7 +208,8 @@ func (objs ownedObjects) add(kind, name string, get func(ctx context.Context) (m
 }
 
 // pluginObjects lists what svc (Service, hosts ConfigMap, NetworkPolicy), ssh
-// (Secret) and mpi (hostfile ConfigMap) create for a Job, as its plugins say.
+// (Secret), mpi (hostfile ConfigMap) and tensorflow (cluster ConfigMap, unless
+// inline) create for a Job, as its plugins say.
 func pluginObjects(f *framework.Framework, job *batch.Job) ownedObjects {
 	ns := f.Namespace
 	cms := func(name string) func(ctx context.Context) (metav1.Object, error) {
@@ -221,6 +232,9 @@ func pluginObjects(f *framework.Framework, job *batch.Job) ownedObjects {
 	}
 	if _, ok := job.Spec.Plugins["mpi"]; ok {
 		out = out.add("ConfigMap", job.Name+"-mpi-hostfile", cms(job.Name+"-mpi-hostfile"))
+	}
+	if args, ok := job.Spec.Plugins[tensorflow.Name]; ok && !slices.Contains(args, "--tf-config=inline") {
+		out = out.add("ConfigMap", tensorflow.ConfigMapName(job), cms(tensorflow.ConfigMapName(job)))
 	}
 	return out
 }
@@ -364,6 +378,12 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 			Expect(hostfile.BinaryData).To(BeEmpty())
 			Expect(hostfile.Labels).To(Equal(map[string]string{batch.JobNameKey: "mpi-dist"}))
 
+			By("checking the TensorFlow cluster ConfigMap")
+			cluster, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, "tf-dist-tf-cluster", metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cluster.Data).To(Equal(map[string]string{tensorflow.ClusterKey: tfCluster}))
+			Expect(cluster.Labels).To(Equal(map[string]string{batch.JobNameKey: "tf-dist"}))
+
 			By("deleting the Jobs (background propagation: the garbage collector deletes their dependents)")
 			for _, job := range jobs {
 				f.DeleteJob(ctx, job, metav1.DeletePropagationBackground)
@@ -428,6 +448,50 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 						To(BeEmpty(), "pod %s against %s, %s's name read as %s (-ours +in-tree spellings)",
 							inTreePods[j].Name, ourPods[j].Name, inTree.Name, ours.Name)
 				}
+			}
+		}, SpecTimeout(framework.SpecTimeout))
+
+	It("give every TensorFlow process the same TF_CONFIG with --tf-config=reference and inline; reference pods refer to one ConfigMap",
+		func(ctx SpecContext) {
+			// Cost: two 3-pod Jobs on KWOK, kept running; a few seconds.
+			task := func(name string, replicas int32) batch.TaskSpec { return vctesting.MakeTask(name, replicas).Obj() }
+			ref := vctesting.MakeJob("tf-ref").Plugin(tensorflow.Name).Task(task("ps", 1)).Task(task("worker", 2)).Obj()
+			inline := vctesting.MakeJob("tf-inline").Plugin(tensorflow.Name, "--tf-config=inline").
+				Task(task("ps", 1)).Task(task("worker", 2)).Obj()
+			created := f.CreateJobs(ctx, framework.KeepRunning(ref), framework.KeepRunning(inline))
+			for _, job := range created {
+				f.WaitPodsBound(ctx, job, 0)
+			}
+			cm, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, tensorflow.ConfigMapName(created[0]), metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred(), "cluster ConfigMap of %s", created[0].Name)
+			Expect(cm.OwnerReferences).To(ConsistOf(framework.ControllerRefTo(created[0])))
+			_, err = f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, tensorflow.ConfigMapName(created[1]), metav1.GetOptions{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "inline: no ConfigMap, got %v", err)
+
+			refPods, inlinePods := f.PodsOf(created[0]), f.PodsOf(created[1])
+			Expect(refPods).To(HaveLen(3))
+			Expect(inlinePods).To(HaveLen(len(refPods)))
+			for i, pod := range refPods {
+				c := framework.ContainerOf(pod, "main")
+				// Volcano may run the svc plugin, whose variables come first
+				// or last, before or after ours.
+				at := map[string]int{}
+				for j, e := range c.Env {
+					at[e.Name] = j
+				}
+				Expect(at).To(HaveKey(tensorflow.EnvCluster), "pod %s", pod.Name)
+				Expect(at).To(HaveKey(tensorflow.EnvTFConfig), "pod %s", pod.Name)
+				Expect(at[tensorflow.EnvCluster]).To(BeNumerically("<", at[tensorflow.EnvTFConfig]),
+					"pod %s: the reference comes after the variable it refers to", pod.Name)
+				clusterVar, tfVar := c.Env[at[tensorflow.EnvCluster]], c.Env[at[tensorflow.EnvTFConfig]]
+				Expect(clusterVar.ValueFrom).To(Equal(&corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+					LocalObjectReference: corev1.LocalObjectReference{Name: cm.Name}, Key: tensorflow.ClusterKey}}))
+				Expect(tfVar.Value).To(ContainSubstring(tfReference), "pod %s", pod.Name)
+				// What the kubelet makes of it, with its own expansion code.
+				got := expansion.Expand(tfVar.Value, expansion.MappingFuncFor(map[string]string{
+					tensorflow.EnvCluster: cm.Data[tensorflow.ClusterKey]}))
+				want := strings.ReplaceAll(framework.EnvOf(inlinePods[i], "main")[tensorflow.EnvTFConfig], "tf-inline", "tf-ref")
+				Expect(got).To(Equal(want), "pod %s: expanded reference against inline pod %s", pod.Name, inlinePods[i].Name)
 			}
 		}, SpecTimeout(framework.SpecTimeout))
 })

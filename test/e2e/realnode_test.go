@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -19,6 +20,7 @@ import (
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -36,6 +38,7 @@ import (
 //     connected"), since a pod that has ended no longer resolves (it leaves
 //     the Service's endpoints), and every pod sees every name through the svc
 //     plugin's host files;
+//   - prints TF_CONFIG, if set, as "TF_CONFIG=<value>";
 //   - exits 0 after LINGER_SECONDS: the pods of the task whose completion
 //     completes the Job linger longest, so that every other pod has ended by
 //     then and the Job's completion deletes no running pod (whose log would
@@ -49,6 +52,8 @@ names=$({ env; cat /etc/volcano/* /etc/mpi/* 2>/dev/null; } | grep -oE "$pattern
 n=0
 for name in $names; do n=$((n + 1)); done
 echo "peers: $n"
+# TF_CONFIG as the process sees it (the kubelet expanded the reference).
+if [ -n "${TF_CONFIG+set}" ]; then printf 'TF_CONFIG=%s\n' "$TF_CONFIG"; fi
 
 # count FILE prints the number of lines of FILE, 0 if it does not exist.
 count() {
@@ -266,6 +271,12 @@ func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r re
 		Expect(log).To(ContainSubstring("connected to "+p+":7777\n"), "pod %s reaching peer %s", pod.Name, p)
 	}
 	Expect(log).To(ContainSubstring("probe done"))
+	if spec, ok := framework.EnvOf(pod, main)[tensorflow.EnvTFConfig]; ok {
+		// The pod spec holds the reference (the default --tf-config), the
+		// process the whole value.
+		Expect(spec).To(ContainSubstring(tfReference), "TF_CONFIG in the spec of pod %s", pod.Name)
+		Expect(log).To(ContainSubstring("TF_CONFIG="+wantTFConfig(job, pod)+"\n"), "TF_CONFIG inside pod %s", pod.Name)
+	}
 	task := pod.Annotations[batch.TaskSpecKey]
 	if s, ok := r.serve[task]; ok {
 		Expect(log).To(ContainSubstring(fmt.Sprintf("served %d connections on port %d", s.connections, s.port)), "pod %s", pod.Name)
@@ -343,3 +354,32 @@ var _ = Describe("Jobs on the real node", func() {
 		})
 	}
 })
+
+// wantTFConfig is the TF_CONFIG of a pod of a tensorflow Job whose tasks are
+// named after the roles and listen on the default port, as encoding/json
+// writes it from the Job's tasks, independently of the plugin.
+func wantTFConfig(job *batch.Job, pod *corev1.Pod) string {
+	GinkgoHelper()
+	cluster := map[string][]string{}
+	for _, t := range job.Spec.Tasks {
+		if t.Name == "evaluator" {
+			continue
+		}
+		for i := 0; i < int(t.Replicas); i++ {
+			cluster[t.Name] = append(cluster[t.Name], fmt.Sprintf("%s-%s-%d.%s:%d", job.Name, t.Name, i, job.Name, tensorflow.DefaultPort))
+		}
+	}
+	index, err := strconv.Atoi(pod.Name[strings.LastIndex(pod.Name, "-")+1:])
+	Expect(err).NotTo(HaveOccurred(), "index of pod %s", pod.Name)
+	type task struct {
+		Type  string `json:"type"`
+		Index int    `json:"index"`
+	}
+	raw, err := json.Marshal(struct {
+		Cluster     map[string][]string `json:"cluster"`
+		Task        task                `json:"task"`
+		Environment string              `json:"environment"`
+	}{cluster, task{pod.Annotations[batch.TaskSpecKey], index}, "cloud"})
+	Expect(err).NotTo(HaveOccurred())
+	return string(raw)
+}

@@ -1,0 +1,128 @@
+package ownedcm
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+)
+
+// Recheck is how long Kept.Sync trusts an earlier check of a plan's
+// ConfigMap. The controller calls OnJobAdd on every sync of a Pending Job and
+// OnJobUpdate on every sync of a started one, thousands of times while a
+// large job's pods start; the ConfigMap's content only changes with the Job's
+// spec, which gets a new plan. The recheck restores a ConfigMap deleted by
+// hand within this time.
+const Recheck = time.Minute
+
+// Kept is the ConfigMap a plugin keeps for each of its Jobs (mpi's hostfile,
+// tensorflow's cluster): created by OnJobAdd with the Job as controller,
+// rechecked by OnJobUpdate, read before a pod that uses it is prepared, and
+// deleted by OnJobDelete. A ConfigMap of its name that the Job does not
+// control is never written: it is reported as a PluginConfigMapConflict
+// event on the Job and returned as a *ConflictError.
+type Kept struct {
+	// Plugin is the plugin's name, for messages.
+	Plugin string
+	// Purpose says what the ConfigMap is to the pods, for messages ("the
+	// launcher's hostfile").
+	Purpose string
+	// Name returns the ConfigMap's name in the Job's namespace.
+	Name func(job *batch.Job) string
+	// Now is time.Now when nil; tests move it forward.
+	Now func() time.Time
+}
+
+// Synced is one plan's record of when its ConfigMap was last found or made
+// to match it (the plan's one mutable field). The zero value: never.
+type Synced struct{ at atomic.Int64 }
+
+func (k *Kept) now() time.Time {
+	if k.Now != nil {
+		return k.Now()
+	}
+	return time.Now()
+}
+
+// Sync applies data and the Job-name label to the Job's ConfigMap (Apply)
+// unless s records a success less than Recheck ago. Errors: a *ConflictError
+// (after the event) when another owner's ConfigMap has the name, API errors
+// as they come.
+func (k *Kept) Sync(client kubernetes.Interface, job *batch.Job, s *Synced, data map[string]string) error {
+	if k.now().Sub(time.Unix(0, s.at.Load())) < Recheck {
+		return nil
+	}
+	ctx, cancel := framework.Context()
+	defer cancel()
+	err := Apply(ctx, client, job, k.Name(job), map[string]string{batch.JobNameKey: job.Name}, data)
+	if err == nil {
+		s.at.Store(k.now().UnixNano())
+	}
+	return k.conflict(client, job, err)
+}
+
+// Check returns a *ConflictError (after the event) when the ConfigMap's name
+// is taken by one the Job does not control, nil when it is the Job's or
+// missing. Without a client (admission's simulation) there is nothing to
+// read.
+func (k *Kept) Check(client kubernetes.Interface, job *batch.Job) error {
+	if client == nil {
+		return nil
+	}
+	ctx, cancel := framework.Context()
+	defer cancel()
+	return k.conflict(client, job, Check(ctx, client, job, k.Name(job)))
+}
+
+// Delete deletes the ConfigMap when the Job controls it and forgets s's
+// record, so that a restarted Job's OnJobAdd creates it again. A missing
+// one is fine; another owner's is left alone and reported as an event but
+// not returned: stopping the Job's pods must go on. API errors are returned.
+func (k *Kept) Delete(client kubernetes.Interface, job *batch.Job, s *Synced) error {
+	ctx, cancel := framework.Context()
+	defer cancel()
+	err := k.conflict(client, job, Delete(ctx, client, job, k.Name(job)))
+	if err != nil && !errors.As(err, new(*ConflictError)) {
+		return err
+	}
+	if s != nil {
+		s.at.Store(0)
+	}
+	return nil
+}
+
+// ConflictError is what Kept's methods return while the ConfigMap's name is
+// taken by one the Job does not control. Its message is that of the
+// PluginConfigMapConflict event: which ConfigMap, and why nothing starts.
+type ConflictError struct {
+	Plugin, Purpose string
+	NotOwned        *NotOwnedError
+}
+
+func (e *ConflictError) Error() string {
+	return "plugin " + e.Plugin + ": " + e.NotOwned.Error() +
+		"; it would be " + e.Purpose + ", so the plugin does not overwrite it and the Job's pods are not created while it is there" +
+		" (Volcano retries, then terminates the Job)"
+}
+
+func (e *ConflictError) Unwrap() error { return e.NotOwned }
+
+// conflict turns a *NotOwnedError into a Warning event on the Job and a
+// *ConflictError; other errors (and nil) are returned as they are.
+func (k *Kept) conflict(client kubernetes.Interface, job *batch.Job, err error) error {
+	var notOwned *NotOwnedError
+	if !errors.As(err, &notOwned) {
+		return err
+	}
+	c := &ConflictError{Plugin: k.Plugin, Purpose: k.Purpose, NotOwned: notOwned}
+	ctx, cancel := framework.Context()
+	defer cancel()
+	events.Warn(ctx, client, job, events.ReasonConfigMapConflict, c.Error())
+	return c
+}
