@@ -5,6 +5,10 @@ GO      ?= go
 BIN     := $(CURDIR)/_output/bin
 LOCAL   := $(CURDIR)/_output/local
 export GOFLAGS ?= -buildvcs=false
+# This project's release: Volcano's version plus ours. The one place it is
+# set: image tags and labels (make images), the Dockerfiles' VERSION build
+# argument and the binaries' --version (hack/installer.mk) come from it.
+VERSION := v1.10.0-fp.1
 
 .PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale clean help fuzz
 
