@@ -25,6 +25,10 @@ type upper struct {
 	rest    *rest.Config
 	kube    kubernetes.Interface
 	volcano vcclientset.Interface
+	// realNodeErr says why the real node is not started (errSkipped when
+	// Config.RealNode is off), nil when it is; decided before the API server
+	// starts, whose flags depend on it.
+	realNodeErr error
 }
 
 // run performs the steps of Up in order. The control plane's steps wait for
@@ -52,6 +56,16 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 	bins, err := u.binaries()
 	if err != nil {
 		return nil, err
+	}
+	u.realNodeErr = errSkipped
+	if cfg.RealNode != RealNodeOff {
+		u.realNodeErr = realNodePreflight(cfg)
+	}
+	var inClusterArgs []string
+	if u.realNodeErr == nil {
+		if inClusterArgs, err = inClusterAPIServerArgs(root); err != nil {
+			return nil, err
+		}
 	}
 	fmt.Fprintf(cfg.Out, "starting local cluster in %s (%d nodes, webhook manager: %v)\n", root, cfg.Nodes, u.state.Webhook)
 
@@ -107,7 +121,7 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 		}},
 		{KubeAPIServer, func(ctx context.Context) error {
 			p := u.pki
-			if err := u.start(bins[KubeAPIServer], KubeAPIServer, nil,
+			if err := u.start(bins[KubeAPIServer], KubeAPIServer, nil, append([]string{
 				"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", ports[Etcd]),
 				"--bind-address", "127.0.0.1",
 				// Without it the apiserver advertises the first non-loopback address.
@@ -134,7 +148,7 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 				"--kubelet-preferred-address-types", "Hostname",
 				"--kubelet-client-certificate", p.AdminCert, "--kubelet-client-key", p.AdminKey,
 				"--kubelet-certificate-authority", p.CACert,
-			); err != nil {
+			}, inClusterArgs...)...); err != nil {
 				return err
 			}
 			return u.waitFor(ctx, "kube-apiserver /readyz", KubeAPIServer, func(ctx context.Context) (bool, error) {
@@ -142,6 +156,9 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 			})
 		}},
 		{"volcano CRDs", func(ctx context.Context) error {
+			if cfg.NoVolcano {
+				return errSkipped
+			}
 			dir := cfg.VolcanoDir
 			if dir == "" {
 				var err error
@@ -229,6 +246,9 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 			)
 		}},
 		{Scheduler, func(context.Context) error {
+			if cfg.NoVolcano {
+				return errSkipped
+			}
 			conf := filepath.Join(root, "scheduler.conf")
 			if err := os.WriteFile(conf, []byte(cfg.SchedulerConf), 0o644); err != nil {
 				return err
@@ -241,6 +261,9 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 			)
 		}},
 		{ControllerManager, func(context.Context) error {
+			if cfg.NoVolcano {
+				return errSkipped
+			}
 			return u.start(bins[ControllerManager], ControllerManager, volcanoEnv(root),
 				"--kubeconfig", u.state.Kubeconfig,
 				"--leader-elect=false",
@@ -278,10 +301,10 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 			return writeState(&u.state)
 		}},
 		{"real node", func(ctx context.Context) error {
-			if cfg.RealNode == RealNodeOff {
+			if errors.Is(u.realNodeErr, errSkipped) {
 				return errSkipped
 			}
-			if err := realNodePreflight(cfg); err != nil {
+			if err := u.realNodeErr; err != nil {
 				if cfg.RealNode == RealNodeOn {
 					return err
 				}
@@ -317,6 +340,9 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 			})
 		}},
 		{"default queue", func(ctx context.Context) error {
+			if cfg.NoVolcano {
+				return errSkipped
+			}
 			return u.waitFor(ctx, "Queue default Open", Scheduler, func(ctx context.Context) (bool, error) {
 				return defaultQueueOpen(ctx, u.volcano)
 			})
@@ -367,7 +393,11 @@ func (u *upper) binaries() (map[string]string, error) {
 	cfg := u.cfg
 	bins := map[string]string{}
 	var missing []string
-	for _, name := range []string{Etcd, KubeAPIServer, KubeControllerManager, Scheduler, ControllerManager, Kwok, WebhookManager} {
+	names := []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok}
+	if !cfg.NoVolcano {
+		names = append(names, Scheduler, ControllerManager, WebhookManager)
+	}
+	for _, name := range names {
 		file := name
 		if name == ControllerManager {
 			file = cfg.ControllerManagerBinary
