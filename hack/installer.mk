@@ -9,6 +9,7 @@
 #   make images             every Volcano image, ours and stock-built, as tarballs in
 #                           $(INSTALL_IMAGES_DIR), without a container engine
 #   make images-load        import them into the running local cluster's real node
+#   make test-install       docs/install.md's procedure on the real node (hack/installtest)
 #   make images-docker      build our two images for this machine (docker buildx, --load)
 #   make images-push        build both for IMAGE_PLATFORMS and push them
 #
@@ -32,7 +33,7 @@ IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unk
 # More `docker buildx build` flags, e.g. --builder, --cache-to, --provenance=false.
 IMAGE_BUILD_FLAGS  ?=
 
-.PHONY: helm-lint manifests verify-manifests images images-load images-docker images-push \
+.PHONY: helm-lint manifests verify-manifests test-install images images-load images-docker images-push \
 	image-vc-controller-manager image-vc-webhook-manager
 
 # The chart rendered with its default values, behind the header; on stdout.
@@ -107,3 +108,8 @@ images-load: images ## Import the tarballs of make images into the real node's c
 images-push: ## Build both images for IMAGE_PLATFORMS and push them to IMAGE_REPO.
 	$(call installer_image,vc-controller-manager,--platform $(IMAGE_PLATFORMS) --push)
 	$(call installer_image,vc-webhook-manager,--platform $(IMAGE_PLATFORMS) --push)
+
+# Starts a real node, one per machine: under the lock every real node takes.
+test-install: binaries node-images images ## Install Volcano with its chart on the real node, upgrade to ours as docs/install.md says, roll back (hack/installtest).
+	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
+	flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --install-images $(INSTALL_IMAGES_DIR)
