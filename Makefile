@@ -25,9 +25,9 @@ vet: ## go vet every package.
 
 test: vet test-unit test-fuzz test-e2e ## Unit tests, a short fuzzing of admission, then the e2e suite on a local cluster.
 
-test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, and of the real node's image builder.
+test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, of the image builder and of the Helm chart (rendered with the Helm library).
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
-	cd hack/tools && $(GO) test -count=1 ./images
+	cd hack/tools && $(GO) test -count=1 ./images ./chart
 
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v

@@ -20,6 +20,9 @@ INSTALLER_CHART     := installer/helm/framework-plugins
 INSTALLER_MANIFEST  := installer/framework-plugins.yaml
 INSTALLER_RELEASE   := framework-plugins
 INSTALLER_NAMESPACE := volcano-system
+# helm template and lint assume Kubernetes 1.20 without a cluster; the chart
+# needs 1.21+ (kubeVersion). The local cluster's version.
+INSTALLER_KUBE_VERSION := 1.30.2
 
 # Images: <IMAGE_REPO>/vc-controller-manager:<IMAGE_TAG>, same for
 # vc-webhook-manager. Volcano's chart gives the scheduler image the same tag,
@@ -46,15 +49,15 @@ define installer_render
 	'# For installing without Helm onto Volcano v1.10.0 (release "volcano" in' \
 	'# namespace "volcano-system"): kubectl apply -f $(INSTALLER_MANIFEST).' \
 	'# Volcano must also run this project'"'"'s images: see docs/install.md.' && \
-  $(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE); }
+  $(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) --kube-version $(INSTALLER_KUBE_VERSION); }
 endef
 
 helm-lint: $(INSTALLER_HELM) ## helm lint --strict the chart, with its default values and each ci/*-values.yaml.
-	$(INSTALLER_HELM) lint --strict $(INSTALLER_CHART)
+	$(INSTALLER_HELM) lint --strict --kube-version $(INSTALLER_KUBE_VERSION) $(INSTALLER_CHART)
 	@set -e; for f in $(INSTALLER_CHART)/ci/*-values.yaml; do \
 		echo "$(INSTALLER_HELM) lint --strict $(INSTALLER_CHART) -f $$f"; \
-		$(INSTALLER_HELM) lint --strict --quiet $(INSTALLER_CHART) -f $$f; \
-		$(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) -f $$f >/dev/null; \
+		$(INSTALLER_HELM) lint --strict --quiet --kube-version $(INSTALLER_KUBE_VERSION) $(INSTALLER_CHART) -f $$f; \
+		$(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) --kube-version $(INSTALLER_KUBE_VERSION) -f $$f >/dev/null; \
 	done
 
 manifests: $(INSTALLER_HELM) ## Render the chart (default values) into installer/framework-plugins.yaml.
