@@ -113,6 +113,6 @@ images-push: ## Build both images for IMAGE_PLATFORMS and push them to IMAGE_REP
 	$(call installer_image,vc-webhook-manager,--platform $(IMAGE_PLATFORMS) --push)
 
 # Starts a real node, one per machine: under the lock every real node takes.
-test-install: binaries node-images images ## Install Volcano with its chart on the real node, upgrade to ours as docs/install.md says, roll back (hack/installtest).
+test-install: binaries $(LOCAL_BIN)/kube-scheduler node-images images ## Install Volcano with its chart on the real node, upgrade to ours as docs/install.md says, roll back (hack/installtest).
 	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
 	flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --install-images $(INSTALL_IMAGES_DIR)

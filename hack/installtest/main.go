@@ -168,6 +168,14 @@ func (x *t) steps(ctx context.Context) error {
 	if err := x.waitQueue(ctx); err != nil {
 		return err
 	}
+	heading("readiness probe for Volcano's admission (docs/install.md, before the upgrade)")
+	if err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
+		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml"); err != nil {
+		return err
+	}
+	if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m"); err != nil {
+		return err
+	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
 	x.job(ctx, "stock-before", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG")
 
@@ -229,27 +237,27 @@ func (x *t) upgrade(ns string) error {
 		"--set", "webhook.create=false", "--wait")
 }
 
-// rollback is docs/install.md's "Uninstall".
+// rollback is docs/install.md's "Uninstall": this project's webhook
+// configurations first (our running manager recreates them only when it
+// restarts), so that no Job create is sent to a stock manager for a path it
+// does not serve; then Volcano's release back to its first revision; then the
+// chart (RBAC).
 func (x *t) rollback(ns string) error {
-	if err := x.helm("uninstall", "framework-plugins", "-n", ns, "--wait"); err != nil {
+	if err := x.sh("kubectl", "delete", "mutatingwebhookconfiguration", "volcano-admission-service-jobs-frameworks-mutate", "--ignore-not-found"); err != nil {
+		return err
+	}
+	if err := x.sh("kubectl", "delete", "validatingwebhookconfiguration", "volcano-admission-service-jobs-frameworks-validate", "--ignore-not-found"); err != nil {
 		return err
 	}
 	if err := x.helm("rollback", "volcano", "1", "-n", ns, "--wait", "--timeout", "5m"); err != nil {
 		return err
 	}
-	ctx := context.Background()
-	adm := x.kube.AdmissionregistrationV1()
-	for _, n := range []string{"volcano-admission-service-jobs-frameworks-mutate"} {
-		if err := adm.MutatingWebhookConfigurations().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
+	// Volcano's own webhooks answer once the rolled-back pod is ready, which
+	// the probe makes mean "listening".
+	if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m"); err != nil {
+		return err
 	}
-	for _, n := range []string{"volcano-admission-service-jobs-frameworks-validate"} {
-		if err := adm.ValidatingWebhookConfigurations().Delete(ctx, n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			return err
-		}
-	}
-	return nil
+	return x.helm("uninstall", "framework-plugins", "-n", ns, "--wait")
 }
 
 // nothingOfOursLeft: no webhook configuration or ClusterRole of ours, and

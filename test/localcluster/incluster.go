@@ -32,6 +32,24 @@ import (
 	"time"
 )
 
+// KubeScheduler is Kubernetes' scheduler, which a cluster without Volcano
+// (Config.NoVolcano) runs: Volcano's chart's own pods, its scheduler's among
+// them, ask for the default scheduler.
+const KubeScheduler = "kube-scheduler"
+
+// kubeSchedulerArgs are its flags: the admin kubeconfig, on 127.0.0.1:port.
+func kubeSchedulerArgs(root, kubeconfig string, port int) []string {
+	return []string{
+		"--kubeconfig", kubeconfig,
+		"--authentication-kubeconfig", kubeconfig,
+		"--authorization-kubeconfig", kubeconfig,
+		"--leader-elect=false",
+		"--bind-address", "127.0.0.1",
+		"--secure-port", strconv.Itoa(port),
+		"--cert-dir", filepath.Join(root, "pki", KubeScheduler),
+	}
+}
+
 const (
 	// serviceCIDR is the API server's --service-cluster-ip-range.
 	serviceCIDR = "10.0.0.0/24"

@@ -204,6 +204,17 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 				return httpOK(ctx, url)
 			})
 		}},
+		{KubeScheduler, func(ctx context.Context) error {
+			if !cfg.NoVolcano {
+				return errSkipped
+			}
+			port, err := freePortExcept(u.state.Ports)
+			if err != nil {
+				return err
+			}
+			u.state.Ports[KubeScheduler] = port
+			return u.start(bins[KubeScheduler], KubeScheduler, nil, kubeSchedulerArgs(root, u.state.Kubeconfig, port)...)
+		}},
 		{WebhookManager, func(ctx context.Context) error {
 			if !u.state.Webhook {
 				return errSkipped
@@ -394,7 +405,9 @@ func (u *upper) binaries() (map[string]string, error) {
 	bins := map[string]string{}
 	var missing []string
 	names := []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok}
-	if !cfg.NoVolcano {
+	if cfg.NoVolcano {
+		names = append(names, KubeScheduler)
+	} else {
 		names = append(names, Scheduler, ControllerManager, WebhookManager)
 	}
 	for _, name := range names {
