@@ -30,7 +30,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -177,7 +176,7 @@ func (x *t) steps(ctx context.Context) error {
 		return err
 	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
-	x.job(ctx, "stock-before", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG")
+	x.job(ctx, "stock-before", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
 
 	heading("upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
 	var failedCreates, creates atomic.Int64
@@ -206,16 +205,16 @@ func (x *t) steps(ctx context.Context) error {
 	}
 
 	heading("a Job of each framework with this project's plugins")
-	x.job(ctx, "ours-tensorflow", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG")
-	x.job(ctx, "ours-pytorch", "pytorch", []string{"--master=ps", "--worker=worker", "--port=23456"}, "MASTER_ADDR")
-	x.job(ctx, "ours-mxnet", "mxnet", []string{"--scheduler=ps", "--server=worker"}, "DMLC_ROLE")
+	x.job(ctx, "ours-tensorflow", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
+	x.job(ctx, "ours-pytorch", "pytorch", []string{"--master=ps", "--worker=worker", "--port=23456"}, "MASTER_ADDR", 23456)
+	x.job(ctx, "ours-mxnet", "mxnet", []string{"--scheduler=ps", "--worker=worker"}, "DMLC_ROLE", 9091)
 
 	heading("roll back and uninstall (docs/install.md)")
 	if err := x.rollback(ns); err != nil {
 		return err
 	}
 	heading("Volcano's in-tree plugin again")
-	x.job(ctx, "stock-after", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG")
+	x.job(ctx, "stock-after", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
 	if err := x.nothingOfOursLeft(ctx, ns); err != nil {
 		return err
 	}
@@ -346,9 +345,12 @@ func (x *t) createLoop(ctx context.Context, stop chan struct{}, creates, failed 
 }
 
 // job runs a two-task Job (ps, worker) with plugin on the real node; each
-// container checks that env var is set. Records the result.
-func (x *t) job(ctx context.Context, name, plugin string, args []string, env string) {
-	j := realNodeJob(name, plugin, args, `test -n "$`+env+`" && echo `+env+`="$`+env+`"`)
+// container checks that env var is set, and ps then accepts one connection on
+// port (for at most 20 s): this project's plugins hold the worker back in a
+// wait init container until ps answers there (or resolves, for PyTorch),
+// Volcano's do not. Records the result.
+func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
+	j := realNodeJob(name, plugin, args, fmt.Sprintf(`test -n "$%[1]s" && echo %[1]s="$%[1]s" && case $(hostname) in *-ps-0) timeout 20 nc -l -p %[2]d || true;; esac`, env, port))
 	start := time.Now()
 	res := func(ok bool, what string) {
 		line := fmt.Sprintf("job %-16s %-10s %s (%.0fs)", name, plugin, what, time.Since(start).Seconds())
