@@ -267,27 +267,26 @@ func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 	if err != nil {
 		return err
 	}
-	for _, c := range mw.Items {
-		if strings.Contains(c.Name, "frameworks") {
-			left = append(left, "MutatingWebhookConfiguration "+c.Name)
-		}
-	}
 	vw, err := x.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
-	}
-	for _, c := range vw.Items {
-		if strings.Contains(c.Name, "frameworks") {
-			left = append(left, "ValidatingWebhookConfiguration "+c.Name)
-		}
 	}
 	crs, err := x.kube.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
-	for _, c := range crs.Items {
-		if strings.HasPrefix(c.Name, "framework-plugins") {
-			left = append(left, "ClusterRole "+c.Name)
+	for _, k := range []struct {
+		kind, substring string
+		names           []string
+	}{
+		{"MutatingWebhookConfiguration", "frameworks", objectNames(mw.Items)},
+		{"ValidatingWebhookConfiguration", "frameworks", objectNames(vw.Items)},
+		{"ClusterRole", "framework-plugins", objectNames(crs.Items)},
+	} {
+		for _, n := range k.names {
+			if strings.Contains(n, k.substring) {
+				left = append(left, k.kind+" "+n)
+			}
 		}
 	}
 	deps, err := x.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
@@ -306,6 +305,18 @@ func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 	}
 	x.results = append(x.results, "nothing of framework-plugins left after the uninstall")
 	return nil
+}
+
+// objectNames are the names of a list's items.
+func objectNames[T any, PT interface {
+	*T
+	GetName() string
+}](items []T) []string {
+	var n []string
+	for i := range items {
+		n = append(n, PT(&items[i]).GetName())
+	}
+	return n
 }
 
 // waitQueue waits for the default Queue, which Volcano's pods create.
