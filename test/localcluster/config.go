@@ -97,7 +97,7 @@ type Config struct {
 	// CNI bridge, CoreDNS) beside the KWOK nodes. Default RealNodeAuto.
 	RealNode RealNodeMode
 	// ImageDir holds the image tarballs the real node loads (RealNodeImages),
-	// as `make images` writes them. Default <module root>/_output/images.
+	// as `make node-images` writes them. Default <module root>/_output/images.
 	ImageDir string
 	// Timeout bounds the whole of Up, process starts and readiness waits
 	// included. Default 3 minutes.

@@ -173,7 +173,7 @@ func realNodePreflight(cfg Config) error {
 	}
 	for _, img := range RealNodeImages {
 		if _, err := os.Stat(filepath.Join(cfg.ImageDir, img)); err != nil {
-			return fmt.Errorf("image %s is not built (make images)", filepath.Join(cfg.ImageDir, img))
+			return fmt.Errorf("image %s is not built (make node-images)", filepath.Join(cfg.ImageDir, img))
 		}
 	}
 	others, _ := filepath.Glob("/run/netns/" + netnsPrefix + "*")
