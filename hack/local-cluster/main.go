@@ -86,7 +86,7 @@ func up(args []string) error {
 	webhook := fs.String("webhook", string(localcluster.WebhookAuto), "start vc-webhook-manager: auto (if built), on or off")
 	cm := fs.String("controller-manager", localcluster.ControllerManager, "file in --bin-dir to run as the Volcano controller manager (e.g. vc-controller-manager-stock)")
 	realNode := fs.String("real-node", string(localcluster.RealNodeAuto), "start the real node (kubelet, containerd, CoreDNS): auto (if this machine can), on or off")
-	images := fs.String("image-dir", "_output/images", "directory of the image tarballs the real node loads (make images)")
+	images := fs.String("image-dir", "_output/images", "directory of the image tarballs the real node loads (make node-images)")
 	noVolcano := fs.Bool("no-volcano", false, "start no Volcano (CRDs, scheduler, managers): for installing it with Helm onto the real node")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up if the cluster is not ready within this time")
 	_ = fs.Parse(args)
