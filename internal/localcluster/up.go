@@ -32,7 +32,7 @@ type upper struct {
 	// starts, whose flags depend on it.
 	realNodeErr error
 	// inClusterArgs are the API server's flags for an in-cluster control
-	// plane (incluster.go), set when the real node starts.
+	// plane (incluster.go), set in run when the real node is to start.
 	inClusterArgs []string
 }
 
