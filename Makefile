@@ -5,6 +5,10 @@ GO      ?= go
 BIN     := $(CURDIR)/_output/bin
 LOCAL   := $(CURDIR)/_output/local
 export GOFLAGS ?= -buildvcs=false
+# This project's release: Volcano's version plus ours. The one place it is
+# set: image tags and labels (make images), the Dockerfiles' VERSION build
+# argument and the binaries' --version (hack/installer.mk) come from it.
+VERSION := v1.10.0-fp.1
 
 .PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale clean help fuzz
 
@@ -21,9 +25,9 @@ vet: ## go vet every package.
 
 test: vet test-unit test-fuzz test-e2e ## Unit tests, a short fuzzing of admission, then the e2e suite on a local cluster.
 
-test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, and of the real node's image builder.
+test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, of the image builder and of the Helm chart (rendered with the Helm library).
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
-	cd hack/tools && $(GO) test -count=1 ./images
+	cd hack/tools && $(GO) test -count=1 ./images ./chart
 
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v

@@ -6,29 +6,37 @@
 #   make helm-lint          helm lint --strict the chart (default and ci/ values)
 #   make manifests          render the chart into installer/framework-plugins.yaml
 #   make verify-manifests   fail if that file differs from a fresh render
-#   make images             build both images for this machine (docker buildx, --load)
+#   make images             every Volcano image, ours and stock-built, as tarballs in
+#                           $(INSTALL_IMAGES_DIR), without a container engine
+#   make images-load        import them into the running local cluster's real node
+#   make test-install       docs/install.md's procedure on the real node (hack/installtest)
+#   make images-docker      build our two images for this machine (docker buildx, --load)
 #   make images-push        build both for IMAGE_PLATFORMS and push them
 #
-# The image targets need Docker with buildx; nothing else here does.
+# The *-docker and -push targets need Docker with buildx; nothing else here does.
 
 INSTALLER_HELM      := $(or $(LOCAL_BIN),_output/bin)/helm
 INSTALLER_CHART     := installer/helm/framework-plugins
 INSTALLER_MANIFEST  := installer/framework-plugins.yaml
 INSTALLER_RELEASE   := framework-plugins
 INSTALLER_NAMESPACE := volcano-system
+# helm template and lint assume Kubernetes 1.20 without a cluster; the chart
+# needs 1.21+ (kubeVersion). The local cluster's version.
+INSTALLER_KUBE_VERSION := 1.30.2
 
 # Images: <IMAGE_REPO>/vc-controller-manager:<IMAGE_TAG>, same for
-# vc-webhook-manager. The tag must be the tag of Volcano's scheduler image in
-# that registry (installer/helm/volcano-values.yaml explains why).
+# vc-webhook-manager. Volcano's chart gives the scheduler image the same tag,
+# so that registry needs vc-scheduler under it too
+# (installer/helm/volcano-values.yaml explains why).
 DOCKER             ?= docker
 IMAGE_REPO         ?= docker.io/vcplugins
-IMAGE_TAG          ?= v1.10.0
+IMAGE_TAG          ?= $(VERSION)
 IMAGE_PLATFORMS    ?= linux/amd64,linux/arm64
 IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 # More `docker buildx build` flags, e.g. --builder, --cache-to, --provenance=false.
 IMAGE_BUILD_FLAGS  ?=
 
-.PHONY: helm-lint manifests verify-manifests images images-push \
+.PHONY: helm-lint manifests verify-manifests test-install images images-load images-docker images-push \
 	image-vc-controller-manager image-vc-webhook-manager
 
 # The chart rendered with its default values, behind the header; on stdout.
@@ -41,15 +49,15 @@ define installer_render
 	'# For installing without Helm onto Volcano v1.10.0 (release "volcano" in' \
 	'# namespace "volcano-system"): kubectl apply -f $(INSTALLER_MANIFEST).' \
 	'# Volcano must also run this project'"'"'s images: see docs/install.md.' && \
-  $(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE); }
+  $(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) --kube-version $(INSTALLER_KUBE_VERSION); }
 endef
 
 helm-lint: $(INSTALLER_HELM) ## helm lint --strict the chart, with its default values and each ci/*-values.yaml.
-	$(INSTALLER_HELM) lint --strict $(INSTALLER_CHART)
+	$(INSTALLER_HELM) lint --strict --kube-version $(INSTALLER_KUBE_VERSION) $(INSTALLER_CHART)
 	@set -e; for f in $(INSTALLER_CHART)/ci/*-values.yaml; do \
 		echo "$(INSTALLER_HELM) lint --strict $(INSTALLER_CHART) -f $$f"; \
-		$(INSTALLER_HELM) lint --strict --quiet $(INSTALLER_CHART) -f $$f; \
-		$(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) -f $$f >/dev/null; \
+		$(INSTALLER_HELM) lint --strict --quiet --kube-version $(INSTALLER_KUBE_VERSION) $(INSTALLER_CHART) -f $$f; \
+		$(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) --kube-version $(INSTALLER_KUBE_VERSION) -f $$f >/dev/null; \
 	done
 
 manifests: $(INSTALLER_HELM) ## Render the chart (default values) into installer/framework-plugins.yaml.
@@ -66,7 +74,7 @@ verify-manifests: $(INSTALLER_HELM) ## Fail if installer/framework-plugins.yaml 
 # with the repository as context, tagged $(IMAGE_REPO)/<name>:$(IMAGE_TAG).
 define installer_image
 	$(DOCKER) buildx build -f installer/docker/$(1).Dockerfile \
-		--build-arg GIT_SHA=$(IMAGE_GIT_SHA) \
+		--build-arg VERSION=$(VERSION) --build-arg GIT_SHA=$(IMAGE_GIT_SHA) \
 		-t $(IMAGE_REPO)/$(1):$(IMAGE_TAG) $(2) $(IMAGE_BUILD_FLAGS) .
 endef
 
@@ -76,8 +84,35 @@ image-vc-controller-manager: ## Build the vc-controller-manager image for this m
 image-vc-webhook-manager: ## Build the vc-webhook-manager image for this machine's platform (docker buildx --load).
 	$(call installer_image,vc-webhook-manager,--load)
 
-images: image-vc-controller-manager image-vc-webhook-manager ## Build both images (IMAGE_REPO, IMAGE_TAG) into the local image store.
+images-docker: image-vc-controller-manager image-vc-webhook-manager ## Build both images (IMAGE_REPO, IMAGE_TAG) into Docker's local image store.
+
+# Without a container engine: hack/tools/images builds the binaries and writes
+# docker-save tarballs (containerd's `ctr images import` reads them). Ours are
+# docker.io/vcplugins/<name>:$(VERSION); Volcano's, built from the volcano
+# module in go.mod for the install test's "before", docker.io/volcanosh/<name>:v1.10.0.
+# They are kept out of _output/images, whose every tarball the local cluster
+# loads at start.
+INSTALL_IMAGES_DIR ?= _output/install-images
+INSTALL_IMAGES     := vc-controller-manager,vc-webhook-manager,vc-scheduler,gen-admission-secret,stock-vc-controller-manager,stock-vc-webhook-manager,stock-vc-scheduler
+
+images: images-tool ## Build Volcano's images and ours as tarballs in _output/install-images (no container engine).
+	$(IMAGES_TOOL) build --out $(INSTALL_IMAGES_DIR) --only $(INSTALL_IMAGES) \
+		--version $(VERSION) --revision $(IMAGE_GIT_SHA) $(IMAGES_FLAGS)
+
+# The running cluster of LOCAL_DIR (make local-up, with the real node): its
+# containerd's socket is in state.json.
+images-load: images ## Import the tarballs of make images into the real node's containerd (LOCAL_DIR).
+	@sock=$$(sed -n 's/.*"containerdSocket": *"\([^"]*\)".*/\1/p' $(LOCAL_DIR)/state.json); \
+	test -n "$$sock" || { echo "no real node in $(LOCAL_DIR)/state.json" >&2; exit 1; }; \
+	for f in $(INSTALL_IMAGES_DIR)/*.tar; do \
+		echo "ctr -n k8s.io images import $$f"; ctr --address "$$sock" -n k8s.io images import "$$f" >/dev/null || exit 1; \
+	done
 
 images-push: ## Build both images for IMAGE_PLATFORMS and push them to IMAGE_REPO.
 	$(call installer_image,vc-controller-manager,--platform $(IMAGE_PLATFORMS) --push)
 	$(call installer_image,vc-webhook-manager,--platform $(IMAGE_PLATFORMS) --push)
+
+# Starts a real node, one per machine: under the lock every real node takes.
+test-install: binaries $(LOCAL_BIN)/kube-scheduler node-images images ## Install Volcano with its chart on the real node, upgrade to ours as docs/install.md says, roll back (hack/installtest).
+	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
+	flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --install-images $(INSTALL_IMAGES_DIR)

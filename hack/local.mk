@@ -80,6 +80,9 @@ KUBE_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSIO
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(KUBE_VERSION_WORDS)) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(KUBE_VERSION_WORDS)) \
 	-X k8s.io/component-base/version.gitTreeState=clean
+# Only in a cluster without Volcano (local-cluster up --no-volcano, make test-install).
+$(LOCAL_BIN)/kube-scheduler:
+	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kube-scheduler)
 $(LOCAL_BIN)/kubelet:
 	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kubelet)
 # CoreDNS, the real node's cluster DNS: its own module (hack/coredns).

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -350,7 +351,19 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 		t.Errorf("custom.enabled_admissions = %v: it would replace the release's list; --framework-admission serves %v anyway", v, webhook.Paths())
 	}
 	basic := ours["basic"].(map[string]any)
-	for key, image := range map[string]string{"controller_image_name": "/vc-controller-manager", "admission_image_name": "/vc-webhook-manager"} {
+	// The shared tag is this project's release, set once in the Makefile.
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VERSION := (\S+)$`).FindSubmatch(mk)
+	if m == nil {
+		t.Fatal("../Makefile sets no VERSION")
+	}
+	if got := basic["image_tag_version"]; got != string(m[1]) {
+		t.Errorf("basic.image_tag_version = %v, want the Makefile's VERSION %s", got, m[1])
+	}
+	for key, image := range map[string]string{"controller_image_name": "/vc-controller-manager", "admission_image_name": "/vc-webhook-manager", "scheduler_image_name": "/vc-scheduler"} {
 		if name, _ := basic[key].(string); !strings.HasSuffix(name, image) || strings.HasPrefix(name, "volcanosh/") {
 			t.Errorf("basic.%s = %q, want this project's %s image", key, name, image)
 		}

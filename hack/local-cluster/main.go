@@ -8,13 +8,16 @@
 //
 //	local-cluster up     [--dir D] [--bin-dir B] [--nodes N] [--webhook auto|on|off]
 //	                     [--controller-manager FILE] [--real-node auto|on|off]
-//	                     [--image-dir I] [--timeout 3m]
+//	                     [--image-dir I] [--no-volcano] [--timeout 3m]
 //	local-cluster down   [--dir D]
 //	local-cluster status [--dir D]
 //	local-cluster netns-proxy --netns /run/netns/NAME --forward in:PORT|out:PORT ...
+//	                          [--api-service ADDR=PORT --egress-socket S --pod-subnet CIDR]
 //
 // netns-proxy is the real node's loopback bridge, started by up: it relays
-// 127.0.0.1:PORT between the host and the node's network namespace.
+// 127.0.0.1:PORT between the host and the node's network namespace, and lets
+// pods reach the API server at the kubernetes Service and the API server reach
+// pods (internal/localcluster/incluster.go).
 //
 // Relative directories are taken relative to the module root; the defaults are
 // _output/local and _output/bin.
@@ -27,6 +30,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -81,7 +86,8 @@ func up(args []string) error {
 	webhook := fs.String("webhook", string(localcluster.WebhookAuto), "start vc-webhook-manager: auto (if built), on or off")
 	cm := fs.String("controller-manager", localcluster.ControllerManager, "file in --bin-dir to run as the Volcano controller manager (e.g. vc-controller-manager-stock)")
 	realNode := fs.String("real-node", string(localcluster.RealNodeAuto), "start the real node (kubelet, containerd, CoreDNS): auto (if this machine can), on or off")
-	images := fs.String("image-dir", "_output/images", "directory of the image tarballs the real node loads (make images)")
+	images := fs.String("image-dir", "_output/images", "directory of the image tarballs the real node loads (make node-images)")
+	noVolcano := fs.Bool("no-volcano", false, "start no Volcano (CRDs, scheduler, managers): for installing it with Helm onto the real node")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up if the cluster is not ready within this time")
 	_ = fs.Parse(args)
 
@@ -96,6 +102,7 @@ func up(args []string) error {
 		ControllerManagerBinary: *cm,
 		RealNode:                localcluster.RealNodeMode(*realNode),
 		ImageDir:                *images,
+		NoVolcano:               *noVolcano,
 		Timeout:                 *timeout,
 		Out:                     os.Stdout,
 	})
@@ -124,13 +131,32 @@ func netnsProxy(args []string) error {
 		forwards = append(forwards, f)
 		return err
 	})
+	var in localcluster.InClusterProxy
+	fs.Func("api-service", "ADDR=PORT: listen on ADDR in the namespace (the kubernetes Service's ClusterIP:443) and relay to the API server at host 127.0.0.1:PORT", func(s string) error {
+		addr, port, ok := strings.Cut(s, "=")
+		p, err := strconv.Atoi(port)
+		if !ok || err != nil {
+			return fmt.Errorf("want ADDR=PORT, got %q", s)
+		}
+		in.APIService, in.APIServerPort = addr, p
+		return nil
+	})
+	fs.StringVar(&in.EgressSocket, "egress-socket", "", "Unix socket of the HTTP CONNECT proxy for the API server's cluster egress")
+	fs.StringVar(&in.PodSubnet, "pod-subnet", "", "CIDR whose addresses the CONNECT proxy dials inside the namespace")
 	_ = fs.Parse(args)
 	if *netns == "" || len(forwards) == 0 {
 		return fmt.Errorf("netns-proxy needs --netns and at least one --forward")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return localcluster.RunNetnsProxy(ctx, *netns, forwards)
+	errc := make(chan error, 2)
+	go func() { errc <- localcluster.RunNetnsProxy(ctx, *netns, forwards) }()
+	go func() { errc <- in.Run(ctx, *netns) }()
+	// Either failing to open a listener ends the proxy; both return nil when ctx ends.
+	if err := <-errc; err != nil {
+		return err
+	}
+	return <-errc
 }
 
 func down(args []string) error {

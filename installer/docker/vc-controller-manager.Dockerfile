@@ -21,8 +21,9 @@ ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
-# Printed by --version (Volcano's version package).
-ARG VERSION=v1.10.0
+# Printed by --version (Volcano's version package). `make images-docker`
+# passes the Makefile's VERSION (v1.10.0-fp.<n>), the tag of the image too.
+ARG VERSION=unknown
 ARG GIT_SHA=unknown
 WORKDIR /src
 COPY . .
@@ -34,6 +35,11 @@ RUN --mount=type=cache,target=/go/pkg/mod \
       -o /out/vc-controller-manager ./cmd/vc-controller-manager
 
 FROM ${BASE_IMAGE}
+ARG VERSION=unknown
+ARG GIT_SHA=unknown
+LABEL org.opencontainers.image.source="https://github.com/vcplugins/framework-plugins" \
+      org.opencontainers.image.revision="${GIT_SHA}" \
+      org.opencontainers.image.version="${VERSION}"
 COPY --from=builder /out/vc-controller-manager /vc-controller-manager
 WORKDIR /
 # nonroot (65532) as a number, so that runAsNonRoot can check it.

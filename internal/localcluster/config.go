@@ -88,11 +88,16 @@ type Config struct {
 	// name (see the component name constants), after the defaults, so they can
 	// override them: pflag keeps the last value of a repeated flag.
 	ExtraArgs map[string][]string
+	// NoVolcano starts no Volcano: no CRDs, scheduler, controller manager or
+	// webhook manager, for installing Volcano into the cluster with its Helm
+	// chart (onto the real node, whose pods then reach the API server and are
+	// reached by it: incluster.go). Default false.
+	NoVolcano bool
 	// RealNode says whether to start the real node (kubelet, containerd,
 	// CNI bridge, CoreDNS) beside the KWOK nodes. Default RealNodeAuto.
 	RealNode RealNodeMode
 	// ImageDir holds the image tarballs the real node loads (RealNodeImages),
-	// as `make images` writes them. Default <module root>/_output/images.
+	// as `make node-images` writes them. Default <module root>/_output/images.
 	ImageDir string
 	// Timeout bounds the whole of Up, process starts and readiness waits
 	// included. Default 3 minutes.

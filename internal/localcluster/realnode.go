@@ -173,7 +173,7 @@ func realNodePreflight(cfg Config) error {
 	}
 	for _, img := range RealNodeImages {
 		if _, err := os.Stat(filepath.Join(cfg.ImageDir, img)); err != nil {
-			return fmt.Errorf("image %s is not built (make images)", filepath.Join(cfg.ImageDir, img))
+			return fmt.Errorf("image %s is not built (make node-images)", filepath.Join(cfg.ImageDir, img))
 		}
 	}
 	others, _ := filepath.Glob("/run/netns/" + netnsPrefix + "*")
@@ -235,7 +235,7 @@ func (u *upper) realNode(ctx context.Context) error {
 	}
 
 	nsPath := "/run/netns/" + rn.Netns
-	for _, args := range [][]string{
+	for _, args := range append([][]string{
 		{"netns", "add", rn.Netns},
 		{"-n", rn.Netns, "link", "set", "lo", "up"},
 		// The bridge exists before the kubelet starts: its address is the
@@ -243,7 +243,7 @@ func (u *upper) realNode(ctx context.Context) error {
 		{"-n", rn.Netns, "link", "add", podBridge, "type", "bridge"},
 		{"-n", rn.Netns, "addr", "add", podGateway + "/24", "dev", podBridge},
 		{"-n", rn.Netns, "link", "set", podBridge, "up"},
-	} {
+	}, serviceAddrCommands(rn.Netns)...) {
 		if out, err := exec.CommandContext(ctx, "ip", args...).CombinedOutput(); err != nil {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
@@ -260,9 +260,10 @@ func (u *upper) realNode(ctx context.Context) error {
 	}
 	bin := func(name string) string { return filepath.Join(cfg.BinDir, name) }
 	self := filepath.Join(cfg.BinDir, "local-cluster")
-	if err := u.startIn("", NetnsProxy, self, nil, "netns-proxy", "--netns", nsPath,
+	if err := u.startIn("", NetnsProxy, self, nil, append([]string{"netns-proxy", "--netns", nsPath,
 		"--forward", Forward{Port: u.state.Ports[KubeAPIServer]}.String(),
-		"--forward", Forward{Port: rn.KubeletPort, IntoNetns: true}.String()); err != nil {
+		"--forward", Forward{Port: rn.KubeletPort, IntoNetns: true}.String()},
+		inClusterProxyArgs(cfg.RootDir, u.state.Ports[KubeAPIServer])...)...); err != nil {
 		return err
 	}
 	containerd, _ := exec.LookPath("containerd")
@@ -353,13 +354,16 @@ func writeRealNodeConfig(root string, p *pki, server string, rn *RealNodeState) 
 			"bridge": podBridge,
 			// The gateway address is on the bridge already; with it pods reach
 			// the cluster DNS. No default route (isDefaultGateway) and no
-			// masquerading: pods reach each other and the DNS, nothing else.
+			// masquerading: pods reach each other, the DNS and the API server
+			// at the kubernetes Service's address, nothing else.
 			"isGateway":   true,
 			"ipMasq":      false,
 			"hairpinMode": true,
 			"ipam": map[string]any{
-				"type":    "host-local",
-				"ranges":  [][]map[string]string{{{"subnet": podSubnet, "gateway": podGateway}}},
+				"type":   "host-local",
+				"ranges": [][]map[string]string{{{"subnet": podSubnet, "gateway": podGateway}}},
+				// In-cluster clients reach the API server at the kubernetes Service (incluster.go).
+				"routes":  podRoutes(),
 				"dataDir": filepath.Join(root, "cni", "ipam"),
 			},
 		}},

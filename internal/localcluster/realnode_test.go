@@ -162,7 +162,10 @@ func TestWriteRealNodeConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"ipMasq": false`, `"subnet": "` + podSubnet + `"`, `"bridge": "` + podBridge + `"`} {
+	// The one route besides the subnet: the Service range, where pods reach
+	// the API server at the kubernetes Service (incluster.go).
+	for _, want := range []string{`"ipMasq": false`, `"subnet": "` + podSubnet + `"`, `"bridge": "` + podBridge + `"`,
+		`"dst": "` + serviceCIDR + `"`, `"gw": "` + podGateway + `"`} {
 		if !strings.Contains(string(cni), want) {
 			t.Errorf("CNI configuration lacks %s:\n%s", want, cni)
 		}

@@ -27,6 +27,13 @@ type upper struct {
 	volcano vcclientset.Interface
 	// bins are the components' executables (binaries).
 	bins map[string]string
+	// realNodeErr says why the real node is not started (errSkipped when
+	// Config.RealNode is off), nil when it is; decided before the API server
+	// starts, whose flags depend on it.
+	realNodeErr error
+	// inClusterArgs are the API server's flags for an in-cluster control
+	// plane (incluster.go), set in run when the real node is to start.
+	inClusterArgs []string
 }
 
 // run performs the steps of Up in order, each a method below. The control
@@ -56,6 +63,15 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 		return nil, err
 	}
 	u.bins = bins
+	u.realNodeErr = errSkipped
+	if cfg.RealNode != RealNodeOff {
+		u.realNodeErr = realNodePreflight(cfg)
+	}
+	if u.realNodeErr == nil {
+		if u.inClusterArgs, err = inClusterAPIServerArgs(root); err != nil {
+			return nil, err
+		}
+	}
 	fmt.Fprintf(cfg.Out, "starting local cluster in %s (%d nodes, webhook manager: %v)\n", root, cfg.Nodes, u.state.Webhook)
 
 	for _, name := range []string{Etcd, "etcd-peer", KubeAPIServer, KubeControllerManager, WebhookManager} {
@@ -76,6 +92,7 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 		{KubeAPIServer, u.startAPIServer},
 		{"volcano CRDs", u.applyVolcanoCRDs},
 		{KubeControllerManager, u.startKubeControllerManager},
+		{KubeScheduler, u.startKubeScheduler},
 		{WebhookManager, u.startWebhookManager},
 		{Scheduler, u.startScheduler},
 		{ControllerManager, u.startControllerManager},
@@ -166,7 +183,7 @@ func (u *upper) startAPIServer(ctx context.Context) error {
 	ports := u.state.Ports
 	bins := u.bins
 	p := u.pki
-	if err := u.start(bins[KubeAPIServer], KubeAPIServer, nil,
+	if err := u.start(bins[KubeAPIServer], KubeAPIServer, nil, append([]string{
 		"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", ports[Etcd]),
 		"--bind-address", "127.0.0.1",
 		// Without it the apiserver advertises the first non-loopback address.
@@ -193,7 +210,7 @@ func (u *upper) startAPIServer(ctx context.Context) error {
 		"--kubelet-preferred-address-types", "Hostname",
 		"--kubelet-client-certificate", p.AdminCert, "--kubelet-client-key", p.AdminKey,
 		"--kubelet-certificate-authority", p.CACert,
-	); err != nil {
+	}, u.inClusterArgs...)...); err != nil {
 		return err
 	}
 	return u.waitFor(ctx, "kube-apiserver /readyz", KubeAPIServer, func(ctx context.Context) (bool, error) {
@@ -204,6 +221,9 @@ func (u *upper) startAPIServer(ctx context.Context) error {
 // applyVolcanoCRDs applies Volcano's CRDs and waits until they are established.
 func (u *upper) applyVolcanoCRDs(ctx context.Context) error {
 	cfg := u.cfg
+	if cfg.NoVolcano {
+		return errSkipped
+	}
 	dir := cfg.VolcanoDir
 	if dir == "" {
 		var err error
@@ -255,6 +275,20 @@ func (u *upper) startKubeControllerManager(ctx context.Context) error {
 	})
 }
 
+// startKubeScheduler starts kube-scheduler in place of Volcano's (Config.NoVolcano):
+// Volcano's chart's own pods use the default scheduler.
+func (u *upper) startKubeScheduler(context.Context) error {
+	if !u.cfg.NoVolcano {
+		return errSkipped
+	}
+	port, err := freePortExcept(u.state.Ports)
+	if err != nil {
+		return err
+	}
+	u.state.Ports[KubeScheduler] = port
+	return u.start(u.bins[KubeScheduler], KubeScheduler, nil, kubeSchedulerArgs(u.cfg.RootDir, u.state.Kubeconfig, port)...)
+}
+
 // startWebhookManager registers the webhook configurations and starts the webhook manager (its readiness is awaitWebhookManager's).
 func (u *upper) startWebhookManager(ctx context.Context) error {
 	cfg := u.cfg
@@ -304,6 +338,9 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 // startScheduler writes the scheduler configuration and starts vc-scheduler.
 func (u *upper) startScheduler(context.Context) error {
 	cfg := u.cfg
+	if cfg.NoVolcano {
+		return errSkipped
+	}
 	root := u.cfg.RootDir
 	bins := u.bins
 	conf := filepath.Join(root, "scheduler.conf")
@@ -320,6 +357,9 @@ func (u *upper) startScheduler(context.Context) error {
 
 // startControllerManager starts the controller manager under test.
 func (u *upper) startControllerManager(context.Context) error {
+	if u.cfg.NoVolcano {
+		return errSkipped
+	}
 	root := u.cfg.RootDir
 	bins := u.bins
 	return u.start(bins[ControllerManager], ControllerManager, volcanoEnv(root),
@@ -370,10 +410,10 @@ func (u *upper) addNodes(ctx context.Context) (err error) {
 // startRealNode starts the real node when configured and possible.
 func (u *upper) startRealNode(ctx context.Context) error {
 	cfg := u.cfg
-	if cfg.RealNode == RealNodeOff {
+	if errors.Is(u.realNodeErr, errSkipped) {
 		return errSkipped
 	}
-	if err := realNodePreflight(cfg); err != nil {
+	if err := u.realNodeErr; err != nil {
 		if cfg.RealNode == RealNodeOn {
 			return err
 		}
@@ -420,6 +460,9 @@ func (u *upper) awaitServiceAccount(ctx context.Context) error {
 
 // awaitDefaultQueue waits until vc-scheduler's default Queue is Open.
 func (u *upper) awaitDefaultQueue(ctx context.Context) error {
+	if u.cfg.NoVolcano {
+		return errSkipped
+	}
 	return u.waitFor(ctx, "Queue default Open", Scheduler, func(ctx context.Context) (bool, error) {
 		return defaultQueueOpen(ctx, u.volcano)
 	})
@@ -442,7 +485,13 @@ func (u *upper) binaries() (map[string]string, error) {
 	cfg := u.cfg
 	bins := map[string]string{}
 	var missing []string
-	for _, name := range []string{Etcd, KubeAPIServer, KubeControllerManager, Scheduler, ControllerManager, Kwok, WebhookManager} {
+	names := []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok}
+	if cfg.NoVolcano {
+		names = append(names, KubeScheduler)
+	} else {
+		names = append(names, Scheduler, ControllerManager, WebhookManager)
+	}
+	for _, name := range names {
 		file := name
 		if name == ControllerManager {
 			file = cfg.ControllerManagerBinary

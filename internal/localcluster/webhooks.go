@@ -191,7 +191,8 @@ func renderChartWebhooks(ctx context.Context, binDir string, port int, caBundle 
 	if err != nil {
 		return nil, nil, err
 	}
-	args := []string{"template", ChartRelease, filepath.Join(root, ChartDir), "--namespace", ChartNamespace,
+	// helm template assumes Kubernetes 1.20 offline, below the chart's kubeVersion.
+	args := []string{"template", ChartRelease, filepath.Join(root, ChartDir), "--namespace", ChartNamespace, "--kube-version", "1.30.2",
 		"--set-string", fmt.Sprintf("webhook.url=https://127.0.0.1:%d", port),
 		"--set-string", "webhook.caBundle=" + base64.StdEncoding.EncodeToString(caBundle)}
 	for _, t := range chartWebhookTemplates {

@@ -32,13 +32,19 @@ type options struct {
 	force    bool   // ignore DIR/<name>.inputs
 	busybox  string // busybox binary; "" = from dpkg -L busybox-static
 	toolsDir string // hack/tools module dir; "" = search from the working directory
-	goCmd    string // go command for pause
+	goCmd    string // go command for pause and the binary images
+	version  string // this project's images' tag and version label, e.g. v1.10.0-fp.1
+	revision string // their revision label (a git commit)
+	repoRoot string // framework-plugins module dir; "" = two levels above toolsDir
+	caCerts  string // CA bundle of the binary images; "" = Debian's ca-certificates
 }
 
 // recipe is one image this program knows how to build.
 type recipe struct {
 	name string // short name: DIR/<name>.tar, and what --only takes
 	ref  string // the reference containerd lists after import
+	// refOf, if set, computes ref from the options (images tagged --version).
+	refOf func(o *options) string
 	// plan resolves the image's inputs from this machine (cheaply: no
 	// building) into a plan whose hash decides whether to rebuild.
 	plan func(o *options) (*plan, error)
@@ -55,6 +61,14 @@ type plan struct {
 	layer     func(work string) (v1.Layer, error)
 }
 
+// reference is the image reference containerd lists after import.
+func (r *recipe) reference(o *options) string {
+	if r.refOf != nil {
+		return r.refOf(o)
+	}
+	return r.ref
+}
+
 // inputsHash is the hex sha256 of the plan's JSON (maps marshal with sorted keys).
 func (p *plan) inputsHash() (string, error) {
 	b, err := json.Marshal(p)
@@ -66,9 +80,10 @@ func (p *plan) inputsHash() (string, error) {
 }
 
 // The images in the order list and the default build use; training is opt-in
-// because it downloads and installs a Debian system with PyTorch and MPI.
+// because it downloads and installs a Debian system with PyTorch and MPI, and
+// so are the Volcano images (goImages), which only the install test runs.
 var (
-	recipes      = []*recipe{busyboxRecipe, pauseRecipe, trainingRecipe}
+	recipes      = append([]*recipe{busyboxRecipe, pauseRecipe, trainingRecipe}, goRecipes()...)
 	defaultNames = []string{"busybox", "pause"}
 )
 
@@ -102,7 +117,8 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 		return err
 	}
 	p.Format = specFormat
-	p.Ref = r.ref
+	ref := r.reference(o)
+	p.Ref = ref
 	hash, err := p.inputsHash()
 	if err != nil {
 		return err
@@ -112,7 +128,7 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 	if !o.force {
 		old, err := os.ReadFile(inputsPath)
 		if _, statErr := os.Stat(tarPath); err == nil && statErr == nil && strings.TrimSpace(string(old)) == hash {
-			fmt.Fprintf(stdout, "image %s ... up to date\n", r.ref)
+			fmt.Fprintf(stdout, "image %s ... up to date\n", ref)
 			return nil
 		}
 	}
@@ -137,7 +153,7 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tag, err := name.NewTag(r.ref, name.StrictValidation)
+	tag, err := name.NewTag(ref, name.StrictValidation)
 	if err != nil {
 		return err
 	}
@@ -155,7 +171,7 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "image %s ... built (%ds, %.1f MB) -> %s\n", r.ref,
+	fmt.Fprintf(stdout, "image %s ... built (%ds, %.1f MB) -> %s\n", ref,
 		int(time.Since(start).Round(time.Second).Seconds()), float64(st.Size())/1e6, tarPath)
 	return nil
 }

@@ -151,20 +151,20 @@ func layerFiles(t *testing.T, img v1.Image) map[string]*layerFile {
 }
 
 // checkStaticELF: an executable ELF without an interpreter or shared libraries,
-// since the pause image has no libc.
+// as the images without a libc need (pause, the binary images).
 func checkStaticELF(t *testing.T, b []byte) {
 	t.Helper()
 	f, err := elf.NewFile(bytes.NewReader(b))
 	if err != nil {
-		t.Fatalf("pause is not ELF: %v", err)
+		t.Fatalf("not ELF: %v", err)
 	}
 	defer f.Close()
 	if f.Type != elf.ET_EXEC {
-		t.Errorf("pause ELF type %v, want ET_EXEC (static, non-PIE)", f.Type)
+		t.Errorf("ELF type %v, want ET_EXEC (static, non-PIE)", f.Type)
 	}
 	for _, p := range f.Progs {
 		if p.Type == elf.PT_INTERP || p.Type == elf.PT_DYNAMIC {
-			t.Errorf("pause has %v: dynamically linked", p.Type)
+			t.Errorf("ELF has %v: dynamically linked", p.Type)
 		}
 	}
 }

@@ -1,7 +1,9 @@
 // Command images builds the container images that the local cluster's real node
-// (kubelet + containerd) needs, without a container engine or a registry: each
-// image is assembled from files already on this machine (Debian's busybox-static,
-// a Go program built here, or a Debian root filesystem made by mmdebstrap) with
+// (kubelet + containerd) needs, and the images of Volcano and of this project
+// that the install test runs there, without a container engine or a registry:
+// each image is assembled from files already on this machine (Debian's
+// busybox-static, Go programs built here, or a Debian root filesystem made by
+// mmdebstrap) with
 // go-containerregistry, and written as a docker-save tarball (manifest.json with
 // RepoTags, the config blob and gzip layers) that containerd imports offline:
 //
@@ -9,9 +11,21 @@
 //
 // Usage:
 //
-//	images build --out DIR [--only busybox,pause[,training]] [--force]
+//	images build --out DIR [--only NAMES] [--force]
 //	             [--busybox PATH] [--tools-dir DIR] [--go PATH]
-//	images list [--only NAMES]
+//	             [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
+//	images list [--only NAMES] [--version V]
+//
+// The binary images (gobin.go) are static Go binaries on a distroless-style
+// base (Debian's CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532)
+// with the OCI labels source, revision and version: this project's
+// docker.io/vcplugins/{vc-controller-manager,vc-webhook-manager,vc-scheduler,
+// gen-admission-secret}:<--version>, and Volcano v1.10.0's own managers and
+// scheduler built from the volcano.sh/volcano module in go.mod,
+// docker.io/volcanosh/{vc-controller-manager,vc-webhook-manager,vc-scheduler}:v1.10.0
+// (short names stock-vc-*). Their inputs are the binaries' sha256 (built on
+// every run into DIR/.bin; Go's build cache makes that a link step) and the CA
+// bundle's.
 //
 // build writes DIR/<name>.tar for each selected image and, next to it,
 // DIR/<name>.inputs: the sha256 of everything the image is made from (the image
@@ -42,8 +56,9 @@ func main() {
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, `usage:
-  images build --out DIR [--only busybox,pause[,training]] [--force] [--busybox PATH] [--tools-dir DIR] [--go PATH]
-  images list [--only NAMES]
+  images build --out DIR [--only NAMES] [--force] [--busybox PATH] [--tools-dir DIR] [--go PATH]
+               [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
+  images list [--only NAMES] [--version V]
 images: `+strings.Join(allNames(), ", ")+` (default: `+strings.Join(defaultNames, ",")+`)`)
 }
 
@@ -64,8 +79,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.BoolVar(&opts.force, "force", false, "rebuild even when the inputs hash is unchanged")
 		fs.StringVar(&opts.busybox, "busybox", "", "busybox binary (default: /bin/busybox of the busybox-static package)")
 		fs.StringVar(&opts.toolsDir, "tools-dir", "", "the hack/tools module directory holding pause/ (default: found from the working directory)")
-		fs.StringVar(&opts.goCmd, "go", "go", "go command used to build pause")
+		fs.StringVar(&opts.goCmd, "go", "go", "go command used to build pause and the binary images")
+		fs.StringVar(&opts.revision, "revision", "unknown", "org.opencontainers.image.revision of this project's images (a git commit)")
+		fs.StringVar(&opts.repoRoot, "repo-root", "", "the framework-plugins module directory the binary images are built from (default: two levels above --tools-dir)")
+		fs.StringVar(&opts.caCerts, "ca-certs", "", "CA bundle of the binary images (default: /etc/ssl/certs/ca-certificates.crt of Debian's ca-certificates)")
+		fs.StringVar(&opts.version, "version", "", "tag and version label of this project's images, e.g. v1.10.0-fp.1 (required to build them)")
 	case "list":
+		fs.StringVar(&opts.version, "version", "", "tag of this project's images")
 	case "-h", "--help", "help":
 		usage(stdout)
 		return 0
@@ -88,7 +108,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if cmd == "list" {
 		for _, r := range recipes {
-			fmt.Fprintln(stdout, r.ref)
+			fmt.Fprintln(stdout, r.reference(&opts))
 		}
 		return 0
 	}

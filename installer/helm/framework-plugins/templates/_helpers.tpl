@@ -101,3 +101,19 @@ Rule matching Volcano Jobs; the argument is the list of operations.
   resources:
     - jobs
 {{- end }}
+
+{{/*
+Name of the cert-manager Certificate (certManager.enabled): Volcano's
+admission service name plus "-cert".
+*/}}
+{{- define "framework-plugins.certificateName" -}}
+{{ .Values.webhook.service.name }}-cert
+{{- end }}
+
+{{/*
+namespace/name of that Certificate, for cert-manager's CA injector
+(cert-manager.io/inject-ca-from on both webhook configurations).
+*/}}
+{{- define "framework-plugins.certificateRef" -}}
+{{ .Values.webhook.service.namespace }}/{{ include "framework-plugins.certificateName" . }}
+{{- end }}

@@ -1,0 +1,432 @@
+// Command installtest is `make test-install`: docs/install.md's procedure on
+// the local cluster's real node, with Volcano itself installed by its own Helm
+// chart from images built here (make images).
+//
+//  1. a cluster without Volcano (local-cluster up --no-volcano) and the real
+//     node, the images of make images imported into its containerd;
+//  2. Volcano v1.10.0 with its chart (from the volcano module) and the
+//     stock-built images; a TensorFlow Job with Volcano's in-tree plugin;
+//  3. the upgrade to this project as docs/install.md says, while a client
+//     creates a Job once a second: prints "failed creates during upgrade: N"
+//     and the time the upgrade took;
+//  4. a Job of each framework with this project's plugins;
+//  5. the rollback and uninstall as documented, then the in-tree Job again
+//     and a check that nothing of this project is left.
+//
+// Exit status 0 when every Job succeeded and N is 0, 1 otherwise. Run it under
+// flock /tmp/realnode.lock: it starts a real node.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
+)
+
+type options struct {
+	dir, binDir, imageDir, installImages, chart, version string
+	keep                                                 bool
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.dir, "dir", "_output/install", "cluster root directory")
+	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "component binaries (make binaries), helm among them")
+	flag.StringVar(&o.imageDir, "image-dir", "_output/images", "the real node's images (pause, busybox)")
+	flag.StringVar(&o.installImages, "install-images", "_output/install-images", "tarballs of make images")
+	flag.StringVar(&o.chart, "volcano-chart", "", "Volcano's chart directory (default: installer/helm/chart/volcano of the volcano module)")
+	flag.StringVar(&o.version, "version", "", "this project's image tag (the Makefile's VERSION)")
+	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running")
+	flag.Parse()
+	os.Exit(run(o))
+}
+
+// t is the install test's state: clients, helm and the report.
+type t struct {
+	o       options
+	env     []string
+	kube    kubernetes.Interface
+	vc      vcclientset.Interface
+	failed  []string
+	results []string
+}
+
+func run(o options) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
+	defer cancel()
+	root, err := localcluster.ModuleRoot()
+	if err != nil {
+		return fail(err)
+	}
+	if err := os.Chdir(root); err != nil {
+		return fail(err)
+	}
+	if o.chart == "" {
+		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "volcano.sh/volcano").Output()
+		if err != nil {
+			return fail(fmt.Errorf("go list -m volcano.sh/volcano: %v", err))
+		}
+		o.chart = filepath.Join(strings.TrimSpace(string(out)), "installer", "helm", "chart", "volcano")
+	}
+	heading("cluster without Volcano, with the real node")
+	cl, err := localcluster.Up(ctx, localcluster.Config{
+		RootDir: o.dir, BinDir: o.binDir, ImageDir: o.imageDir,
+		Nodes: 1, NoVolcano: true, RealNode: localcluster.RealNodeOn,
+		Timeout: 5 * time.Minute, Out: os.Stdout,
+	})
+	if err != nil {
+		_ = localcluster.Down(o.dir)
+		return fail(err)
+	}
+	if !o.keep {
+		defer func() {
+			heading("local-cluster down")
+			if err := localcluster.Down(cl.RootDir); err != nil {
+				fmt.Println("down:", err)
+			}
+		}()
+	}
+	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig)}
+	if x.kube, err = kubernetes.NewForConfig(cl.RESTConfig); err != nil {
+		return fail(err)
+	}
+	if x.vc, err = vcclientset.NewForConfig(cl.RESTConfig); err != nil {
+		return fail(err)
+	}
+	tars, _ := filepath.Glob(filepath.Join(o.installImages, "*.tar"))
+	if len(tars) == 0 {
+		return fail(fmt.Errorf("no image tarballs in %s (make images)", o.installImages))
+	}
+	for _, f := range tars {
+		if err := x.sh("ctr", "--address", cl.RealNode.ContainerdSocket, "-n", "k8s.io", "images", "import", f); err != nil {
+			return fail(err)
+		}
+	}
+	if err := x.steps(ctx); err != nil {
+		fmt.Println("FAILED:", err)
+		x.failed = append(x.failed, err.Error())
+	}
+	heading("results")
+	for _, r := range x.results {
+		fmt.Println(r)
+	}
+	if len(x.failed) > 0 {
+		fmt.Printf("install test FAILED: %s\n", strings.Join(x.failed, "; "))
+		return 1
+	}
+	fmt.Println("install test passed")
+	return 0
+}
+
+// helm runs the helm of --bin-dir with the cluster's kubeconfig.
+func (x *t) helm(args ...string) error {
+	return x.sh(filepath.Join(x.o.binDir, "helm"), args...)
+}
+
+// sh runs a command, printing it and its output.
+func (x *t) sh(name string, args ...string) error {
+	fmt.Printf("$ %s %s\n", filepath.Base(name), strings.Join(args, " "))
+	cmd := exec.Command(name, args...)
+	cmd.Env = x.env
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stdout
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), err)
+	}
+	return nil
+}
+
+// The values the test adds to every Volcano install and upgrade: the real
+// node (the KWOK node cannot run pods for real) and the images imported into
+// its containerd, which no registry serves.
+const realNodeValues = "hack/installtest/real-node-values.yaml"
+
+func (x *t) steps(ctx context.Context) error {
+	ns := "volcano-system"
+	heading("install Volcano v1.10.0 with its chart, stock-built images")
+	if err := x.helm("install", "volcano", x.o.chart, "-n", ns, "--create-namespace",
+		"-f", realNodeValues, "--wait", "--timeout", "5m"); err != nil {
+		return err
+	}
+	if err := x.waitQueue(ctx); err != nil {
+		return err
+	}
+	heading("readiness probe for Volcano's admission (docs/install.md, before the upgrade)")
+	if err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
+		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml"); err != nil {
+		return err
+	}
+	if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m"); err != nil {
+		return err
+	}
+	heading("a TensorFlow Job with Volcano's in-tree plugin")
+	x.job(ctx, "stock-before", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
+
+	heading("upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
+	var failedCreates, creates atomic.Int64
+	var firstErr atomic.Value
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.createLoop(ctx, stop, &creates, &failedCreates, &firstErr)
+	}()
+	start := time.Now()
+	err := x.upgrade(ns)
+	took := time.Since(start)
+	time.Sleep(3 * time.Second) // a few creates after the rollout
+	close(stop)
+	wg.Wait()
+	x.results = append(x.results, fmt.Sprintf("failed creates during upgrade: %d (of %d)", failedCreates.Load(), creates.Load()),
+		fmt.Sprintf("upgrade took: %.1fs", took.Seconds()))
+	fmt.Println(x.results[len(x.results)-2], x.results[len(x.results)-1])
+	if failedCreates.Load() > 0 {
+		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade, first: %v", failedCreates.Load(), firstErr.Load()))
+	}
+	if err != nil {
+		return err
+	}
+
+	heading("a Job of each framework with this project's plugins")
+	x.job(ctx, "ours-tensorflow", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
+	x.job(ctx, "ours-pytorch", "pytorch", []string{"--master=ps", "--worker=worker", "--port=23456"}, "MASTER_ADDR", 23456)
+	x.job(ctx, "ours-mxnet", "mxnet", []string{"--scheduler=ps", "--worker=worker"}, "DMLC_ROLE", 9091)
+
+	heading("roll back and uninstall (docs/install.md)")
+	if err := x.rollback(ns); err != nil {
+		return err
+	}
+	heading("Volcano's in-tree plugin again")
+	x.job(ctx, "stock-after", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
+	if err := x.nothingOfOursLeft(ctx, ns); err != nil {
+		return err
+	}
+	heading("uninstall Volcano")
+	return x.helm("uninstall", "volcano", "-n", ns, "--wait")
+}
+
+// upgrade is docs/install.md's "Onto an existing Volcano", with the test's
+// real-node values added: Volcano's release first, whose new webhook manager
+// creates this project's two webhook configurations itself as it starts; then
+// the chart for the RBAC only (webhook.create=false: the configurations exist).
+func (x *t) upgrade(ns string) error {
+	if err := x.helm("upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
+		"-f", "installer/helm/volcano-values.yaml", "-f", realNodeValues,
+		"--wait", "--timeout", "5m"); err != nil {
+		return err
+	}
+	return x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns,
+		"--set", "webhook.create=false", "--wait")
+}
+
+// rollback is docs/install.md's "Uninstall": this project's webhook
+// configurations first (our running manager recreates them only when it
+// restarts), so that no Job create is sent to a stock manager for a path it
+// does not serve; then Volcano's release back to its first revision; then the
+// chart (RBAC).
+func (x *t) rollback(ns string) error {
+	if err := x.sh("kubectl", "delete", "mutatingwebhookconfiguration", "volcano-admission-service-jobs-frameworks-mutate", "--ignore-not-found"); err != nil {
+		return err
+	}
+	if err := x.sh("kubectl", "delete", "validatingwebhookconfiguration", "volcano-admission-service-jobs-frameworks-validate", "--ignore-not-found"); err != nil {
+		return err
+	}
+	if err := x.helm("rollback", "volcano", "1", "-n", ns, "--wait", "--timeout", "5m"); err != nil {
+		return err
+	}
+	// Volcano's own webhooks answer once the rolled-back pod is ready, which
+	// the probe makes mean "listening".
+	if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m"); err != nil {
+		return err
+	}
+	return x.helm("uninstall", "framework-plugins", "-n", ns, "--wait")
+}
+
+// nothingOfOursLeft: no webhook configuration or ClusterRole of ours, and
+// Volcano's Deployments on Volcano's images.
+func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
+	var left []string
+	mw, err := x.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	vw, err := x.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	crs, err := x.kube.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		kind, substring string
+		names           []string
+	}{
+		{"MutatingWebhookConfiguration", "frameworks", objectNames(mw.Items)},
+		{"ValidatingWebhookConfiguration", "frameworks", objectNames(vw.Items)},
+		{"ClusterRole", "framework-plugins", objectNames(crs.Items)},
+	} {
+		for _, n := range k.names {
+			if strings.Contains(n, k.substring) {
+				left = append(left, k.kind+" "+n)
+			}
+		}
+	}
+	deps, err := x.kube.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, d := range deps.Items {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if strings.Contains(c.Image, "vcplugins/") {
+				left = append(left, "Deployment "+d.Name+" image "+c.Image)
+			}
+		}
+	}
+	if len(left) > 0 {
+		return fmt.Errorf("left after the uninstall: %s", strings.Join(left, ", "))
+	}
+	x.results = append(x.results, "nothing of framework-plugins left after the uninstall")
+	return nil
+}
+
+// objectNames are the names of a list's items.
+func objectNames[T any, PT interface {
+	*T
+	GetName() string
+}](items []T) []string {
+	var n []string
+	for i := range items {
+		n = append(n, PT(&items[i]).GetName())
+	}
+	return n
+}
+
+// waitQueue waits for the default Queue, which Volcano's pods create.
+func (x *t) waitQueue(ctx context.Context) error {
+	return wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		q, err := x.vc.SchedulingV1beta1().Queues().Get(ctx, "default", metav1.GetOptions{})
+		return err == nil && q.Status.State == "Open", nil
+	})
+}
+
+// createLoop creates (and deletes) a one-pod Job every second until stop,
+// counting the creates and those that fail.
+func (x *t) createLoop(ctx context.Context, stop chan struct{}, creates, failed *atomic.Int64, first *atomic.Value) {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for i := 0; ; i++ {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		j := realNodeJob(fmt.Sprintf("probe-%d", i), "", nil, "true")
+		// Pending forever on no node: the create is what is measured.
+		j.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"install-test/none": "true"}
+		creates.Add(1)
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		_, err := x.vc.BatchV1alpha1().Jobs("default").Create(cctx, j, metav1.CreateOptions{})
+		cancel()
+		if err != nil {
+			failed.Add(1)
+			first.CompareAndSwap(nil, err.Error())
+			fmt.Printf("  %s create %s: %v\n", time.Now().Format("15:04:05"), j.Name, err)
+			continue
+		}
+		_ = x.vc.BatchV1alpha1().Jobs("default").Delete(ctx, j.Name, metav1.DeleteOptions{})
+	}
+}
+
+// job runs a two-task Job (ps, worker) with plugin on the real node; each
+// container checks that env var is set, and ps then accepts one connection on
+// port (for at most 20 s): this project's plugins hold the worker back in a
+// wait init container until ps answers there (or resolves, for PyTorch),
+// Volcano's do not. Records the result.
+func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
+	j := realNodeJob(name, plugin, args, fmt.Sprintf(`test -n "$%[1]s" && echo %[1]s="$%[1]s" && case $(hostname) in *-ps-0) timeout 20 nc -l -p %[2]d || true;; esac`, env, port))
+	start := time.Now()
+	res := func(ok bool, what string) {
+		line := fmt.Sprintf("job %-16s %-10s %s (%.0fs)", name, plugin, what, time.Since(start).Seconds())
+		fmt.Println(line)
+		x.results = append(x.results, line)
+		if !ok {
+			x.failed = append(x.failed, "job "+name+": "+what)
+		}
+	}
+	if _, err := x.vc.BatchV1alpha1().Jobs("default").Create(ctx, j, metav1.CreateOptions{}); err != nil {
+		res(false, "create: "+err.Error())
+		return
+	}
+	var phase batch.JobPhase
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 4*time.Minute, true, func(ctx context.Context) (bool, error) {
+		got, err := x.vc.BatchV1alpha1().Jobs("default").Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		phase = got.Status.State.Phase
+		return phase == batch.Completed || phase == batch.Failed || phase == batch.Aborted, nil
+	})
+	if err != nil || phase != batch.Completed {
+		res(false, fmt.Sprintf("phase %q: %v", phase, err))
+	} else {
+		res(true, "Completed")
+	}
+	_ = x.vc.BatchV1alpha1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// realNodeJob is a Job of tasks ps and worker (one pod each) on the real node
+// running busybox sh -c script, with plugin and the svc plugin ("" for none).
+func realNodeJob(name, plugin string, args []string, script string) *batch.Job {
+	task := func(n string) batch.TaskSpec {
+		return batch.TaskSpec{
+			Name: n, Replicas: 1,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				NodeSelector:  map[string]string{localcluster.RealNodeLabel: "true"},
+				Tolerations:   []corev1.Toleration{localcluster.RealNodeToleration()},
+				Containers: []corev1.Container{{
+					Name: "main", Image: "docker.io/library/busybox:1.36.1", ImagePullPolicy: corev1.PullNever,
+					Command: []string{"sh", "-c", script},
+					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+						corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+				}},
+			}},
+		}
+	}
+	j := &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batch.JobSpec{
+			SchedulerName: "volcano", MinAvailable: 2,
+			Tasks: []batch.TaskSpec{task("ps"), task("worker")},
+		},
+	}
+	if plugin != "" {
+		j.Spec.Plugins = map[string][]string{plugin: args, "svc": {}}
+	}
+	return j
+}
+
+func heading(s string) { fmt.Printf("\n=== %s\n", s) }
+
+func fail(err error) int {
+	fmt.Fprintln(os.Stderr, "installtest:", err)
+	return 1
+}

@@ -1,0 +1,283 @@
+// Package chart tests the framework-plugins Helm chart
+// (installer/helm/framework-plugins) by rendering it with the Helm library,
+// as `helm install --dry-run` does (schema, kubeVersion, templates, NOTES), for
+// the value sets users install with, and checking the objects and RBAC each
+// renders. The chart's agreement with the webhook manager's own
+// configurations is tested against the rendered manifest in installer/.
+package chart
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	admv1 "k8s.io/api/admissionregistration/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+const chartDir = "../../../installer/helm/framework-plugins"
+
+// rendered is a dry-run install's result.
+type rendered struct {
+	docs  map[string]string // "Kind/name" -> YAML
+	notes string
+}
+
+// render installs the chart client-only as release "framework-plugins" in
+// volcano-system on Kubernetes kubeVersion with vals.
+func render(t *testing.T, kubeVersion string, vals map[string]any) (*rendered, error) {
+	t.Helper()
+	ch, err := loader.Load(chartDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := action.NewInstall(&action.Configuration{})
+	in.DryRun, in.ClientOnly, in.Replace = true, true, true
+	in.ReleaseName, in.Namespace = "framework-plugins", "volcano-system"
+	kv, err := chartutil.ParseKubeVersion(kubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in.KubeVersion = kv
+	rel, err := in.Run(ch, vals)
+	if err != nil {
+		return nil, err
+	}
+	r := &rendered{docs: map[string]string{}, notes: rel.Info.Notes}
+	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+		var meta struct {
+			Kind     string `json:"kind"`
+			Metadata struct {
+				Name string `json:"name"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &meta); err != nil {
+			t.Fatalf("%v in\n%s", err, doc)
+		}
+		if meta.Kind != "" {
+			r.docs[meta.Kind+"/"+meta.Metadata.Name] = doc
+		}
+	}
+	return r, nil
+}
+
+func (r *rendered) keys() []string {
+	var k []string
+	for n := range r.docs {
+		k = append(k, n)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func decode[T any](t *testing.T, r *rendered, key string) *T {
+	t.Helper()
+	doc, ok := r.docs[key]
+	if !ok {
+		t.Fatalf("no %s among %v", key, r.keys())
+	}
+	var obj T
+	if err := yaml.UnmarshalStrict([]byte(doc), &obj); err != nil {
+		t.Fatalf("%s: %v", key, err)
+	}
+	return &obj
+}
+
+const (
+	mutating   = "MutatingWebhookConfiguration/volcano-admission-service-jobs-frameworks-mutate"
+	validating = "ValidatingWebhookConfiguration/volcano-admission-service-jobs-frameworks-validate"
+	ctrlRole   = "ClusterRole/framework-plugins-controller"
+	ctrlBind   = "ClusterRoleBinding/framework-plugins-controller"
+	whRole     = "ClusterRole/framework-plugins-webhook-manager"
+	whBind     = "ClusterRoleBinding/framework-plugins-webhook-manager"
+	cert       = "Certificate/volcano-admission-service-cert"
+)
+
+func TestRenderedObjects(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vals string
+		want []string
+	}{
+		{"defaults", ``, []string{ctrlRole, ctrlBind, mutating, validating}},
+		{"configurations from the manager", "webhook: {create: false}\nrbac: {webhookManager: true}", []string{ctrlRole, whRole, ctrlBind, whBind}},
+		{"RBAC only", "webhook: {create: false}", []string{ctrlRole, ctrlBind}},
+		{"no RBAC", "rbac: {controller: false}", []string{mutating, validating}},
+		{"cert-manager", "certManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, ctrlBind, mutating, validating}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := render(t, "1.30.2", values(t, tc.vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append([]string(nil), tc.want...)
+			sort.Strings(want)
+			if diff := cmp.Diff(want, r.keys()); diff != "" {
+				t.Errorf("objects (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func values(t *testing.T, s string) map[string]any {
+	t.Helper()
+	v := map[string]any{}
+	if err := yaml.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// The values the chart refuses: Kubernetes below kubeVersion, unknown or
+// mistyped values (schema), cert-manager without an issuer.
+func TestRenderRejects(t *testing.T) {
+	for _, tc := range []struct {
+		name, kube, vals, wantErr string
+	}{
+		{"Kubernetes 1.20", "1.20.15", ``, "incompatible with Kubernetes v1.20.15"},
+		{"unknown value", "1.30.2", "webhook: {creat: true}", "Additional property creat is not allowed"},
+		{"port out of range", "1.30.2", "webhook: {service: {port: 70000}}", "port"},
+		{"issuer missing", "1.30.2", "certManager: {enabled: true}", "certManager.issuerRef.name is required"},
+		{"issuer kind", "1.30.2", "certManager: {enabled: true, issuerRef: {name: ca, kind: Vault}}", "kind"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := render(t, tc.kube, values(t, tc.vals))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+// The webhook configurations: Volcano's admission service by default, a URL
+// when given, and cert-manager's CA injection with a Certificate for that
+// service when enabled.
+func TestRenderedWebhookConfigurations(t *testing.T) {
+	r, err := render(t, "1.30.2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode[admv1.MutatingWebhookConfiguration](t, r, mutating)
+	v := decode[admv1.ValidatingWebhookConfiguration](t, r, validating)
+	port := int32(443)
+	for path, cc := range map[string]admv1.WebhookClientConfig{"/jobs/frameworks/mutate": m.Webhooks[0].ClientConfig, "/jobs/frameworks/validate": v.Webhooks[0].ClientConfig} {
+		p := path
+		want := admv1.WebhookClientConfig{Service: &admv1.ServiceReference{Name: "volcano-admission-service", Namespace: "volcano-system", Path: &p, Port: &port}}
+		if diff := cmp.Diff(want, cc); diff != "" {
+			t.Errorf("%s clientConfig (-want +got):\n%s", path, diff)
+		}
+	}
+	if len(m.Annotations) != 0 {
+		t.Errorf("annotations %v without cert-manager", m.Annotations)
+	}
+
+	r, err = render(t, "1.30.2", values(t, "webhook: {url: 'https://127.0.0.1:8443/'}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = decode[admv1.MutatingWebhookConfiguration](t, r, mutating)
+	if u := m.Webhooks[0].ClientConfig.URL; u == nil || *u != "https://127.0.0.1:8443/jobs/frameworks/mutate" || m.Webhooks[0].ClientConfig.Service != nil {
+		t.Errorf("with webhook.url: clientConfig %+v", m.Webhooks[0].ClientConfig)
+	}
+
+	r, err = render(t, "1.30.2", values(t, "certManager: {enabled: true, issuerRef: {name: ca, kind: ClusterIssuer}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range []string{mutating, validating} {
+		var obj struct {
+			Metadata struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"metadata"`
+		}
+		if err := yaml.Unmarshal([]byte(r.docs[key]), &obj); err != nil {
+			t.Fatal(err)
+		}
+		if got := obj.Metadata.Annotations["cert-manager.io/inject-ca-from"]; got != "volcano-system/volcano-admission-service-cert" {
+			t.Errorf("%s: inject-ca-from %q", key, got)
+		}
+	}
+	var c struct {
+		Metadata struct{ Namespace string } `json:"metadata"`
+		Spec     struct {
+			SecretName string            `json:"secretName"`
+			DNSNames   []string          `json:"dnsNames"`
+			IssuerRef  map[string]string `json:"issuerRef"`
+		} `json:"spec"`
+	}
+	if err := yaml.Unmarshal([]byte(r.docs[cert]), &c); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{c.Metadata.Namespace, c.Spec.SecretName, strings.Join(c.Spec.DNSNames, ","), c.Spec.IssuerRef["name"], c.Spec.IssuerRef["kind"]}
+	want := []string{"volcano-system", "volcano-admission-secret",
+		"volcano-admission-service,volcano-admission-service.volcano-system,volcano-admission-service.volcano-system.svc", "ca", "ClusterIssuer"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Certificate (-want +got):\n%s", diff)
+	}
+}
+
+// RBAC: the controller role is what the plugins do (the mpi hostfile
+// ConfigMap, Events), bound to Volcano's controller service account; the
+// webhook manager's, when enabled, reaches only webhook configurations.
+func TestRenderedRBAC(t *testing.T) {
+	r, err := render(t, "1.30.2", values(t, "rbac: {webhookManager: true}\nvolcano: {controllerServiceAccount: vc-ctrl, admissionServiceAccount: vc-adm}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := decode[rbacv1.ClusterRole](t, r, ctrlRole)
+	wantRules := []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update", "delete"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
+	}
+	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
+		t.Errorf("controller rules (-want +got):\n%s", diff)
+	}
+	for key, sa := range map[string]string{ctrlBind: "vc-ctrl", whBind: "vc-adm"} {
+		b := decode[rbacv1.ClusterRoleBinding](t, r, key)
+		want := []rbacv1.Subject{{Kind: "ServiceAccount", Name: sa, Namespace: "volcano-system"}}
+		if diff := cmp.Diff(want, b.Subjects); diff != "" {
+			t.Errorf("%s subjects (-want +got):\n%s", key, diff)
+		}
+		if role := strings.TrimPrefix(key, "ClusterRoleBinding/"); b.RoleRef.Name != role || b.RoleRef.Kind != "ClusterRole" {
+			t.Errorf("%s roleRef %+v, want ClusterRole %s", key, b.RoleRef, role)
+		}
+	}
+	wh := decode[rbacv1.ClusterRole](t, r, whRole)
+	for _, rule := range wh.Rules {
+		for _, g := range rule.APIGroups {
+			if g != "admissionregistration.k8s.io" {
+				t.Errorf("webhook manager role reaches group %q: %+v", g, rule)
+			}
+		}
+		for _, res := range rule.Resources {
+			if res != "mutatingwebhookconfigurations" && res != "validatingwebhookconfigurations" {
+				t.Errorf("webhook manager role reaches %q: %+v", res, rule)
+			}
+		}
+	}
+}
+
+// NOTES end with a complete command: the upgrade of Volcano's release when the
+// chart created the configurations, and a test Job in every case.
+func TestNotesGiveTheNextCommand(t *testing.T) {
+	r, err := render(t, "1.30.2", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(r.notes, "helm upgrade volcano volcano-sh/volcano --version 1.10.0 -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait") {
+		t.Errorf("NOTES lack the complete helm upgrade command:\n%s", r.notes)
+	}
+	r, err = render(t, "1.30.2", values(t, "webhook: {create: false}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(r.notes, "helm upgrade") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
+		t.Errorf("NOTES with webhook.create=false:\n%s", r.notes)
+	}
+}

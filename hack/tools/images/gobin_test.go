@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestBinaryImageRefs: ours carry --version, the stock-built ones Volcano's
+// v1.10.0 under volcanosh/, and ours cannot be built without a version.
+func TestBinaryImageRefs(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if rc := run([]string{"list", "--only", strings.Join(installNames, ","), "--version", "v1.10.0-fp.7"}, &stdout, &stderr); rc != 0 {
+		t.Fatalf("list: exit %d: %s", rc, stderr.String())
+	}
+	want := `docker.io/vcplugins/vc-controller-manager:v1.10.0-fp.7
+docker.io/vcplugins/vc-webhook-manager:v1.10.0-fp.7
+docker.io/vcplugins/vc-scheduler:v1.10.0-fp.7
+docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.7
+docker.io/volcanosh/vc-controller-manager:v1.10.0
+docker.io/volcanosh/vc-webhook-manager:v1.10.0
+docker.io/volcanosh/vc-scheduler:v1.10.0
+`
+	if diff := cmp.Diff(want, stdout.String()); diff != "" {
+		t.Errorf("list (-want +got):\n%s", diff)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if rc := run([]string{"build", "--out", t.TempDir(), "--only", "gen-admission-secret"}, &stdout, &stderr); rc != 1 || !strings.Contains(stderr.String(), "--version is required") {
+		t.Errorf("build without --version: exit %d, %q; want 1 and --version is required", rc, stderr.String())
+	}
+}
+
+// installNames are the binary images in goImages order.
+var installNames = func() []string {
+	var n []string
+	for _, gi := range goImages {
+		n = append(n, gi.name)
+	}
+	return n
+}()
+
+// TestWebhookImagesRunTheSecretTool: Volcano's chart runs the admission image
+// as ./gen-admission-secret.sh from /; both webhook images must have it.
+func TestWebhookImagesRunTheSecretTool(t *testing.T) {
+	for _, gi := range goImages {
+		if !strings.Contains(gi.name, "webhook") {
+			continue
+		}
+		var files []string
+		for _, b := range gi.binaries {
+			files = append(files, b.file+"<-"+b.pkg)
+		}
+		if len(files) != 2 || files[1] != "gen-admission-secret.sh<-./installer/gen-admission-secret" || !strings.HasPrefix(files[0], "vc-webhook-manager<-") {
+			t.Errorf("%s: binaries %q, want the manager then gen-admission-secret.sh", gi.name, files)
+		}
+	}
+}
+
+// TestBuildBinaryImage builds the smallest binary image (the secret tool) from
+// this repository and checks what the cluster and users read: the tarball's
+// tag, the config (entrypoint, nonroot user, labels), the one layer's files
+// (CA bundle, passwd with nonroot, a static binary), then that a second build
+// is up to date and another --version gives another tag.
+func TestBuildBinaryImage(t *testing.T) {
+	ca := filepath.Join(t.TempDir(), "ca.crt")
+	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\ntest\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	build := func(version string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		args := []string{"build", "--out", out, "--only", "gen-admission-secret", "--version", version, "--revision", "abc1234", "--ca-certs", ca}
+		if rc := run(args, &stdout, &stderr); rc != 0 {
+			t.Fatalf("build: exit %d\n%s%s", rc, stdout.String(), stderr.String())
+		}
+		return stdout.String()
+	}
+	if got := build("v1.10.0-fp.1"); !strings.Contains(got, "docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.1 ... built (") {
+		t.Fatalf("first build: %q", got)
+	}
+	img := loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.1")
+	cfg := configOf(t, img)
+	if diff := cmp.Diff([]string{"/gen-admission-secret"}, cfg.Config.Entrypoint); diff != "" {
+		t.Errorf("entrypoint (-want +got):\n%s", diff)
+	}
+	if cfg.Config.User != "65532:65532" || cfg.Config.WorkingDir != "/" {
+		t.Errorf("user %q workdir %q, want 65532:65532 and /", cfg.Config.User, cfg.Config.WorkingDir)
+	}
+	labels := map[string]string{}
+	for _, k := range []string{"source", "revision", "version"} {
+		labels[k] = cfg.Config.Labels["org.opencontainers.image."+k]
+	}
+	if diff := cmp.Diff(map[string]string{"source": ourSource, "revision": "abc1234", "version": "v1.10.0-fp.1"}, labels); diff != "" {
+		t.Errorf("OCI labels (-want +got):\n%s", diff)
+	}
+	if len(cfg.RootFS.DiffIDs) != 1 || len(cfg.History) != 1 {
+		t.Errorf("rootfs %d layers, history %d entries; want 1 and 1", len(cfg.RootFS.DiffIDs), len(cfg.History))
+	}
+	files := layerFiles(t, img)
+	if f := files["etc/ssl/certs/ca-certificates.crt"]; f == nil || !strings.Contains(string(f.data), "test") {
+		t.Errorf("CA bundle: %+v, want the --ca-certs file", f)
+	}
+	if f := files["etc/passwd"]; f == nil || !strings.Contains(string(f.data), "nonroot:x:65532:65532:") {
+		t.Errorf("etc/passwd lacks nonroot 65532")
+	}
+	if f := files["etc/group"]; f == nil || !strings.Contains(string(f.data), "nonroot:x:65532:") {
+		t.Errorf("etc/group lacks nonroot 65532")
+	}
+	if h := files["tmp/"]; h == nil || h.Mode != 0o1777 {
+		t.Errorf("tmp/: %+v, want mode 1777", h)
+	}
+	bin := files["gen-admission-secret"]
+	if bin == nil || bin.Mode&0o111 == 0 {
+		t.Fatalf("no executable gen-admission-secret: %+v", bin)
+	}
+	checkStaticELF(t, bin.data)
+
+	if got := build("v1.10.0-fp.1"); !strings.Contains(got, "... up to date") {
+		t.Errorf("second build: %q, want up to date", got)
+	}
+	if got := build("v1.10.0-fp.2"); !strings.Contains(got, "gen-admission-secret:v1.10.0-fp.2 ... built (") {
+		t.Errorf("build with another version: %q, want built", got)
+	}
+	loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.2")
+}
