@@ -198,9 +198,14 @@ func judgeMPI(run Run) (string, error) {
 			return "", fmt.Errorf("rank %d of %d never joined (joined: %v)", rank, world, joined)
 		}
 	}
-	for host, n := range slots {
-		if perHost[host] != n {
-			return "", fmt.Errorf("%d ranks ran on %s, which has %d slots in the hostfile", perHost[host], host, n)
+	hosts := make([]string, 0, len(slots))
+	for host := range slots {
+		hosts = append(hosts, host)
+	}
+	sort.Strings(hosts)
+	for _, host := range hosts {
+		if perHost[host] != slots[host] {
+			return "", fmt.Errorf("%d ranks ran on %s, which has %d slots in the hostfile", perHost[host], host, slots[host])
 		}
 	}
 	agreed := map[int]bool{}
