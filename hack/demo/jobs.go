@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
-	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
@@ -70,16 +68,9 @@ func loadExamples(root, namespace string) ([]*example, error) {
 	var out []*example
 	for _, fw := range frameworks {
 		rel := filepath.Join("example", fw, fw+".yaml")
-		data, err := os.ReadFile(filepath.Join(root, rel))
+		job, err := training.LoadJob(root, rel)
 		if err != nil {
 			return nil, err
-		}
-		job := &batch.Job{}
-		if err := yaml.UnmarshalStrict(data, job); err != nil {
-			return nil, fmt.Errorf("%s: %w", rel, err)
-		}
-		if job.Kind != "Job" || job.APIVersion != batch.SchemeGroupVersion.String() {
-			return nil, fmt.Errorf("%s: want a %s Job, got %s %s", rel, batch.SchemeGroupVersion, job.APIVersion, job.Kind)
 		}
 		job.Namespace = namespace
 		out = append(out, &example{framework: fw, file: rel, job: job})
@@ -200,7 +191,8 @@ func (c *clients) submit(ctx context.Context, root string, examples []*example) 
 		if ex.real != nil {
 			name := created.Name
 			r.logs = training.FollowLogs(ctx, c.kube, ex.real.Container, func(ctx context.Context) []*corev1.Pod {
-				return c.jobPods(ctx, name)
+				pods, _ := c.jobPods(ctx, name) // retried at the next look
+				return pods
 			})
 		}
 		fmt.Printf("  submitted %-10s %-13s from %-36s %s\n", ex.framework, ex.job.Name, ex.file, strings.Join(tasks, " "))
@@ -209,18 +201,18 @@ func (c *clients) submit(ctx context.Context, root string, examples []*example) 
 	return runs, nil
 }
 
-// jobPods lists the pods of the job named name (none on error).
-func (c *clients) jobPods(ctx context.Context, name string) []*corev1.Pod {
+// jobPods lists the pods labelled with the job name name.
+func (c *clients) jobPods(ctx context.Context, name string) ([]*corev1.Pod, error) {
 	sel := labels.Set{batch.JobNameKey: name}.String()
 	list, err := c.kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	out := make([]*corev1.Pod, 0, len(list.Items))
 	for i := range list.Items {
 		out = append(out, &list.Items[i])
 	}
-	return out
+	return out, nil
 }
 
 // watchPods starts watching the pods of the namespace, before any job is
@@ -343,11 +335,10 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 		return
 	}
 	if c.listPods {
-		sel := labels.Set{batch.JobNameKey: name}.String()
-		if list, err := c.kube.CoreV1().Pods(c.namespace).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
+		if pods, err := c.jobPods(ctx, name); err == nil {
 			seen := map[string]bool{}
-			for i := range list.Items {
-				if p := &list.Items[i]; ownedBy(p, r.job) {
+			for _, p := range pods {
+				if ownedBy(p, r.job) {
 					seen[p.Name] = true
 					r.observe(p, false, t0)
 				}

@@ -2,7 +2,6 @@ package framework
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -12,13 +11,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/training"
 )
 
 // Path resolves a path relative to the module root (e.g. "example/mpi/mpi.yaml"
@@ -35,12 +34,8 @@ func Path(rel string) string {
 // LoadJob reads a Volcano Job from a YAML file (path as for Path), strictly:
 // an unknown field fails the spec, as it would be a typo in the test data.
 func LoadJob(path string) *batch.Job {
-	data, err := os.ReadFile(Path(path))
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	job := &batch.Job{}
-	gomega.Expect(yaml.UnmarshalStrict(data, job)).To(gomega.Succeed(), "%s is not a Volcano Job", path)
-	gomega.Expect(job.APIVersion).To(gomega.Equal(batch.SchemeGroupVersion.String()), "%s: apiVersion", path)
-	gomega.Expect(job.Kind).To(gomega.Equal("Job"), "%s: kind", path)
+	job, err := training.LoadJob("", Path(path))
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "%s is not a Volcano Job", path)
 	return job
 }
 
