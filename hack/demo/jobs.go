@@ -370,9 +370,7 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 	}
 	if r.real != nil {
 		for _, p := range sortedPods(r) {
-			// A pod being deleted was stopped by the Job's completion (an
-			// sshd worker killed is Failed), not failed on its own.
-			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
+			if training.FailedOnItsOwn(p) {
 				r.end(false, "pod "+p.Name+" failed"+exitOf(p, r.real.Container))
 				fmt.Printf("  %s %-13s FAILED      %s\n", stamp(t0), name, r.reason)
 				return
@@ -537,7 +535,7 @@ func (r *run) judge() {
 		// check's MISMATCH.
 		for _, p := range sortedPods(r) {
 			lines := strings.Split(strings.TrimSpace(logs[p.Name]), "\n")
-			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil && lines[len(lines)-1] != "" {
+			if training.FailedOnItsOwn(p) && lines[len(lines)-1] != "" {
 				r.reason += "; its log ends: " + lines[len(lines)-1]
 				break
 			}

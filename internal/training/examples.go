@@ -177,3 +177,10 @@ func envOf(pod *corev1.Pod, container string) map[string]string {
 	}
 	return out
 }
+
+// FailedOnItsOwn reports whether pod failed by itself: a pod being deleted was
+// stopped by its Job's completion (the sshd workers of an MPI Job are killed
+// and end Failed), which is not a failure of the run.
+func FailedOnItsOwn(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodFailed && pod.DeletionTimestamp == nil
+}

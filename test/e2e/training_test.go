@@ -54,9 +54,7 @@ func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
 			return nil
 		}
 		for _, p := range f.PodsOf(job) {
-			// A pod being deleted was stopped by the Job's completion (an
-			// sshd worker killed is Failed), not failed on its own.
-			if p.Status.Phase == corev1.PodFailed && p.DeletionTimestamp == nil {
+			if training.FailedOnItsOwn(p) {
 				return StopTrying(fmt.Sprintf("pod %s failed", p.Name))
 			}
 		}
