@@ -99,13 +99,22 @@ func TestManifestObjects(t *testing.T) {
 	var got []string
 	for _, obj := range decodeManifest(t) {
 		got = append(got, objectKey(obj))
-		if ns := obj.(metav1.Object).GetNamespace(); ns != "" {
-			t.Errorf("%s has namespace %q; every object of the chart is cluster-scoped", objectKey(obj), ns)
+		// Only the endpoints Role lives in Volcano's namespace, beside the
+		// admission service.
+		kind := obj.GetObjectKind().GroupVersionKind().Kind
+		wantNS := ""
+		if kind == "Role" || kind == "RoleBinding" {
+			wantNS = "volcano-system"
+		}
+		if ns := obj.(metav1.Object).GetNamespace(); ns != wantNS {
+			t.Errorf("%s has namespace %q, want %q", objectKey(obj), ns, wantNS)
 		}
 	}
 	want := []string{
 		"ClusterRole framework-plugins-controller",
 		"ClusterRoleBinding framework-plugins-controller",
+		"Role framework-plugins-admission-endpoints",
+		"RoleBinding framework-plugins-admission-endpoints",
 		"MutatingWebhookConfiguration " + webhook.ConfigurationName(webhook.MutatePath),
 		"ValidatingWebhookConfiguration " + webhook.ConfigurationName(webhook.ValidatePath),
 	}

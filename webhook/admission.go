@@ -17,9 +17,8 @@ import (
 
 // Paths of the two admissions, under which vc-webhook-manager serves them.
 //
-// Volcano's manager keeps the CA bundle of the webhook configuration named
-// ConfigurationName(path) for every admission it serves, so the paths also fix
-// the configuration names. The API server calls mutating webhook
+// The configurations are named after the paths (ConfigurationName), as
+// Volcano's manager names those of its own admissions. The API server calls mutating webhook
 // configurations sorted by name, and
 // "volcano-admission-service-jobs-frameworks-mutate" sorts before Volcano's
 // "volcano-admission-service-jobs-mutate" ('f' < 'm'): MutateJob sees the Job as
@@ -50,25 +49,6 @@ func ConfigurationName(path string) string {
 
 // Paths returns the paths of the two admissions.
 func Paths() []string { return []string{MutatePath, ValidatePath} }
-
-// EnableIn returns Volcano's --enabled-admission list with the two paths added
-// when missing.
-func EnableIn(enabled string) string {
-	var out []string
-	have := map[string]bool{}
-	for _, p := range strings.Split(strings.TrimSpace(enabled), ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-			have[p] = true
-		}
-	}
-	for _, p := range Paths() {
-		if !have[p] {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, ",")
-}
 
 // jobRule matches Volcano Jobs for the given operations.
 func jobRule(ops ...whv1.OperationType) []whv1.RuleWithOperations {
@@ -115,21 +95,6 @@ func ValidateService() *router.AdmissionService {
 			Webhooks: []whv1.ValidatingWebhook{{Name: ValidateWebhookName, Rules: jobRule(whv1.Create, whv1.Update)}},
 		},
 	}
-}
-
-// Register adds both admissions to Volcano's webhook router. Volcano's manager
-// serves those whose path is in --enabled-admission (see EnableIn).
-func Register(opts Options) error {
-	for _, s := range []*router.AdmissionService{MutateService(opts), ValidateService()} {
-		h := s.Handler
-		if err := router.RegisterAdmission(s); err != nil {
-			return err
-		}
-		// RegisterAdmission sets Volcano's router.Serve as the handler; the
-		// manager serves whatever Handler holds when it starts.
-		s.Handler = h
-	}
-	return nil
 }
 
 func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionServiceConfig) *admissionv1.AdmissionResponse {

@@ -15,8 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/volcano/cmd/webhook-manager/app/options"
-	"volcano.sh/volcano/pkg/webhooks/router"
 
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )
@@ -218,43 +216,5 @@ func TestEnsureConfigurations(t *testing.T) {
 	}
 	if err := EnsureConfigurations(ctx, client, Endpoint{}); err == nil {
 		t.Error("no endpoint: want an error")
-	}
-}
-
-func TestEnableIn(t *testing.T) {
-	for in, want := range map[string]string{
-		"/jobs/mutate,/jobs/validate":   "/jobs/mutate,/jobs/validate,/jobs/frameworks/mutate,/jobs/frameworks/validate",
-		"":                              "/jobs/frameworks/mutate,/jobs/frameworks/validate",
-		" /jobs/frameworks/validate ,":  "/jobs/frameworks/validate,/jobs/frameworks/mutate",
-		"/jobs/frameworks/mutate,/pods": "/jobs/frameworks/mutate,/pods,/jobs/frameworks/validate",
-	} {
-		if got := EnableIn(in); got != want {
-			t.Errorf("EnableIn(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
-func TestRegister(t *testing.T) {
-	if err := Register(Options{}); err != nil {
-		t.Fatal(err)
-	}
-	var served []string
-	config := &options.Config{EnabledAdmission: EnableIn("/jobs/mutate")}
-	if err := router.ForEachAdmission(config, func(s *router.AdmissionService) error {
-		served = append(served, s.Path)
-		if s.Handler == nil || (s.MutatingConfig == nil) == (s.ValidatingConfig == nil) || s.Config == nil {
-			t.Errorf("service %s is incomplete: %+v", s.Path, s)
-		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	// Volcano's own /jobs/mutate registers itself only when its package is
-	// linked in (it is, through the compatibility test).
-	if diff := cmp.Diff([]string{"/jobs/mutate", MutatePath, ValidatePath}, served); diff != "" {
-		t.Errorf("served (-want +got):\n%s", diff)
-	}
-	if err := Register(Options{}); err == nil {
-		t.Error("registering twice: want an error")
 	}
 }

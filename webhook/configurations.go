@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -99,38 +100,74 @@ func ValidatingConfiguration(ep Endpoint) *whv1.ValidatingWebhookConfiguration {
 // exist, and points existing ones at ep: the client configuration (URL, or
 // service namespace, name and path, keeping an installer's service port) and
 // CA bundle of their webhooks are set, everything else an installer set is
-// left as it is. Volcano's manager then keeps the CA bundle current, as it does
-// for its own configurations (which its installer creates).
+// left as it is. Keeper calls it once every endpoint serves the admissions.
 func EnsureConfigurations(ctx context.Context, client kubernetes.Interface, ep Endpoint) error {
 	if ep.URL == "" && (ep.ServiceNamespace == "" || ep.ServiceName == "") {
 		return fmt.Errorf("cannot create webhook configurations: neither --webhook-url nor --webhook-namespace and --webhook-service-name are set")
 	}
 	admission := client.AdmissionregistrationV1()
 	m := MutatingConfiguration(ep)
-	err := ensure[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), m, m.Name, ep, MutatePath,
-		func(c *whv1.MutatingWebhookConfiguration) []*whv1.WebhookClientConfig {
-			out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
-			for i := range c.Webhooks {
-				out[i] = &c.Webhooks[i].ClientConfig
-			}
-			return out
-		})
+	err := ensure[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), m, m.Name, ep, MutatePath, mutatingClientConfigs)
 	if err != nil {
 		return fmt.Errorf("MutatingWebhookConfiguration %s: %w", m.Name, err)
 	}
 	v := ValidatingConfiguration(ep)
-	err = ensure[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), v, v.Name, ep, ValidatePath,
-		func(c *whv1.ValidatingWebhookConfiguration) []*whv1.WebhookClientConfig {
-			out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
-			for i := range c.Webhooks {
-				out[i] = &c.Webhooks[i].ClientConfig
-			}
-			return out
-		})
+	err = ensure[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), v, v.Name, ep, ValidatePath, validatingClientConfigs)
 	if err != nil {
 		return fmt.Errorf("ValidatingWebhookConfiguration %s: %w", v.Name, err)
 	}
 	return nil
+}
+
+// SetCABundle sets caBundle on every webhook of the two existing
+// configurations, as Volcano's manager does for the configurations of its
+// own admissions, and returns an error if either does not exist (NotFound) or
+// cannot be updated.
+func SetCABundle(ctx context.Context, client kubernetes.Interface, caBundle []byte) error {
+	admission := client.AdmissionregistrationV1()
+	err := setCABundle[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), ConfigurationName(MutatePath), caBundle, mutatingClientConfigs)
+	if err != nil {
+		return fmt.Errorf("MutatingWebhookConfiguration %s: %w", ConfigurationName(MutatePath), err)
+	}
+	err = setCABundle[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), ConfigurationName(ValidatePath), caBundle, validatingClientConfigs)
+	if err != nil {
+		return fmt.Errorf("ValidatingWebhookConfiguration %s: %w", ConfigurationName(ValidatePath), err)
+	}
+	return nil
+}
+
+func setCABundle[T any](ctx context.Context, c configClient[T], name string, caBundle []byte,
+	clientConfigs func(T) []*whv1.WebhookClientConfig) error {
+	cur, err := c.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	changed := false
+	for _, cc := range clientConfigs(cur) {
+		if !bytes.Equal(cc.CABundle, caBundle) {
+			cc.CABundle, changed = caBundle, true
+		}
+	}
+	if changed {
+		_, err = c.Update(ctx, cur, metav1.UpdateOptions{})
+	}
+	return err
+}
+
+func mutatingClientConfigs(c *whv1.MutatingWebhookConfiguration) []*whv1.WebhookClientConfig {
+	out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
+	for i := range c.Webhooks {
+		out[i] = &c.Webhooks[i].ClientConfig
+	}
+	return out
+}
+
+func validatingClientConfigs(c *whv1.ValidatingWebhookConfiguration) []*whv1.WebhookClientConfig {
+	out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
+	for i := range c.Webhooks {
+		out[i] = &c.Webhooks[i].ClientConfig
+	}
+	return out
 }
 
 // configClient is what ensure needs of the typed clients of mutating and

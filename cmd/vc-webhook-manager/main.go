@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"time"
 
@@ -50,7 +51,7 @@ func main() {
 		"Serve the framework job admissions ("+webhook.MutatePath+", "+webhook.ValidatePath+") in addition to --enabled-admission.")
 	createConfigs := fs.Bool("create-framework-webhook-configurations", true,
 		"Create the webhook configurations of the framework job admissions ("+webhook.ConfigurationName(webhook.MutatePath)+", "+
-			webhook.ConfigurationName(webhook.ValidatePath)+") when they do not exist. Without it they must be installed beforehand, like Volcano's own.")
+			webhook.ConfigurationName(webhook.ValidatePath)+"), or point existing ones at this manager, once every ready endpoint of the admission service serves them (during a rolling upgrade from Volcano's own manager, once no old pod is ready). Without it they must be installed beforehand; the manager then only sets their CA bundle.")
 	applyGPUResources := apiflags.GPUResources(fs)
 	cliflag.InitFlags()
 	gpuResources := applyGPUResources()
@@ -73,22 +74,31 @@ func main() {
 	plugins.Register()
 
 	if *frameworks {
-		// SchedulerName stays empty: GPU jobs get the first --scheduler-name,
-		// which Volcano's manager hands the admissions when it starts them.
-		if err := webhook.Register(webhook.Options{GPUResources: gpuResources}); err != nil {
-			klog.Fatalf("Registering the framework job admissions: %v", err)
+		// Served beside Volcano's admissions on the mux its manager serves,
+		// but not through its router: that would make the manager wait for
+		// their configurations before it listens (see webhook.Keeper).
+		opts := webhook.Options{GPUResources: gpuResources}
+		if len(config.SchedulerNames) > 0 {
+			// GPU jobs that name no scheduler get the first --scheduler-name,
+			// as Volcano's own job mutation gives jobs.
+			opts.SchedulerName = config.SchedulerNames[0]
 		}
+		webhook.Handle(http.DefaultServeMux, opts)
 		// Our validation judges the framework plugins' arguments; Volcano's
 		// in-tree mpi parser misreads them and would deny beside it.
 		if err := webhook.WrapVolcanoValidation(); err != nil {
 			klog.Fatalf("Wrapping Volcano's job validation: %v", err)
 		}
-		config.EnabledAdmission = webhook.EnableIn(config.EnabledAdmission)
-		if *createConfigs {
-			if err := ensureConfigurations(config); err != nil {
-				klog.Fatalf("%v", err)
-			}
+		config.EnabledAdmission = webhook.WithoutPaths(config.EnabledAdmission)
+		keeper, err := newKeeper(config, *createConfigs)
+		if err != nil {
+			klog.Fatalf("%v", err)
 		}
+		go func() {
+			if err := keeper.Run(context.Background()); err != nil {
+				klog.ErrorS(err, "Framework admissions' webhook configurations")
+			}
+		}()
 	}
 
 	if err := app.Run(config); err != nil {
@@ -97,24 +107,30 @@ func main() {
 	}
 }
 
-// ensureConfigurations creates the framework admissions' webhook configurations
-// when missing. Volcano's manager, which only updates the CA bundle of
-// configurations its installer created, would otherwise wait for them.
-func ensureConfigurations(config *options.Config) error {
+// newKeeper returns the webhook.Keeper of the framework admissions'
+// configurations: with create, it creates or repoints them once every endpoint
+// of the admission service (or the --webhook-url) serves them; without, it
+// sets the CA bundle of configurations an installer made.
+func newKeeper(config *options.Config, create bool) (webhook.Keeper, error) {
+	if create && config.WebhookURL == "" && (config.WebhookNamespace == "" || config.WebhookName == "") {
+		return webhook.Keeper{}, fmt.Errorf("--create-framework-webhook-configurations needs --webhook-url, or --webhook-namespace and --webhook-service-name")
+	}
 	restConfig, err := kube.BuildConfig(config.KubeClientOptions)
 	if err != nil {
-		return fmt.Errorf("unable to build k8s config: %v", err)
+		return webhook.Keeper{}, fmt.Errorf("unable to build k8s config: %v", err)
 	}
 	client, err := kubernetes.NewForConfig(restConfig)
 	if err != nil {
-		return fmt.Errorf("unable to build k8s client: %v", err)
+		return webhook.Keeper{}, fmt.Errorf("unable to build k8s client: %v", err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return webhook.EnsureConfigurations(ctx, client, webhook.Endpoint{
-		URL:              config.WebhookURL,
-		ServiceNamespace: config.WebhookNamespace,
-		ServiceName:      config.WebhookName,
-		CABundle:         config.CaCertData,
-	})
+	return webhook.Keeper{
+		Client: client,
+		Create: create,
+		Endpoint: webhook.Endpoint{
+			URL:              config.WebhookURL,
+			ServiceNamespace: config.WebhookNamespace,
+			ServiceName:      config.WebhookName,
+			CABundle:         config.CaCertData,
+		},
+	}, nil
 }

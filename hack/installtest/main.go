@@ -38,6 +38,11 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/webhook"
 )
 
 type options struct {
@@ -176,7 +181,7 @@ func (x *t) steps(ctx context.Context) error {
 		return err
 	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
-	x.job(ctx, "stock-before", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
+	x.job(ctx, "stock-before", tensorflow.Name, []string{"--ps=ps", "--worker=worker", "--port=2222"}, tensorflow.EnvTFConfig, 2222)
 
 	heading("upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
 	var failedCreates, creates atomic.Int64
@@ -189,7 +194,7 @@ func (x *t) steps(ctx context.Context) error {
 		x.createLoop(ctx, stop, &creates, &failedCreates, &firstErr)
 	}()
 	start := time.Now()
-	err := x.upgrade(ns)
+	err := x.upgrade(ctx, ns)
 	took := time.Since(start)
 	time.Sleep(3 * time.Second) // a few creates after the rollout
 	close(stop)
@@ -205,16 +210,19 @@ func (x *t) steps(ctx context.Context) error {
 	}
 
 	heading("a Job of each framework with this project's plugins")
-	x.job(ctx, "ours-tensorflow", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
-	x.job(ctx, "ours-pytorch", "pytorch", []string{"--master=ps", "--worker=worker", "--port=23456"}, "MASTER_ADDR", 23456)
-	x.job(ctx, "ours-mxnet", "mxnet", []string{"--scheduler=ps", "--worker=worker"}, "DMLC_ROLE", 9091)
+	x.job(ctx, "ours-tensorflow", tensorflow.Name, []string{"--ps=ps", "--worker=worker", "--port=2222"}, tensorflow.EnvTFConfig, 2222)
+	x.job(ctx, "ours-pytorch", pytorch.Name, []string{"--master=ps", "--worker=worker", "--port=23456"}, pytorch.EnvMasterAddr, 23456)
+	x.job(ctx, "ours-mxnet", mxnet.Name, []string{"--scheduler=ps", "--worker=worker"}, mxnet.EnvRole, 9091)
+	// The launcher (task worker) waits for the MPI workers' ssh port (task
+	// ps, listening on 2222) and has the worker hosts in MPI_HOST.
+	x.job(ctx, "ours-mpi", mpi.Name, []string{"--master=worker", "--worker=ps", "--port=2222"}, mpi.EnvMPIHost, 2222)
 
 	heading("roll back and uninstall (docs/install.md)")
 	if err := x.rollback(ns); err != nil {
 		return err
 	}
 	heading("Volcano's in-tree plugin again")
-	x.job(ctx, "stock-after", "tensorflow", []string{"--ps=ps", "--worker=worker", "--port=2222"}, "TF_CONFIG", 2222)
+	x.job(ctx, "stock-after", tensorflow.Name, []string{"--ps=ps", "--worker=worker", "--port=2222"}, tensorflow.EnvTFConfig, 2222)
 	if err := x.nothingOfOursLeft(ctx, ns); err != nil {
 		return err
 	}
@@ -223,17 +231,27 @@ func (x *t) steps(ctx context.Context) error {
 }
 
 // upgrade is docs/install.md's "Onto an existing Volcano", with the test's
-// real-node values added: Volcano's release first, whose new webhook manager
-// creates this project's two webhook configurations itself as it starts; then
-// the chart for the RBAC only (webhook.create=false: the configurations exist).
-func (x *t) upgrade(ns string) error {
+// real-node values added: the chart for the RBAC only (webhook.create=false),
+// among it the Role that lets the new webhook manager list the admission
+// service's endpoints; then Volcano's release, whose new webhook manager
+// creates this project's two webhook configurations once no old pod is a
+// ready endpoint. It returns when both configurations exist.
+func (x *t) upgrade(ctx context.Context, ns string) error {
+	if err := x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns,
+		"--set", "webhook.create=false", "--wait"); err != nil {
+		return err
+	}
 	if err := x.helm("upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
 		"-f", "installer/helm/volcano-values.yaml", "-f", realNodeValues,
 		"--wait", "--timeout", "5m"); err != nil {
 		return err
 	}
-	return x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns,
-		"--set", "webhook.create=false", "--wait")
+	fmt.Println("waiting for the webhook manager to create the framework admissions' configurations")
+	return wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, merr := x.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName(webhook.MutatePath), metav1.GetOptions{})
+		_, verr := x.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName(webhook.ValidatePath), metav1.GetOptions{})
+		return merr == nil && verr == nil, nil
+	})
 }
 
 // rollback is docs/install.md's "Uninstall": this project's webhook
@@ -242,10 +260,10 @@ func (x *t) upgrade(ns string) error {
 // does not serve; then Volcano's release back to its first revision; then the
 // chart (RBAC).
 func (x *t) rollback(ns string) error {
-	if err := x.sh("kubectl", "delete", "mutatingwebhookconfiguration", "volcano-admission-service-jobs-frameworks-mutate", "--ignore-not-found"); err != nil {
+	if err := x.sh("kubectl", "delete", "mutatingwebhookconfiguration", webhook.ConfigurationName(webhook.MutatePath), "--ignore-not-found"); err != nil {
 		return err
 	}
-	if err := x.sh("kubectl", "delete", "validatingwebhookconfiguration", "volcano-admission-service-jobs-frameworks-validate", "--ignore-not-found"); err != nil {
+	if err := x.sh("kubectl", "delete", "validatingwebhookconfiguration", webhook.ConfigurationName(webhook.ValidatePath), "--ignore-not-found"); err != nil {
 		return err
 	}
 	if err := x.helm("rollback", "volcano", "1", "-n", ns, "--wait", "--timeout", "5m"); err != nil {
@@ -259,7 +277,7 @@ func (x *t) rollback(ns string) error {
 	return x.helm("uninstall", "framework-plugins", "-n", ns, "--wait")
 }
 
-// nothingOfOursLeft: no webhook configuration or ClusterRole of ours, and
+// nothingOfOursLeft: no webhook configuration, ClusterRole or Role of ours, and
 // Volcano's Deployments on Volcano's images.
 func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 	var left []string
@@ -275,6 +293,10 @@ func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 	if err != nil {
 		return err
 	}
+	roles, err := x.kube.RbacV1().Roles(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
 	for _, k := range []struct {
 		kind, substring string
 		names           []string
@@ -282,6 +304,7 @@ func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 		{"MutatingWebhookConfiguration", "frameworks", objectNames(mw.Items)},
 		{"ValidatingWebhookConfiguration", "frameworks", objectNames(vw.Items)},
 		{"ClusterRole", "framework-plugins", objectNames(crs.Items)},
+		{"Role", "framework-plugins", objectNames(roles.Items)},
 	} {
 		for _, n := range k.names {
 			if strings.Contains(n, k.substring) {
@@ -355,13 +378,13 @@ func (x *t) createLoop(ctx context.Context, stop chan struct{}, creates, failed 
 	}
 }
 
-// job runs a two-task Job (ps, worker) with plugin on the real node; each
-// container checks that env var is set, and ps then accepts one connection on
-// port (for at most 20 s): this project's plugins hold the worker back in a
-// wait init container until ps answers there (or resolves, for PyTorch),
-// Volcano's do not. Records the result.
+// job runs a two-task Job (ps, worker) with plugin on the real node: ps
+// accepts one connection on port (for at most 20 s), worker checks that env
+// var is set. This project's plugins hold the worker back in a wait init
+// container until ps answers there (or resolves, for PyTorch), Volcano's do
+// not. Records the result.
 func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
-	j := realNodeJob(name, plugin, args, fmt.Sprintf(`test -n "$%[1]s" && echo %[1]s="$%[1]s" && case $(hostname) in *-ps-0) timeout 20 nc -l -p %[2]d || true;; esac`, env, port))
+	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-ps-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port))
 	start := time.Now()
 	res := func(ok bool, what string) {
 		line := fmt.Sprintf("job %-16s %-10s %s (%.0fs)", name, plugin, what, time.Since(start).Seconds())

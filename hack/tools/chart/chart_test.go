@@ -96,6 +96,8 @@ const (
 	ctrlBind   = "ClusterRoleBinding/framework-plugins-controller"
 	whRole     = "ClusterRole/framework-plugins-webhook-manager"
 	whBind     = "ClusterRoleBinding/framework-plugins-webhook-manager"
+	epRole     = "Role/framework-plugins-admission-endpoints"
+	epBind     = "RoleBinding/framework-plugins-admission-endpoints"
 	cert       = "Certificate/volcano-admission-service-cert"
 )
 
@@ -105,11 +107,12 @@ func TestRenderedObjects(t *testing.T) {
 		vals string
 		want []string
 	}{
-		{"defaults", ``, []string{ctrlRole, ctrlBind, mutating, validating}},
-		{"configurations from the manager", "webhook: {create: false}\nrbac: {webhookManager: true}", []string{ctrlRole, whRole, ctrlBind, whBind}},
-		{"RBAC only", "webhook: {create: false}", []string{ctrlRole, ctrlBind}},
-		{"no RBAC", "rbac: {controller: false}", []string{mutating, validating}},
-		{"cert-manager", "certManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, ctrlBind, mutating, validating}},
+		{"defaults", ``, []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating}},
+		{"configurations from the manager", "webhook: {create: false}\nrbac: {webhookManager: true}", []string{ctrlRole, whRole, ctrlBind, whBind, epRole, epBind}},
+		{"RBAC only", "webhook: {create: false}", []string{ctrlRole, ctrlBind, epRole, epBind}},
+		{"no RBAC", "rbac: {controller: false, admissionEndpoints: false}", []string{mutating, validating}},
+		{"a URL has no service endpoints", "webhook: {url: \"https://127.0.0.1:8443\"}", []string{ctrlRole, ctrlBind, mutating, validating}},
+		{"cert-manager", "certManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, ctrlBind, epRole, epBind, mutating, validating}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := render(t, "1.30.2", values(t, tc.vals))
@@ -247,6 +250,17 @@ func TestRenderedRBAC(t *testing.T) {
 		if role := strings.TrimPrefix(key, "ClusterRoleBinding/"); b.RoleRef.Name != role || b.RoleRef.Kind != "ClusterRole" {
 			t.Errorf("%s roleRef %+v, want ClusterRole %s", key, b.RoleRef, role)
 		}
+	}
+	// The endpoints Role: list EndpointSlices in the admission service's
+	// namespace, nothing else, bound to the webhook manager.
+	ep := decode[rbacv1.Role](t, r, epRole)
+	if diff := cmp.Diff([]rbacv1.PolicyRule{{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list"}}}, ep.Rules); diff != "" {
+		t.Errorf("endpoints rules (-want +got):\n%s", diff)
+	}
+	epb := decode[rbacv1.RoleBinding](t, r, epBind)
+	if diff := cmp.Diff([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "vc-adm", Namespace: "volcano-system"}}, epb.Subjects); diff != "" || ep.Namespace != "volcano-system" || epb.Namespace != "volcano-system" ||
+		epb.RoleRef != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: ep.Name}) {
+		t.Errorf("endpoints role %s/%s, binding %s/%s to %+v, subjects (-want +got):\n%s", ep.Namespace, ep.Name, epb.Namespace, epb.Name, epb.RoleRef, diff)
 	}
 	wh := decode[rbacv1.ClusterRole](t, r, whRole)
 	for _, rule := range wh.Rules {

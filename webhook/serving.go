@@ -1,0 +1,268 @@
+package webhook
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+)
+
+// Handle serves both admissions on mux (vc-webhook-manager passes
+// http.DefaultServeMux, which Volcano's manager serves), at MutatePath and
+// ValidatePath.
+//
+// They are not registered with Volcano's admission router: its manager listens
+// only once the configuration of every admission it serves exists, which would
+// make ours exist before any pod of the new manager can answer them (see
+// Keeper).
+func Handle(mux *http.ServeMux, opts Options) {
+	for _, s := range []struct {
+		path string
+		h    http.HandlerFunc
+	}{{MutatePath, http.HandlerFunc(MutateService(opts).Handler)}, {ValidatePath, http.HandlerFunc(ValidateService().Handler)}} {
+		mux.Handle(s.path, s.h)
+	}
+}
+
+// WithoutPaths returns Volcano's --enabled-admission list without MutatePath
+// and ValidatePath (Handle serves them), in its order, blanks dropped.
+func WithoutPaths(enabled string) string {
+	var out []string
+	for _, p := range strings.Split(enabled, ",") {
+		if p = strings.TrimSpace(p); p != "" && p != MutatePath && p != ValidatePath {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+// Keeper looks after the two webhook configurations for a running
+// vc-webhook-manager.
+//
+// With Create, it creates or repoints them (EnsureConfigurations) only once
+// every address the API server may send their calls to answers their paths:
+// the URL of a manager outside the cluster, or every ready endpoint of the
+// admission Service. During a rolling upgrade from Volcano's own manager the
+// old pod stays a ready endpoint until the new one is ready, and answers
+// /jobs/frameworks/* with 404 ("the server could not find the requested
+// resource"); a configuration with failurePolicy Fail created meanwhile makes
+// every Job create that reaches the old pod fail. Jobs created before the
+// configurations exist are admitted by Volcano's own job admissions alone, as
+// before the upgrade.
+//
+// Without Create, configurations an installer made are only given the CA
+// bundle, as Volcano's manager does for its own.
+type Keeper struct {
+	Client   kubernetes.Interface
+	Endpoint Endpoint
+	Create   bool
+	// Interval between checks; 0 means 2 s.
+	Interval time.Duration
+	// ProbeTimeout bounds one probe of one address; 0 means 3 s.
+	ProbeTimeout time.Duration
+}
+
+// Run does the Keeper's work and returns nil once done, or ctx's error. It
+// retries every error (the Service's endpoints unreadable for lack of RBAC,
+// the configurations missing without Create), logging why at most every 30 s.
+func (k Keeper) Run(ctx context.Context) error {
+	interval := k.Interval
+	if interval <= 0 {
+		interval = 2 * time.Second
+	}
+	var lastLog time.Time
+	report := func(msg string, err error) {
+		if time.Since(lastLog) >= 30*time.Second {
+			klog.InfoS(msg, "reason", err)
+			lastLog = time.Now()
+		}
+	}
+	for {
+		if err := k.step(ctx, interval); err != nil {
+			report("Framework admissions' webhook configurations not in place yet", err)
+		} else {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+	}
+}
+
+func (k Keeper) step(ctx context.Context, settle time.Duration) error {
+	if !k.Create {
+		if err := SetCABundle(ctx, k.Client, k.Endpoint.CABundle); err != nil {
+			return err
+		}
+		klog.InfoS("Set the CA bundle of the framework admissions' webhook configurations")
+		return nil
+	}
+	if err := k.Served(ctx); err != nil {
+		return err
+	}
+	// The API server learns of endpoint changes from its own watch; ask once
+	// more after a pause so that it has seen what this check saw.
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(settle):
+	}
+	if err := k.Served(ctx); err != nil {
+		return err
+	}
+	if err := EnsureConfigurations(ctx, k.Client, k.Endpoint); err != nil {
+		return err
+	}
+	klog.InfoS("Framework admissions' webhook configurations in place; every endpoint serves them")
+	return nil
+}
+
+// Served returns nil when every address the API server may call for the
+// configurations answers both paths with a status other than 404 (Volcano's
+// manager answers 404 on paths it does not serve). Otherwise it returns an
+// error naming the addresses that do not, or why none could be listed: a
+// Service without ready endpoints, or one whose EndpointSlices the manager
+// may not list.
+func (k Keeper) Served(ctx context.Context) error {
+	bases, err := k.addresses(ctx)
+	if err != nil {
+		return err
+	}
+	if len(bases) == 0 {
+		return fmt.Errorf("service %s/%s has no ready endpoint", k.Endpoint.ServiceNamespace, k.Endpoint.ServiceName)
+	}
+	timeout := k.ProbeTimeout
+	if timeout <= 0 {
+		timeout = 3 * time.Second
+	}
+	// The probe only tells a served path from an unknown one, and carries
+	// nothing; the API server verifies the certificate on real calls.
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
+		DisableKeepAlives: true,
+	}}
+	var not []string
+	for _, base := range bases {
+		for _, p := range Paths() {
+			if err := probe(ctx, client, base+p); err != nil {
+				not = append(not, err.Error())
+				break
+			}
+		}
+	}
+	if len(not) > 0 {
+		return fmt.Errorf("%d of %d endpoints do not serve the framework admissions yet: %s", len(not), len(bases), strings.Join(not, "; "))
+	}
+	return nil
+}
+
+func probe(ctx context.Context, client *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("%s: 404", url)
+	}
+	return nil
+}
+
+// addresses returns the base URLs (https://host:port) to probe: the
+// Endpoint's URL, or one per ready endpoint of the Service's port that the
+// configurations name (443, or the only port), sorted.
+func (k Keeper) addresses(ctx context.Context) ([]string, error) {
+	ep := k.Endpoint
+	if ep.URL != "" {
+		return []string{strings.TrimSuffix(ep.URL, "/")}, nil
+	}
+	svc, err := k.Client.CoreV1().Services(ep.ServiceNamespace).Get(ctx, ep.ServiceName, metav1.GetOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("reading service %s/%s: %w", ep.ServiceNamespace, ep.ServiceName, err)
+	}
+	port, err := configuredPort(ctx, k.Client, svc)
+	if err != nil {
+		return nil, err
+	}
+	slices, err := k.Client.DiscoveryV1().EndpointSlices(ep.ServiceNamespace).List(ctx, metav1.ListOptions{
+		LabelSelector: discoveryv1.LabelServiceName + "=" + ep.ServiceName,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing the endpoints of service %s/%s: %w", ep.ServiceNamespace, ep.ServiceName, err)
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, s := range slices.Items {
+		target, ok := slicePort(s.Ports, port.Name)
+		if !ok {
+			continue
+		}
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+				continue
+			}
+			for _, a := range e.Addresses {
+				u := "https://" + net.JoinHostPort(a, strconv.Itoa(int(target)))
+				if !seen[u] {
+					seen[u] = true
+					out = append(out, u)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// configuredPort returns the Service's port the configurations call: the one
+// an existing configuration names, else 443, else the Service's only port.
+func configuredPort(ctx context.Context, client kubernetes.Interface, svc *v1.Service) (v1.ServicePort, error) {
+	want := int32(443)
+	if m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, ConfigurationName(MutatePath), metav1.GetOptions{}); err == nil {
+		for _, w := range m.Webhooks {
+			if s := w.ClientConfig.Service; s != nil && s.Port != nil {
+				want = *s.Port
+			}
+		}
+	} else if !apierrors.IsNotFound(err) {
+		return v1.ServicePort{}, err
+	}
+	for _, p := range svc.Spec.Ports {
+		if p.Port == want {
+			return p, nil
+		}
+	}
+	if len(svc.Spec.Ports) == 1 {
+		return svc.Spec.Ports[0], nil
+	}
+	return v1.ServicePort{}, fmt.Errorf("service %s/%s has no port %d", svc.Namespace, svc.Name, want)
+}
+
+// slicePort returns the port an EndpointSlice gives the Service port named
+// name (EndpointSlices name their ports after the Service's).
+func slicePort(ports []discoveryv1.EndpointPort, name string) (int32, bool) {
+	for _, p := range ports {
+		if p.Port != nil && (p.Name == nil && name == "" || p.Name != nil && *p.Name == name) {
+			return *p.Port, true
+		}
+	}
+	return 0, false
+}
