@@ -194,7 +194,7 @@ func (x *t) steps(ctx context.Context) error {
 		x.createLoop(ctx, stop, &creates, &failedCreates, &firstErr)
 	}()
 	start := time.Now()
-	err := x.upgrade(ctx, ns)
+	err := x.upgrade(ns)
 	took := time.Since(start)
 	time.Sleep(3 * time.Second) // a few creates after the rollout
 	close(stop)
@@ -236,7 +236,7 @@ func (x *t) steps(ctx context.Context) error {
 // service's endpoints; then Volcano's release, whose new webhook manager
 // creates this project's two webhook configurations once no old pod is a
 // ready endpoint. It returns when both configurations exist.
-func (x *t) upgrade(ctx context.Context, ns string) error {
+func (x *t) upgrade(ns string) error {
 	if err := x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns,
 		"--set", "webhook.create=false", "--wait"); err != nil {
 		return err
@@ -246,12 +246,9 @@ func (x *t) upgrade(ctx context.Context, ns string) error {
 		"--wait", "--timeout", "5m"); err != nil {
 		return err
 	}
-	fmt.Println("waiting for the webhook manager to create the framework admissions' configurations")
-	return wait.PollUntilContextTimeout(ctx, time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, merr := x.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName(webhook.MutatePath), metav1.GetOptions{})
-		_, verr := x.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName(webhook.ValidatePath), metav1.GetOptions{})
-		return merr == nil && verr == nil, nil
-	})
+	return x.sh("kubectl", "wait", "--for=create", "--timeout=3m",
+		"mutatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.MutatePath),
+		"validatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.ValidatePath))
 }
 
 // rollback is docs/install.md's "Uninstall": this project's webhook

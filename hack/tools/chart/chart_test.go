@@ -277,8 +277,8 @@ func TestRenderedRBAC(t *testing.T) {
 	}
 }
 
-// NOTES end with a complete command: the upgrade of Volcano's release when the
-// chart created the configurations, and a test Job in every case.
+// NOTES end with complete commands: the upgrade of Volcano's release (the
+// step after the chart in both install orders) and a test Job.
 func TestNotesGiveTheNextCommand(t *testing.T) {
 	r, err := render(t, "1.30.2", nil)
 	if err != nil {
@@ -291,7 +291,8 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(r.notes, "helm upgrade") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
+	if !strings.Contains(r.notes, "helm upgrade volcano volcano-sh/volcano --version 1.10.0 -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait") ||
+		!strings.Contains(r.notes, "Role framework-plugins-admission-endpoints") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
 		t.Errorf("NOTES with webhook.create=false:\n%s", r.notes)
 	}
 }
