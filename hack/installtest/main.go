@@ -34,6 +34,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
@@ -112,7 +113,12 @@ func run(o options) int {
 	if x.kube, err = kubernetes.NewForConfig(cl.RESTConfig); err != nil {
 		return fail(err)
 	}
-	if x.vc, err = vcclientset.NewForConfig(cl.RESTConfig); err != nil {
+	// The typed client sends the tasks' empty template metadata as
+	// "creationTimestamp": null, which the Job CRD's schema warns about on
+	// every create; the log would be those warnings.
+	vcConfig := rest.CopyConfig(cl.RESTConfig)
+	vcConfig.WarningHandler = rest.NoWarnings{}
+	if x.vc, err = vcclientset.NewForConfig(vcConfig); err != nil {
 		return fail(err)
 	}
 	tars, _ := filepath.Glob(filepath.Join(o.installImages, "*.tar"))
@@ -246,9 +252,8 @@ func (x *t) upgrade(ns string) error {
 		"--wait", "--timeout", "5m"); err != nil {
 		return err
 	}
-	return x.sh("kubectl", "wait", "--for=create", "--timeout=3m",
-		"mutatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.MutatePath),
-		"validatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.ValidatePath))
+	return x.sh("timeout", "180", "sh", "-c", "until kubectl get mutatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.MutatePath)+
+		" validatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.ValidatePath)+"; do sleep 2; done")
 }
 
 // rollback is docs/install.md's "Uninstall": this project's webhook
