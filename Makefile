@@ -23,7 +23,7 @@ build: ## Build vc-controller-manager (and vc-webhook-manager) into _output/bin.
 vet: ## go vet every package.
 	$(GO) vet ./...
 
-test: vet test-unit test-fuzz test-e2e ## Unit tests, a short fuzzing of admission, then the e2e suite on a local cluster.
+test: vet test-unit test-fuzz test-e2e test-install ## Unit tests, a short fuzzing of admission, the e2e suite on a local cluster, then the install test (Volcano's chart, upgrade to ours) on the real node.
 
 test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, of the image builder and of the Helm chart (rendered with the Helm library).
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)

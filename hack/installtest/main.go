@@ -74,7 +74,7 @@ type t struct {
 	results []string
 }
 
-func run(o options) int {
+func run(o options) (code int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Minute)
 	defer cancel()
 	root, err := localcluster.ModuleRoot()
@@ -92,6 +92,7 @@ func run(o options) int {
 		o.chart = filepath.Join(strings.TrimSpace(string(out)), "installer", "helm", "chart", "volcano")
 	}
 	heading("cluster without Volcano, with the real node")
+	before := localcluster.TakeHostSnapshot(o.binDir)
 	cl, err := localcluster.Up(ctx, localcluster.Config{
 		RootDir: o.dir, BinDir: o.binDir, ImageDir: o.imageDir,
 		Nodes: 1, NoVolcano: true, RealNode: localcluster.RealNodeOn,
@@ -106,6 +107,16 @@ func run(o options) int {
 			heading("local-cluster down")
 			if err := localcluster.Down(cl.RootDir); err != nil {
 				fmt.Println("down:", err)
+				code = 1
+			}
+			// Host hygiene, as the e2e suite checks it: the in-cluster
+			// paths (the API server's address in the node's namespace, the
+			// CONNECT proxy) must go with the cluster too.
+			if changes := localcluster.HostChanges(before, localcluster.TakeHostSnapshot(o.binDir)); len(changes) > 0 {
+				fmt.Printf("host check FAILED: the cluster left the host changed:\n  %s\n", strings.Join(changes, "\n  "))
+				code = 1
+			} else {
+				fmt.Println("host check: no process, mount, network namespace, interface, cgroup, path or sysctl change left behind")
 			}
 		}()
 	}
