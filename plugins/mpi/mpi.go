@@ -190,8 +190,13 @@ type plan struct {
 	hostfileSynced ownedcm.Synced
 }
 
-// hostfileCM is the hostfile ConfigMap's lifecycle (ownedcm.Kept).
-var hostfileCM = ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName}
+// hostfileCM is the hostfile ConfigMap's lifecycle (ownedcm.Hooks).
+var hostfileCM = ownedcm.Hooks[*plan]{
+	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName},
+	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
+		return map[string]string{HostfileKey: p.hostfile}, &p.hostfileSynced
+	},
+}
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	a, errs := ParseArgs(argv, job)
@@ -401,8 +406,7 @@ func hostfileMount() v1.VolumeMount {
 // Volcano calls it on every sync of a Pending Job; after the first success for
 // a spec revision it skips the API for ownedcm.Recheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
-	framework.MarkControlled(job, Name)
-	return p.syncHostfile(job)
+	return hostfileCM.OnJobAdd(&p.Base, job)
 }
 
 // OnJobUpdate rewrites the hostfile ConfigMap when it no longer matches the Job
@@ -412,17 +416,7 @@ func (p *Plugin) OnJobAdd(job *batch.Job) error {
 // another created) stops the sync of a running Job as well, since the
 // kubelet would project its content into the running master's mount.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
-	return p.syncHostfile(job)
-}
-
-// syncHostfile applies the hostfile ConfigMap unless this spec revision's plan
-// found or made it right less than ownedcm.Recheck ago.
-func (p *Plugin) syncHostfile(job *batch.Job) error {
-	pl, ok := p.Plan(job)
-	if !ok {
-		return nil
-	}
-	return hostfileCM.Sync(p.Client, job, &pl.hostfileSynced, map[string]string{HostfileKey: pl.hostfile})
+	return hostfileCM.OnJobUpdate(&p.Base, job)
 }
 
 // OnJobDelete deletes the hostfile ConfigMap when the Job controls it (a missing
@@ -430,15 +424,7 @@ func (p *Plugin) syncHostfile(job *batch.Job) error {
 // not returned: stopping the Job's pods must go on) and removes the plugin's
 // mark. It does not depend on the arguments. Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
-	var synced *ownedcm.Synced
-	if pl, ok := p.Plan(job); ok {
-		synced = &pl.hostfileSynced
-	}
-	if err := hostfileCM.Delete(p.Client, job, synced); err != nil {
-		return err
-	}
-	framework.UnmarkControlled(job, Name)
-	return nil
+	return hostfileCM.OnJobDelete(&p.Base, job)
 }
 
 // ConflictError is what the hooks return while the hostfile ConfigMap's name

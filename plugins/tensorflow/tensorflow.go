@@ -68,8 +68,17 @@ const (
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
-// clusterCM is the cluster ConfigMap's lifecycle (ownedcm.Kept).
-var clusterCM = ownedcm.Kept{Plugin: Name, Purpose: "the cluster in every pod's TF_CONFIG", Name: ConfigMapName}
+// clusterCM is the cluster ConfigMap's lifecycle (ownedcm.Hooks): only
+// distributed jobs with --tf-config=reference have one.
+var clusterCM = ownedcm.Hooks[*plan]{
+	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the cluster in every pod's TF_CONFIG", Name: ConfigMapName},
+	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
+		if !p.reference || !p.distributed {
+			return nil, &p.clusterSynced
+		}
+		return map[string]string{ClusterKey: p.cluster}, &p.clusterSynced
+	},
+}
 
 // ConfigMapName returns the name of the job's cluster ConfigMap:
 // <job>-tf-cluster, in the Job's namespace.
@@ -263,23 +272,14 @@ func hasEnv(c *v1.Container, name string) bool {
 // Volcano retries. After the first success for a spec revision it skips the
 // API for ownedcm.Recheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
-	framework.MarkControlled(job, Name)
-	return p.syncCluster(job)
+	return clusterCM.OnJobAdd(&p.Base, job)
 }
 
 // OnJobUpdate rewrites the cluster ConfigMap when it no longer matches the
 // Job (a new spec revision) and recreates it if it is gone, reading it at
 // most once per ownedcm.Recheck. Errors as OnJobAdd.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
-	return p.syncCluster(job)
-}
-
-func (p *Plugin) syncCluster(job *batch.Job) error {
-	pl, ok := p.Plan(job)
-	if !ok || !pl.reference || !pl.distributed {
-		return nil
-	}
-	return clusterCM.Sync(p.Client, job, &pl.clusterSynced, map[string]string{ClusterKey: pl.cluster})
+	return clusterCM.OnJobUpdate(&p.Base, job)
 }
 
 // OnJobDelete deletes the cluster ConfigMap when the Job controls it (a
@@ -288,15 +288,7 @@ func (p *Plugin) syncCluster(job *batch.Job) error {
 // arguments: a Job switched to inline loses its old ConfigMap too.
 // Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
-	var synced *ownedcm.Synced
-	if pl, ok := p.Plan(job); ok {
-		synced = &pl.clusterSynced
-	}
-	if err := clusterCM.Delete(p.Client, job, synced); err != nil {
-		return err
-	}
-	framework.UnmarkControlled(job, Name)
-	return nil
+	return clusterCM.OnJobDelete(&p.Base, job)
 }
 
 // ConflictError is what the hooks return while the cluster ConfigMap's name
