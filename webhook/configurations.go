@@ -109,11 +109,7 @@ func EnsureConfigurations(ctx context.Context, client kubernetes.Interface, ep E
 	m := MutatingConfiguration(ep)
 	err := ensure[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), m, m.Name, ep, MutatePath,
 		func(c *whv1.MutatingWebhookConfiguration) []*whv1.WebhookClientConfig {
-			out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
-			for i := range c.Webhooks {
-				out[i] = &c.Webhooks[i].ClientConfig
-			}
-			return out
+			return clientConfigs(c.Webhooks, func(w *whv1.MutatingWebhook) *whv1.WebhookClientConfig { return &w.ClientConfig })
 		})
 	if err != nil {
 		return fmt.Errorf("MutatingWebhookConfiguration %s: %w", m.Name, err)
@@ -121,11 +117,7 @@ func EnsureConfigurations(ctx context.Context, client kubernetes.Interface, ep E
 	v := ValidatingConfiguration(ep)
 	err = ensure[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), v, v.Name, ep, ValidatePath,
 		func(c *whv1.ValidatingWebhookConfiguration) []*whv1.WebhookClientConfig {
-			out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
-			for i := range c.Webhooks {
-				out[i] = &c.Webhooks[i].ClientConfig
-			}
-			return out
+			return clientConfigs(c.Webhooks, func(w *whv1.ValidatingWebhook) *whv1.WebhookClientConfig { return &w.ClientConfig })
 		})
 	if err != nil {
 		return fmt.Errorf("ValidatingWebhookConfiguration %s: %w", v.Name, err)
@@ -144,6 +136,16 @@ type configClient[T any] interface {
 // ensure creates the configuration want when none is named name, or repoints
 // the webhooks of the existing one (clientConfigs lists them) at ep and path,
 // updating it only when that changed something.
+// clientConfigs returns the client configuration of each of webhooks
+// (whv1.MutatingWebhook or whv1.ValidatingWebhook, through config), in place.
+func clientConfigs[W any](webhooks []W, config func(*W) *whv1.WebhookClientConfig) []*whv1.WebhookClientConfig {
+	out := make([]*whv1.WebhookClientConfig, len(webhooks))
+	for i := range webhooks {
+		out[i] = config(&webhooks[i])
+	}
+	return out
+}
+
 func ensure[T any](ctx context.Context, c configClient[T], want T, name string, ep Endpoint, path string,
 	clientConfigs func(T) []*whv1.WebhookClientConfig) error {
 	cur, err := c.Get(ctx, name, metav1.GetOptions{})
