@@ -154,20 +154,14 @@ func setCABundle[T any](ctx context.Context, c configClient[T], name string, caB
 	return err
 }
 
+// mutatingClientConfigs and validatingClientConfigs point at the client
+// configurations of a configuration's webhooks.
 func mutatingClientConfigs(c *whv1.MutatingWebhookConfiguration) []*whv1.WebhookClientConfig {
-	out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
-	for i := range c.Webhooks {
-		out[i] = &c.Webhooks[i].ClientConfig
-	}
-	return out
+	return clientConfigs(c.Webhooks, func(w *whv1.MutatingWebhook) *whv1.WebhookClientConfig { return &w.ClientConfig })
 }
 
 func validatingClientConfigs(c *whv1.ValidatingWebhookConfiguration) []*whv1.WebhookClientConfig {
-	out := make([]*whv1.WebhookClientConfig, len(c.Webhooks))
-	for i := range c.Webhooks {
-		out[i] = &c.Webhooks[i].ClientConfig
-	}
-	return out
+	return clientConfigs(c.Webhooks, func(w *whv1.ValidatingWebhook) *whv1.WebhookClientConfig { return &w.ClientConfig })
 }
 
 // configClient is what ensure needs of the typed clients of mutating and
@@ -181,6 +175,16 @@ type configClient[T any] interface {
 // ensure creates the configuration want when none is named name, or repoints
 // the webhooks of the existing one (clientConfigs lists them) at ep and path,
 // updating it only when that changed something.
+// clientConfigs returns the client configuration of each of webhooks
+// (whv1.MutatingWebhook or whv1.ValidatingWebhook, through config), in place.
+func clientConfigs[W any](webhooks []W, config func(*W) *whv1.WebhookClientConfig) []*whv1.WebhookClientConfig {
+	out := make([]*whv1.WebhookClientConfig, len(webhooks))
+	for i := range webhooks {
+		out[i] = config(&webhooks[i])
+	}
+	return out
+}
+
 func ensure[T any](ctx context.Context, c configClient[T], want T, name string, ep Endpoint, path string,
 	clientConfigs func(T) []*whv1.WebhookClientConfig) error {
 	cur, err := c.Get(ctx, name, metav1.GetOptions{})

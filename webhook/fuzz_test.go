@@ -251,7 +251,7 @@ func TestGeneratedJobs(t *testing.T) {
 	t.Logf("%d malformed Jobs denied; Volcano's validation also denies, by defect: %v", generatedCases, alsoVolcano)
 }
 
-var namesPlugin = regexp.MustCompile(`\bplugin (tensorflow|pytorch|mpi|mxnet|svc): `)
+var namesPlugin = regexp.MustCompile(`\bplugin (` + strings.Join(plugins.Names(), "|") + `|` + svcPlugin + `): `)
 
 // The generator's flag lists are the plugins' flags.
 func TestGeneratorFlags(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,6 +40,7 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -198,7 +200,7 @@ func (x *t) steps(ctx context.Context) error {
 		return err
 	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
-	x.job(ctx, "stock-before", tensorflow.Name, []string{"--ps=ps", "--worker=worker", "--port=2222"}, tensorflow.EnvTFConfig, 2222)
+	x.job(ctx, "stock-before", tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
 
 	heading("upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
 	var failedCreates, creates atomic.Int64
@@ -227,19 +229,21 @@ func (x *t) steps(ctx context.Context) error {
 	}
 
 	heading("a Job of each framework with this project's plugins")
-	x.job(ctx, "ours-tensorflow", tensorflow.Name, []string{"--ps=ps", "--worker=worker", "--port=2222"}, tensorflow.EnvTFConfig, 2222)
-	x.job(ctx, "ours-pytorch", pytorch.Name, []string{"--master=ps", "--worker=worker", "--port=23456"}, pytorch.EnvMasterAddr, 23456)
-	x.job(ctx, "ours-mxnet", mxnet.Name, []string{"--scheduler=ps", "--worker=worker"}, mxnet.EnvRole, 9091)
-	// The launcher (task worker) waits for the MPI workers' ssh port (task
-	// ps, listening on 2222) and has the worker hosts in MPI_HOST.
-	x.job(ctx, "ours-mpi", mpi.Name, []string{"--master=worker", "--worker=ps", "--port=2222"}, mpi.EnvMPIHost, 2222)
+	x.job(ctx, "ours-"+tensorflow.Name, tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
+	x.job(ctx, "ours-"+pytorch.Name, pytorch.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(pytorch.DefaultPort)},
+		pytorch.EnvMasterAddr, pytorch.DefaultPort)
+	x.job(ctx, "ours-"+mxnet.Name, mxnet.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask}, mxnet.EnvRole, mxnet.DefaultPort)
+	// The MPI launcher (workerTask) waits for its worker's ssh port
+	// (leadTask listens there) and gets the worker hosts in MPI_HOST.
+	x.job(ctx, "ours-"+mpi.Name, mpi.Name, []string{"--master=" + workerTask, "--worker=" + leadTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort)},
+		mpi.EnvMPIHost, tensorflow.DefaultPort)
 
 	heading("roll back and uninstall (docs/install.md)")
 	if err := x.rollback(ns); err != nil {
 		return err
 	}
 	heading("Volcano's in-tree plugin again")
-	x.job(ctx, "stock-after", tensorflow.Name, []string{"--ps=ps", "--worker=worker", "--port=2222"}, tensorflow.EnvTFConfig, 2222)
+	x.job(ctx, "stock-after", tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
 	if err := x.nothingOfOursLeft(ctx, ns); err != nil {
 		return err
 	}
@@ -391,13 +395,24 @@ func (x *t) createLoop(ctx context.Context, stop chan struct{}, creates, failed 
 	}
 }
 
-// job runs a two-task Job (ps, worker) with plugin on the real node: ps
-// accepts one connection on port (for at most 20 s), worker checks that env
-// var is set. This project's plugins hold the worker back in a wait init
-// container until ps answers there (or resolves, for PyTorch), Volcano's do
-// not. Records the result.
+// The two tasks of the install test's Jobs: TensorFlow's default ps and
+// worker, which the other frameworks' flags name as their lead and workers.
+const (
+	leadTask   = tensorflow.DefaultPS
+	workerTask = tensorflow.DefaultWorker
+)
+
+// tfArgs are the TensorFlow Jobs' arguments, in the flags and defaults
+// Volcano's in-tree plugin and ours share.
+var tfArgs = []string{"--ps=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort)}
+
+// job runs a two-task Job (leadTask, workerTask) with plugin on the real
+// node: the lead accepts one connection on port (for at most 20 s), the
+// worker checks that env var is set. This project's plugins hold the worker
+// back in a wait init container until the lead answers there (or resolves,
+// for PyTorch), Volcano's do not. Records the result.
 func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
-	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-ps-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port))
+	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port, leadTask))
 	start := time.Now()
 	res := func(ok bool, what string) {
 		line := fmt.Sprintf("job %-16s %-10s %s (%.0fs)", name, plugin, what, time.Since(start).Seconds())
@@ -428,7 +443,7 @@ func (x *t) job(ctx context.Context, name, plugin string, args []string, env str
 	_ = x.vc.BatchV1alpha1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{})
 }
 
-// realNodeJob is a Job of tasks ps and worker (one pod each) on the real node
+// realNodeJob is a Job of tasks leadTask and workerTask (one pod each) on the real node
 // running busybox sh -c script, with plugin and the svc plugin ("" for none).
 func realNodeJob(name, plugin string, args []string, script string) *batch.Job {
 	task := func(n string) batch.TaskSpec {
@@ -451,11 +466,11 @@ func realNodeJob(name, plugin string, args []string, script string) *batch.Job {
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: batch.JobSpec{
 			SchedulerName: "volcano", MinAvailable: 2,
-			Tasks: []batch.TaskSpec{task("ps"), task("worker")},
+			Tasks: []batch.TaskSpec{task(leadTask), task(workerTask)},
 		},
 	}
 	if plugin != "" {
-		j.Spec.Plugins = map[string][]string{plugin: args, "svc": {}}
+		j.Spec.Plugins = map[string][]string{plugin: args, framework.SvcPlugin: {}}
 	}
 	return j
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strconv"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -10,19 +11,23 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
 // Frameworks the scale test submits, in order.
 const (
-	TensorFlow = "tensorflow"
-	MPI        = "mpi"
+	TensorFlow = tensorflow.Name
+	MPI        = mpi.Name
 )
 
-// scaleJob returns the Volcano Job the scale test submits for framework, with
+// scaleJob returns the Volcano Job the scale test submits for framework fw, with
 // pods pods in all: one lead pod (ps or MPI master) and pods-1 workers.
 //
-// The plugin arguments are the in-tree plugins' own spellings, which this
-// project's plugins accept too, so the very same Job runs under both
+// The plugin arguments are the in-tree plugins' own flags with the in-tree
+// defaults (this project's plugins accept the same flags and share those
+// defaults: their Default* constants), so the very same Job runs under both
 // controller managers. The svc (and for mpi ssh) plugins are listed
 // explicitly, so no admission webhook has anything to add that would differ.
 // Every pod keeps running on its KWOK node (localcluster.AnnotationPodResult
@@ -30,31 +35,31 @@ const (
 //
 // inline adds --tf-config=inline to the TensorFlow job (our plugin only: the
 // in-tree one does not know the flag).
-func scaleJob(framework string, pods int, inline bool) (*batch.Job, error) {
+func scaleJob(fw string, pods int, inline bool) (*batch.Job, error) {
 	if pods < 2 {
-		return nil, fmt.Errorf("a %s job needs at least 2 pods, got %d", framework, pods)
+		return nil, fmt.Errorf("a %s job needs at least 2 pods, got %d", fw, pods)
 	}
 	var lead, worker string
 	var plugins map[string][]string
-	switch framework {
+	switch fw {
 	case TensorFlow:
-		lead, worker = "ps", "worker"
+		lead, worker = tensorflow.DefaultPS, tensorflow.DefaultWorker
 		plugins = map[string][]string{
-			"tensorflow": {"--ps=ps", "--worker=worker", "--port=2222"},
-			"svc":        {},
+			tensorflow.Name:     {"--ps=" + lead, "--worker=" + worker, "--port=" + strconv.Itoa(tensorflow.DefaultPort)},
+			framework.SvcPlugin: {},
 		}
 		if inline {
-			plugins["tensorflow"] = append(plugins["tensorflow"], "--tf-config=inline")
+			plugins[tensorflow.Name] = append(plugins[tensorflow.Name], "--tf-config="+string(tensorflow.Inline))
 		}
 	case MPI:
-		lead, worker = "master", "worker"
+		lead, worker = mpi.DefaultMaster, mpi.DefaultWorker
 		plugins = map[string][]string{
-			"mpi": {"--master=master", "--worker=worker", "--port=22"},
-			"ssh": {},
-			"svc": {},
+			mpi.Name:            {"--master=" + lead, "--worker=" + worker, "--port=" + strconv.Itoa(mpi.DefaultPort)},
+			framework.SSHPlugin: {},
+			framework.SvcPlugin: {},
 		}
 	default:
-		return nil, fmt.Errorf("unknown framework %q: want %q or %q", framework, TensorFlow, MPI)
+		return nil, fmt.Errorf("unknown framework %q: want %q or %q", fw, TensorFlow, MPI)
 	}
 	task := func(name string, replicas int) batch.TaskSpec {
 		return batch.TaskSpec{
@@ -67,7 +72,7 @@ func scaleJob(framework string, pods int, inline bool) (*batch.Job, error) {
 				Spec: corev1.PodSpec{
 					RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{
-						Name:    framework,
+						Name:    fw,
 						Image:   "busybox:1.36",
 						Command: []string{"sleep", "infinity"},
 						Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
@@ -80,7 +85,7 @@ func scaleJob(framework string, pods int, inline bool) (*batch.Job, error) {
 		}
 	}
 	return &batch.Job{
-		ObjectMeta: metav1.ObjectMeta{Name: "scale-" + framework, Namespace: metav1.NamespaceDefault},
+		ObjectMeta: metav1.ObjectMeta{Name: "scale-" + fw, Namespace: metav1.NamespaceDefault},
 		Spec: batch.JobSpec{
 			SchedulerName: "volcano",
 			Queue:         "default",

@@ -116,7 +116,7 @@ func mainStatus() int {
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
 	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
 	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow job's --tf-config=inline)")
-	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: tensorflow, mpi")
+	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: "+TensorFlow+", "+MPI)
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for both impls")
 	flag.Float64Var(&o.limit, "limit", targetRatio, "largest ratio ours/stock that passes")

@@ -142,10 +142,10 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		growth := func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }
 		o, st := median(ours, growth), median(stock, growth)
 		holds := o <= rssGrowthRatio*st
-		fmt.Fprintf(w, "\nkube-apiserver RSS growth, tensorflow job, ours %s vs stock %s (target: at most 1/%.0f of stock's): %v\n",
-			mib(int64(o)), mib(int64(st)), 1/rssGrowthRatio, map[bool]string{true: "holds", false: "NO"}[holds])
+		fmt.Fprintf(w, "\nkube-apiserver RSS growth, %s job, ours %s vs stock %s (target: at most 1/%.0f of stock's): %v\n",
+			TensorFlow, mib(int64(o)), mib(int64(st)), 1/rssGrowthRatio, map[bool]string{true: "holds", false: "NO"}[holds])
 		if !holds {
-			failed = append(failed, fmt.Sprintf("tensorflow kube-apiserver RSS growth ours %s > 1/%.0f of stock's %s", mib(int64(o)), 1/rssGrowthRatio, mib(int64(st))))
+			failed = append(failed, fmt.Sprintf("%s kube-apiserver RSS growth ours %s > 1/%.0f of stock's %s", TensorFlow, mib(int64(o)), 1/rssGrowthRatio, mib(int64(st))))
 		}
 	}
 	return failed

@@ -97,6 +97,52 @@ func (k *Kept) Delete(client kubernetes.Interface, job *batch.Job, s *Synced) er
 	return nil
 }
 
+// Hooks are the Job hooks of a framework plugin with plan type P that keeps
+// a ConfigMap per Job (Kept): the plugin's OnJobAdd, OnJobUpdate and
+// OnJobDelete call them with their framework.Base. Invalid arguments (no
+// plan) write nothing.
+type Hooks[P any] struct {
+	Kept
+	// Data returns the ConfigMap's data for plan (nil: this plan needs no
+	// ConfigMap) and the plan's record of its last sync.
+	Data func(plan P) (data map[string]string, synced *Synced)
+}
+
+// OnJobAdd marks the Job as the plugin's (framework.MarkControlled) and
+// syncs the ConfigMap (OnJobUpdate).
+func (h *Hooks[P]) OnJobAdd(b *framework.Base[P], job *batch.Job) error {
+	framework.MarkControlled(job, b.Name())
+	return h.OnJobUpdate(b, job)
+}
+
+// OnJobUpdate applies the plan's data to the ConfigMap (Kept.Sync) when
+// the plan has data. Errors as Kept.Sync.
+func (h *Hooks[P]) OnJobUpdate(b *framework.Base[P], job *batch.Job) error {
+	plan, ok := b.Plan(job)
+	if !ok {
+		return nil
+	}
+	data, synced := h.Data(plan)
+	if data == nil {
+		return nil
+	}
+	return h.Sync(b.Client, job, synced, data)
+}
+
+// OnJobDelete deletes the ConfigMap (Kept.Delete, whatever the plan: a
+// plan without data may follow one with) and removes the plugin's mark.
+func (h *Hooks[P]) OnJobDelete(b *framework.Base[P], job *batch.Job) error {
+	var synced *Synced
+	if plan, ok := b.Plan(job); ok {
+		_, synced = h.Data(plan)
+	}
+	if err := h.Delete(b.Client, job, synced); err != nil {
+		return err
+	}
+	framework.UnmarkControlled(job, b.Name())
+	return nil
+}
+
 // ConflictError is what Kept's methods return while the ConfigMap's name is
 // taken by one the Job does not control. Its message is that of the
 // PluginConfigMapConflict event: which ConfigMap, and why nothing starts.

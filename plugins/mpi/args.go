@@ -3,6 +3,7 @@ package mpi
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -154,6 +155,16 @@ func implementationList() string {
 	return strings.Join(names, ", ")
 }
 
+// hostfileSep returns what separates a host from its slot count on a
+// hostfile line: Open MPI's "<host> slots=<n>", Intel MPI's and MPICH's
+// "<host>:<n>".
+func (impl Implementation) hostfileSep() string {
+	if impl == OpenMPI {
+		return " slots="
+	}
+	return ":"
+}
+
 // slots returns the slots of a host of task (nil: no such task):
 // --slots-per-worker when given, else the GPUs the task's first container
 // requests (jobs.FirstContainerGPUs), else 1.
@@ -169,8 +180,59 @@ func (a *Args) slots(task *batch.TaskSpec) int {
 	return 1
 }
 
-// worker returns the worker task, or nil when the job has none with replicas.
-func (a *Args) worker(job *batch.Job) *batch.TaskSpec {
-	t, _ := jobs.PresentTask(job, a.Worker)
-	return t
+// hostGroup is one task's share of the hostfile and MPI_HOST: its pods'
+// distinct hosts (jobs.DistinctHosts), each with slots slots.
+type hostGroup struct {
+	task  *batch.TaskSpec
+	slots int
+}
+
+// hostGroups returns the tasks whose pods are MPI hosts, in hostfile order:
+// the master first with LauncherAsWorker, then the worker task when the job
+// has it with replicas. It is the one statement of what the hostfile and
+// MPI_HOST list: the plan renders them from it (renderHosts) and the size
+// check measures them from it (measureHosts).
+func (a *Args) hostGroups(job *batch.Job) []hostGroup {
+	var out []hostGroup
+	if a.LauncherAsWorker {
+		if m, ok := jobs.PresentTask(job, a.Master); ok {
+			out = append(out, hostGroup{task: m, slots: a.slots(m)})
+		}
+	}
+	if w, ok := jobs.PresentTask(job, a.Worker); ok {
+		out = append(out, hostGroup{task: w, slots: a.slots(w)})
+	}
+	return out
+}
+
+// measureHosts returns the lengths in bytes of the hostfile and of MPI_HOST
+// that renderHosts builds from groups, computed from the names and replica
+// counts without building them (admission runs it on Jobs of any size).
+func measureHosts(job *batch.Job, impl Implementation, groups []hostGroup) (hostfile, mpiHost int) {
+	hosts := 0
+	for _, g := range groups {
+		n, namesLen := jobs.DistinctHostCount(g.task), jobs.DistinctHostsLen(job, g.task)
+		hostfile += namesLen + n*(len(impl.hostfileSep())+len(strconv.Itoa(g.slots))+1)
+		mpiHost += namesLen
+		hosts += n
+	}
+	return hostfile, mpiHost + max(hosts-1, 0)
+}
+
+// HostfileSize returns the size in bytes of Hostfile(job, a), which is what
+// it takes of the ConfigMap's ownedcm.MaxConfigMapBytes, computed without
+// building the hostfile (measureHosts). ParseArgs rejects a job whose
+// hostfile exceeds that; the admission webhook runs the same check through
+// it.
+func HostfileSize(job *batch.Job, a *Args) int {
+	n, _ := measureHosts(job, a.Implementation, a.hostGroups(job))
+	return n
+}
+
+// MPIHostSize returns the length in bytes of the master's MPI_HOST value (the
+// comma-separated hosts of the hostfile), computed like HostfileSize. a must be
+// ParseArgs' result for job, without errors.
+func MPIHostSize(job *batch.Job, a *Args) int {
+	_, n := measureHosts(job, a.Implementation, a.hostGroups(job))
+	return n
 }

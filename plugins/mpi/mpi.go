@@ -190,8 +190,13 @@ type plan struct {
 	hostfileSynced ownedcm.Synced
 }
 
-// hostfileCM is the hostfile ConfigMap's lifecycle (ownedcm.Kept).
-var hostfileCM = ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName}
+// hostfileCM is the hostfile ConfigMap's lifecycle (ownedcm.Hooks).
+var hostfileCM = ownedcm.Hooks[*plan]{
+	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName},
+	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
+		return map[string]string{HostfileKey: p.hostfile}, &p.hostfileSynced
+	},
+}
 
 func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	a, errs := ParseArgs(argv, job)
@@ -199,30 +204,26 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		return nil, errs
 	}
 	masterTask, _ := jobs.Task(job, a.Master)
-	workerTask := a.worker(job)
-	var workers []string
-	if workerTask != nil {
-		workers = jobs.DistinctHosts(job, workerTask)
-	}
-	hosts := workers
-	slots := a.slots(workerTask)
-	if a.LauncherAsWorker {
-		hosts = append(jobs.DistinctHosts(job, masterTask), workers...)
-		if workerTask == nil {
-			slots = a.slots(masterTask)
-		}
+	workerTask, _ := jobs.PresentTask(job, a.Worker)
+	groups := a.hostGroups(job)
+	hostfile, mpiHost := renderHosts(job, a.Implementation, groups)
+	// The launcher's default slots are the workers' (the master's when it is
+	// the only host task): the last group's.
+	slots := a.slots(nil)
+	if len(groups) > 0 {
+		slots = groups[len(groups)-1].slots
 	}
 	p := &plan{
 		master:           a.Master,
 		worker:           a.Worker,
 		launcherAsWorker: a.LauncherAsWorker,
 		port:             int32(a.Port),
-		hostfile:         Hostfile(job, a),
+		hostfile:         hostfile,
 	}
 	if a.Implementation != OpenMPI {
 		p.dnsSearches = dnsSearches(job, a.ClusterDomain, masterTask, workerTask)
 	}
-	p.masterEnv = append([]v1.EnvVar{{Name: EnvMPIHost, Value: strings.Join(hosts, ",")}},
+	p.masterEnv = append([]v1.EnvVar{{Name: EnvMPIHost, Value: mpiHost}},
 		launcherEnv(a.Implementation, slots, a.Port)...)
 	if !a.LauncherAsWorker && !jobs.RequestsResource(&masterTask.Template.Spec, jobs.IsGPU) {
 		p.masterEnv = append(p.masterEnv,
@@ -306,75 +307,33 @@ func launcherEnv(impl Implementation, slots, port int) []v1.EnvVar {
 // replicas share that name. Slots: --slots-per-worker, else the GPUs the task's
 // first container requests, else 1.
 func Hostfile(job *batch.Job, a *Args) string {
-	var b strings.Builder
-	if a.LauncherAsWorker {
-		if m, ok := jobs.PresentTask(job, a.Master); ok {
-			writeHosts(&b, a.Implementation, jobs.DistinctHosts(job, m), a.slots(m))
-		}
-	}
-	if w := a.worker(job); w != nil {
-		writeHosts(&b, a.Implementation, jobs.DistinctHosts(job, w), a.slots(w))
-	}
-	return b.String()
+	hostfile, _ := renderHosts(job, a.Implementation, a.hostGroups(job))
+	return hostfile
 }
 
-// HostfileSize returns the size in bytes of Hostfile(job, a), which is what it
-// takes of the ConfigMap's ownedcm.MaxConfigMapBytes, computed from the names and the
-// replica counts without building the hostfile (admission runs it on Jobs of
-// any size). ParseArgs rejects a job whose hostfile exceeds that; the admission
-// webhook runs the same check through it.
-func HostfileSize(job *batch.Job, a *Args) int {
-	sep := 1 // ':'
-	if a.Implementation == OpenMPI {
-		sep = len(" slots=")
-	}
-	size := 0
-	add := func(task *batch.TaskSpec) {
-		n := jobs.DistinctHostCount(task)
-		size += jobs.DistinctHostsLen(job, task) + n*(sep+len(strconv.Itoa(a.slots(task)))+1)
-	}
-	if a.LauncherAsWorker {
-		if m, ok := jobs.PresentTask(job, a.Master); ok {
-			add(m)
+// renderHosts builds the hostfile and MPI_HOST (the same hosts joined by
+// commas) of groups in one pass over their hosts, each into a buffer of the
+// size measureHosts computes.
+func renderHosts(job *batch.Job, impl Implementation, groups []hostGroup) (hostfile, mpiHost string) {
+	var file, list strings.Builder
+	fileLen, listLen := measureHosts(job, impl, groups)
+	file.Grow(fileLen)
+	list.Grow(listLen)
+	sep := impl.hostfileSep()
+	for _, g := range groups {
+		n := strconv.Itoa(g.slots)
+		for _, h := range jobs.DistinctHosts(job, g.task) {
+			if list.Len() > 0 {
+				list.WriteByte(',')
+			}
+			list.WriteString(h)
+			file.WriteString(h)
+			file.WriteString(sep)
+			file.WriteString(n)
+			file.WriteByte('\n')
 		}
 	}
-	if w := a.worker(job); w != nil {
-		add(w)
-	}
-	return size
-}
-
-// MPIHostSize returns the length in bytes of the master's MPI_HOST value (the
-// comma-separated hosts of the hostfile), computed like HostfileSize. a must be
-// ParseArgs' result for job, without errors.
-func MPIHostSize(job *batch.Job, a *Args) int {
-	size, hosts := 0, 0
-	if a.LauncherAsWorker {
-		if m, ok := jobs.PresentTask(job, a.Master); ok {
-			size, hosts = jobs.DistinctHostsLen(job, m), jobs.DistinctHostCount(m)
-		}
-	}
-	if w := a.worker(job); w != nil {
-		size, hosts = size+jobs.DistinctHostsLen(job, w), hosts+jobs.DistinctHostCount(w)
-	}
-	if hosts > 1 {
-		size += hosts - 1
-	}
-	return size
-}
-
-func writeHosts(b *strings.Builder, impl Implementation, hosts []string, slots int) {
-	n := strconv.Itoa(slots)
-	for _, h := range hosts {
-		b.WriteString(h)
-		if impl == OpenMPI {
-			b.WriteString(" slots=")
-		} else {
-			b.WriteByte(':')
-		}
-		b.WriteString(n)
-		b.WriteByte('\n')
-	}
+	return file.String(), list.String()
 }
 
 // OnPodCreate prepares the master and worker pods; pods of other tasks are left
@@ -447,8 +406,7 @@ func hostfileMount() v1.VolumeMount {
 // Volcano calls it on every sync of a Pending Job; after the first success for
 // a spec revision it skips the API for ownedcm.Recheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
-	framework.MarkControlled(job, Name)
-	return p.syncHostfile(job)
+	return hostfileCM.OnJobAdd(&p.Base, job)
 }
 
 // OnJobUpdate rewrites the hostfile ConfigMap when it no longer matches the Job
@@ -458,17 +416,7 @@ func (p *Plugin) OnJobAdd(job *batch.Job) error {
 // another created) stops the sync of a running Job as well, since the
 // kubelet would project its content into the running master's mount.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
-	return p.syncHostfile(job)
-}
-
-// syncHostfile applies the hostfile ConfigMap unless this spec revision's plan
-// found or made it right less than ownedcm.Recheck ago.
-func (p *Plugin) syncHostfile(job *batch.Job) error {
-	pl, ok := p.Plan(job)
-	if !ok {
-		return nil
-	}
-	return hostfileCM.Sync(p.Client, job, &pl.hostfileSynced, map[string]string{HostfileKey: pl.hostfile})
+	return hostfileCM.OnJobUpdate(&p.Base, job)
 }
 
 // OnJobDelete deletes the hostfile ConfigMap when the Job controls it (a missing
@@ -476,15 +424,7 @@ func (p *Plugin) syncHostfile(job *batch.Job) error {
 // not returned: stopping the Job's pods must go on) and removes the plugin's
 // mark. It does not depend on the arguments. Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
-	var synced *ownedcm.Synced
-	if pl, ok := p.Plan(job); ok {
-		synced = &pl.hostfileSynced
-	}
-	if err := hostfileCM.Delete(p.Client, job, synced); err != nil {
-		return err
-	}
-	framework.UnmarkControlled(job, Name)
-	return nil
+	return hostfileCM.OnJobDelete(&p.Base, job)
 }
 
 // ConflictError is what the hooks return while the hostfile ConfigMap's name

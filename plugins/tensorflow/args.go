@@ -1,13 +1,16 @@
 package tensorflow
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/pkg/args"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
@@ -105,4 +108,61 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 		}
 	}
 	return a, s.Errors()
+}
+
+// roles returns the task each role flag names, in the order of the cluster
+// JSON's keys (json.Marshal sorts them): chief, evaluator, ps, worker. The
+// plan builds the cluster from it and clusterSize measures it.
+func (a *Args) roles() []framework.Role {
+	return []framework.Role{{Name: RoleChief, Task: a.Chief}, {Name: RoleEvaluator, Task: a.Evaluator}, {Name: RolePS, Task: a.PS}, {Name: RoleWorker, Task: a.Worker}}
+}
+
+// ClusterSize returns the length in bytes of the cluster JSON (the
+// ConfigMap's ClusterKey value with --tf-config=reference), computed like
+// TFConfigSize.
+func ClusterSize(job *batch.Job, a *Args) int {
+	n, _, _ := clusterSize(job, a, "")
+	return n
+}
+
+// clusterSize returns the cluster JSON's length, the pods that play a role,
+// and the role of task ("" if none).
+func clusterSize(job *batch.Job, a *Args, task string) (clusterLen, rolePods int, roleOf string) {
+	members := 0
+	for _, r := range a.roles() {
+		t, ok := jobs.PresentTask(job, r.Task)
+		if !ok {
+			continue
+		}
+		if r.Task == task {
+			roleOf = r.Name
+		}
+		n := int(t.Replicas)
+		rolePods += n
+		if r.Name == RoleEvaluator {
+			continue
+		}
+		// "role":["host:port",...]
+		clusterLen += len(r.Name) + 3 + 2 + (n - 1) + hostsJSONLen(job, t, jobs.NamedPort(t, PortName, a.Port))
+		members++
+	}
+	clusterLen += 2 + max(members-1, 0) // braces and commas
+	return clusterLen, rolePods, roleOf
+}
+
+// hostsJSONLen is the length of the JSON strings of jobs.Hosts(job, task,
+// port), quotes included. The index digits never need escaping.
+func hostsJSONLen(job *batch.Job, task *batch.TaskSpec, port int) int {
+	n := int(task.Replicas)
+	prefix, suffix, indexed := jobs.HostParts(job, task)
+	suffix += ":" + strconv.Itoa(port)
+	if !indexed {
+		return n * jsonStringLen(prefix+suffix)
+	}
+	return n*jsonStringLen(prefix+suffix) + jobs.IndexDigits(n)
+}
+
+func jsonStringLen(s string) int {
+	raw, _ := json.Marshal(s)
+	return len(raw)
 }

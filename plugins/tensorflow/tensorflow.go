@@ -68,8 +68,17 @@ const (
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
-// clusterCM is the cluster ConfigMap's lifecycle (ownedcm.Kept).
-var clusterCM = ownedcm.Kept{Plugin: Name, Purpose: "the cluster in every pod's TF_CONFIG", Name: ConfigMapName}
+// clusterCM is the cluster ConfigMap's lifecycle (ownedcm.Hooks): only
+// distributed jobs with --tf-config=reference have one.
+var clusterCM = ownedcm.Hooks[*plan]{
+	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the cluster in every pod's TF_CONFIG", Name: ConfigMapName},
+	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
+		if !p.reference || !p.distributed {
+			return nil, &p.clusterSynced
+		}
+		return map[string]string{ClusterKey: p.cluster}, &p.clusterSynced
+	},
+}
 
 // ConfigMapName returns the name of the job's cluster ConfigMap:
 // <job>-tf-cluster, in the Job's namespace.
@@ -152,15 +161,15 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		ports: map[string]int{},
 	}
 	cluster := map[string][]string{}
-	for role, taskName := range map[string]string{RolePS: a.PS, RoleWorker: a.Worker, RoleChief: a.Chief, RoleEvaluator: a.Evaluator} {
-		if !jobs.Present(job, taskName) {
+	for _, r := range a.roles() {
+		task, ok := jobs.PresentTask(job, r.Task)
+		if !ok {
 			continue
 		}
-		task, _ := jobs.Task(job, taskName)
-		p.roles[taskName] = role
-		p.ports[role] = jobs.NamedPort(task, PortName, a.Port)
-		if role != RoleEvaluator {
-			cluster[role] = jobs.Hosts(job, task, p.ports[role])
+		p.roles[r.Task] = r.Name
+		p.ports[r.Name] = jobs.NamedPort(task, PortName, a.Port)
+		if r.Name != RoleEvaluator {
+			cluster[r.Name] = jobs.Hosts(job, task, p.ports[r.Name])
 		}
 	}
 	// Only pods that play a role count: a single worker beside a TensorBoard
@@ -263,23 +272,14 @@ func hasEnv(c *v1.Container, name string) bool {
 // Volcano retries. After the first success for a spec revision it skips the
 // API for ownedcm.Recheck.
 func (p *Plugin) OnJobAdd(job *batch.Job) error {
-	framework.MarkControlled(job, Name)
-	return p.syncCluster(job)
+	return clusterCM.OnJobAdd(&p.Base, job)
 }
 
 // OnJobUpdate rewrites the cluster ConfigMap when it no longer matches the
 // Job (a new spec revision) and recreates it if it is gone, reading it at
 // most once per ownedcm.Recheck. Errors as OnJobAdd.
 func (p *Plugin) OnJobUpdate(job *batch.Job) error {
-	return p.syncCluster(job)
-}
-
-func (p *Plugin) syncCluster(job *batch.Job) error {
-	pl, ok := p.Plan(job)
-	if !ok || !pl.reference || !pl.distributed {
-		return nil
-	}
-	return clusterCM.Sync(p.Client, job, &pl.clusterSynced, map[string]string{ClusterKey: pl.cluster})
+	return clusterCM.OnJobUpdate(&p.Base, job)
 }
 
 // OnJobDelete deletes the cluster ConfigMap when the Job controls it (a
@@ -288,15 +288,7 @@ func (p *Plugin) syncCluster(job *batch.Job) error {
 // arguments: a Job switched to inline loses its old ConfigMap too.
 // Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
-	var synced *ownedcm.Synced
-	if pl, ok := p.Plan(job); ok {
-		synced = &pl.clusterSynced
-	}
-	if err := clusterCM.Delete(p.Client, job, synced); err != nil {
-		return err
-	}
-	framework.UnmarkControlled(job, Name)
-	return nil
+	return clusterCM.OnJobDelete(&p.Base, job)
 }
 
 // ConflictError is what the hooks return while the cluster ConfigMap's name
@@ -332,55 +324,4 @@ func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
 		return 0
 	}
 	return tfConfigFixedLen + clusterLen + len(roleOf) + len(strconv.Itoa(index))
-}
-
-// ClusterSize returns the length in bytes of the cluster JSON (the
-// ConfigMap's ClusterKey value with --tf-config=reference), computed like
-// TFConfigSize.
-func ClusterSize(job *batch.Job, a *Args) int {
-	n, _, _ := clusterSize(job, a, "")
-	return n
-}
-
-// clusterSize returns the cluster JSON's length, the pods that play a role,
-// and the role of task ("" if none).
-func clusterSize(job *batch.Job, a *Args, task string) (clusterLen, rolePods int, roleOf string) {
-	members := 0
-	// The cluster JSON's keys in the order json.Marshal sorts them.
-	for _, r := range []struct{ role, task string }{{RoleChief, a.Chief}, {RoleEvaluator, a.Evaluator}, {RolePS, a.PS}, {RoleWorker, a.Worker}} {
-		if !jobs.Present(job, r.task) {
-			continue
-		}
-		t, _ := jobs.Task(job, r.task)
-		if r.task == task {
-			roleOf = r.role
-		}
-		n := int(t.Replicas)
-		rolePods += n
-		if r.role == RoleEvaluator {
-			continue
-		}
-		// "role":["host:port",...]
-		clusterLen += len(r.role) + 3 + 2 + (n - 1) + hostsJSONLen(job, t, jobs.NamedPort(t, PortName, a.Port))
-		members++
-	}
-	clusterLen += 2 + max(members-1, 0) // braces and commas
-	return clusterLen, rolePods, roleOf
-}
-
-// hostsJSONLen is the length of the JSON strings of jobs.Hosts(job, task,
-// port), quotes included. The index digits never need escaping.
-func hostsJSONLen(job *batch.Job, task *batch.TaskSpec, port int) int {
-	n := int(task.Replicas)
-	prefix, suffix, indexed := jobs.HostParts(job, task)
-	suffix += ":" + strconv.Itoa(port)
-	if !indexed {
-		return n * jsonStringLen(prefix+suffix)
-	}
-	return n*jsonStringLen(prefix+suffix) + jobs.IndexDigits(n)
-}
-
-func jsonStringLen(s string) int {
-	raw, _ := json.Marshal(s)
-	return len(raw)
 }

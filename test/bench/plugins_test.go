@@ -58,8 +58,9 @@ const RetainedUnit = "retained-B/op"
 // Framework is one benchmarked framework: the job shape and the two builders.
 type Framework struct {
 	Name string
-	// Lead is the task of the one non-worker pod.
-	Lead string
+	// Lead is the task of the one non-worker pod; Worker the workers' task
+	// (the plugin's default --worker).
+	Lead, Worker string
 	// Ours and InTree build the plugins; InTree is nil when Volcano has none.
 	Ours, InTree utiltesting.Builder
 	// Check returns an error unless a pod got the values the plugin must
@@ -75,6 +76,7 @@ type podCheck struct {
 	pod        *v1.Pod
 	task       string
 	index      int
+	worker     string
 	workers    int
 	env        map[string]string
 	configMaps map[string]*v1.ConfigMap
@@ -83,17 +85,17 @@ type podCheck struct {
 // shapes are what the benchmarks need to know of each framework beyond
 // plugins.Frameworks: the job shape, Volcano's plugin and the check.
 var shapes = map[string]Framework{
-	tensorflow.Name: {Lead: tensorflow.DefaultPS, InTree: intreetf.New, Check: checkTFConfig},
-	pytorch.Name: {Lead: pytorch.DefaultMaster, InTree: intreepytorch.New, Check: func(c podCheck) error {
+	tensorflow.Name: {Lead: tensorflow.DefaultPS, Worker: tensorflow.DefaultWorker, InTree: intreetf.New, Check: checkTFConfig},
+	pytorch.Name: {Lead: pytorch.DefaultMaster, Worker: pytorch.DefaultWorker, InTree: intreepytorch.New, Check: func(c podCheck) error {
 		rank := 0
-		if c.task == "worker" {
+		if c.task == c.worker {
 			rank = c.index + 1
 		}
 		return wantEnv(c, pytorch.EnvRank, strconv.Itoa(rank))
 	}},
-	mpi.Name: {Lead: mpi.DefaultMaster, InTree: intreempi.New, Check: checkMPI},
-	mxnet.Name: {Lead: mxnet.DefaultScheduler, Check: func(c podCheck) error {
-		if c.task == "worker" {
+	mpi.Name: {Lead: mpi.DefaultMaster, Worker: mpi.DefaultWorker, InTree: intreempi.New, Check: checkMPI},
+	mxnet.Name: {Lead: mxnet.DefaultScheduler, Worker: mxnet.DefaultWorker, Check: func(c podCheck) error {
+		if c.task == c.worker {
 			if err := wantEnv(c, mxnet.EnvWorkerID, strconv.Itoa(c.index)); err != nil {
 				return err
 			}
@@ -130,8 +132,9 @@ func checkTFConfig(c podCheck) error {
 	if tf.Task.Type != c.task || tf.Task.Index != c.index {
 		return fmt.Errorf("TF_CONFIG task %s %d, want %s %d", tf.Task.Type, tf.Task.Index, c.task, c.index)
 	}
-	if w := tf.Cluster["worker"]; len(w) != c.workers || w[c.workers-1] != host(c.job, "worker", c.workers-1)+":2222" {
-		return fmt.Errorf("TF_CONFIG lists %d workers, want %d ending in %s", len(w), c.workers, host(c.job, "worker", c.workers-1))
+	last := host(c.job, c.worker, c.workers-1) + ":" + strconv.Itoa(tensorflow.DefaultPort)
+	if w := tf.Cluster[tensorflow.RoleWorker]; len(w) != c.workers || w[c.workers-1] != last {
+		return fmt.Errorf("TF_CONFIG lists %d workers, want %d ending in %s", len(w), c.workers, last)
 	}
 	return nil
 }
@@ -148,7 +151,7 @@ func checkMPI(c podCheck) error {
 	hosts := make([]string, c.workers)
 	lines := make([]string, c.workers)
 	for i := range hosts {
-		hosts[i] = host(c.job, "worker", i)
+		hosts[i] = host(c.job, c.worker, i)
 		lines[i] = hosts[i] + " slots=1\n"
 	}
 	if err := wantEnv(c, mpi.EnvMPIHost, strings.Join(hosts, ",")); err != nil {
@@ -243,7 +246,7 @@ const JobName = "resnet50-train"
 func Job(fw Framework, workers int) *batch.Job {
 	return utiltesting.MakeJob(JobName).
 		Task(utiltesting.MakeTask(fw.Lead, 1).Obj()).
-		Task(utiltesting.MakeTask("worker", int32(workers)).Obj()).
+		Task(utiltesting.MakeTask(fw.Worker, int32(workers)).Obj()).
 		Plugin(fw.Name).Obj()
 }
 
@@ -342,7 +345,7 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 	var templates []podOf
 	workers := 0
 	for _, task := range base.Spec.Tasks {
-		if task.Name == "worker" {
+		if task.Name == fw.Worker {
 			workers = int(task.Replicas)
 		}
 		for i := 0; i < int(task.Replicas); i++ {
@@ -413,7 +416,7 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 				env, err := processEnv(pod, configMaps)
 				if err == nil {
 					err = fw.Check(podCheck{job: base, pod: pod, task: templates[i].task, index: templates[i].index,
-						workers: workers, env: env, configMaps: configMaps})
+						worker: fw.Worker, workers: workers, env: env, configMaps: configMaps})
 				}
 				if err != nil {
 					b.Fatalf("pod %s: the plugin did not inject what it must: %v", pod.Name, err)

@@ -15,6 +15,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -227,10 +228,10 @@ var _ = Describe("The examples and the documentation", func() {
 	}, SpecTimeout(framework.SpecTimeout))
 })
 
-// pluginOf returns the framework plugin a Job uses (tensorflow, pytorch, mpi
-// or mxnet), "" if none.
+// pluginOf returns the framework plugin a Job uses (the first of
+// plugins.Names), "" if none.
 func pluginOf(job *batch.Job) string {
-	for _, p := range []string{"tensorflow", "pytorch", "mpi", "mxnet"} {
+	for _, p := range plugins.Names() {
 		if _, ok := job.Spec.Plugins[p]; ok {
 			return p
 		}

@@ -20,6 +20,7 @@ import (
 
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -230,8 +231,8 @@ func pluginObjects(f *framework.Framework, job *batch.Job) ownedObjects {
 			return f.Kube.CoreV1().Secrets(ns).Get(ctx, job.Name+"-ssh", metav1.GetOptions{})
 		})
 	}
-	if _, ok := job.Spec.Plugins["mpi"]; ok {
-		out = out.add("ConfigMap", job.Name+"-mpi-hostfile", cms(job.Name+"-mpi-hostfile"))
+	if _, ok := job.Spec.Plugins[mpi.Name]; ok {
+		out = out.add("ConfigMap", mpi.ConfigMapName(job), cms(mpi.ConfigMapName(job)))
 	}
 	if args, ok := job.Spec.Plugins[tensorflow.Name]; ok && !slices.Contains(args, "--tf-config=inline") {
 		out = out.add("ConfigMap", tensorflow.ConfigMapName(job), cms(tensorflow.ConfigMapName(job)))

@@ -18,6 +18,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 	"github.com/vcplugins/framework-plugins/webhook"
 	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
@@ -43,7 +44,7 @@ var (
 	// What a clean denial names: the plugin (ours and Volcano's mpi check),
 	// a field path (ours, Volcano's spec.task[i] and the API server's), or a
 	// task by name (Volcano's "in task: <name>", "task name <name>").
-	namesPluginRE = regexp.MustCompile(`\bplugin (tensorflow|pytorch|mpi|mxnet|svc|ssh): |\bmpi (master|worker) task\b`)
+	namesPluginRE = regexp.MustCompile(`\bplugin (` + strings.Join(plugins.Names(), "|") + `|svc|ssh): |\bmpi (master|worker) task\b`)
 	namesFieldRE  = regexp.MustCompile(`\b(spec|metadata)\.[A-Za-z]+|'(minAvailable|replicas)'`)
 )
 

@@ -362,7 +362,7 @@ func wantTFConfig(job *batch.Job, pod *corev1.Pod) string {
 	GinkgoHelper()
 	cluster := map[string][]string{}
 	for _, t := range job.Spec.Tasks {
-		if t.Name == "evaluator" {
+		if t.Name == tensorflow.RoleEvaluator {
 			continue
 		}
 		for i := 0; i < int(t.Replicas); i++ {

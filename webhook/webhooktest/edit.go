@@ -2,8 +2,11 @@ package webhooktest
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 )
 
 var (
@@ -14,12 +17,17 @@ var (
 		"0", "1", "-1", "2", "65535", "65536", "1048577", "2147483648", "auto", "gpu", "cpu", "true", "false", "maybe",
 		"5m", "-5s", "300", "1y", "intel", "openmpi", "mpich", "MPICH", "busybox:1.36.1", "x y", "c10d"}
 	// editFlags adds the flags of svc and ssh, which Edit also exercises.
-	editFlags = map[string][]string{
-		"tensorflow": Flags("tensorflow"), "pytorch": Flags("pytorch"), "mpi": Flags("mpi"), "mxnet": Flags("mxnet"),
-		"svc": {"publish-not-ready-addresses", "disable-network-policy"},
-		"ssh": {"no-root", "ssh-key-file-path"},
-	}
-	editPlugins = []string{"tensorflow", "pytorch", "mpi", "mxnet", "svc", "ssh", "env"}
+	editFlags = func() map[string][]string {
+		m := map[string][]string{
+			framework.SvcPlugin: {"publish-not-ready-addresses", "disable-network-policy"},
+			framework.SSHPlugin: {"no-root", "ssh-key-file-path"},
+		}
+		for _, p := range Plugins {
+			m[p] = Flags(p)
+		}
+		return m
+	}()
+	editPlugins = append(slices.Clone(Plugins), framework.SvcPlugin, framework.SSHPlugin, "env")
 	editBases   = [][2]any{
 		{"tensorflow", []string{"ps", "worker"}}, {"pytorch", []string{"master", "worker"}},
 		{"mpi", []string{"master", "worker"}}, {"mxnet", []string{"scheduler", "server", "worker"}},

@@ -18,6 +18,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vcplugins/framework-plugins/plugins"
 )
 
 // MaxReplicas is webhook.MaxReplicas, the most pods a framework Job may ask
@@ -29,8 +31,11 @@ const MaxReplicas = 100000
 // container accepts (Linux's MAX_ARG_STRLEN).
 const maxArgStrlen = 131072
 
-// Plugins are the four framework plugins, in the order Cases cycles through them.
-var Plugins = []string{"tensorflow", "pytorch", "mpi", "mxnet"}
+// Plugins are the framework plugins (plugins.Names), in the order Cases
+// cycles through them. The tables below describe each independently of its
+// package, as the rules a malformed Job breaks; a framework without an entry
+// fails TestGeneratorFlags.
+var Plugins = plugins.Names()
 
 // Kind is the defect a generated Job carries.
 type Kind string
