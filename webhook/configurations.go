@@ -172,9 +172,6 @@ type configClient[T any] interface {
 	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
 }
 
-// ensure creates the configuration want when none is named name, or repoints
-// the webhooks of the existing one (clientConfigs lists them) at ep and path,
-// updating it only when that changed something.
 // clientConfigs returns the client configuration of each of webhooks
 // (whv1.MutatingWebhook or whv1.ValidatingWebhook, through config), in place.
 func clientConfigs[W any](webhooks []W, config func(*W) *whv1.WebhookClientConfig) []*whv1.WebhookClientConfig {
@@ -185,6 +182,9 @@ func clientConfigs[W any](webhooks []W, config func(*W) *whv1.WebhookClientConfi
 	return out
 }
 
+// ensure creates the configuration want when none is named name, or repoints
+// the webhooks of the existing one (clientConfigs lists them) at ep and path,
+// updating it only when that changed something.
 func ensure[T any](ctx context.Context, c configClient[T], want T, name string, ep Endpoint, path string,
 	clientConfigs func(T) []*whv1.WebhookClientConfig) error {
 	cur, err := c.Get(ctx, name, metav1.GetOptions{})

@@ -53,10 +53,11 @@ func WithoutPaths(enabled string) string {
 //
 // With Create, it creates or repoints them (EnsureConfigurations) only once
 // every address the API server may send their calls to answers their paths:
-// the URL of a manager outside the cluster, or every ready endpoint of the
-// admission Service. During a rolling upgrade from Volcano's own manager the
-// old pod stays a ready endpoint until the new one is ready, and answers
-// /jobs/frameworks/* with 404 ("the server could not find the requested
+// the URL of a manager outside the cluster, or every endpoint of the
+// admission Service that is ready or still serving while it terminates.
+// During a rolling upgrade from Volcano's own manager the old pod stays a
+// ready endpoint until the new one is ready, then serves through its
+// preStop pause, and answers /jobs/frameworks/* with 404 ("the server could not find the requested
 // resource"); a configuration with failurePolicy Fail created meanwhile makes
 // every Job create that reaches the old pod fail. Jobs created before the
 // configurations exist are admitted by Volcano's own job admissions alone, as
@@ -132,18 +133,19 @@ func (k Keeper) step(ctx context.Context, settle time.Duration) error {
 }
 
 // Served returns nil when every address the API server may call for the
-// configurations answers both paths with a status other than 404 (Volcano's
+// configurations (the Service's endpoints that are ready, or serving while
+// they terminate) answers both paths with a status other than 404 (Volcano's
 // manager answers 404 on paths it does not serve). Otherwise it returns an
 // error naming the addresses that do not, or why none could be listed: a
-// Service without ready endpoints, or one whose EndpointSlices the manager
-// may not list.
+// Service without serving endpoints or without the port, or one the manager
+// may not read (services get, endpointslices list).
 func (k Keeper) Served(ctx context.Context) error {
 	bases, err := k.addresses(ctx)
 	if err != nil {
 		return err
 	}
 	if len(bases) == 0 {
-		return fmt.Errorf("service %s/%s has no ready endpoint", k.Endpoint.ServiceNamespace, k.Endpoint.ServiceName)
+		return fmt.Errorf("service %s/%s has no serving endpoint", k.Endpoint.ServiceNamespace, k.Endpoint.ServiceName)
 	}
 	timeout := k.ProbeTimeout
 	if timeout <= 0 {
@@ -187,8 +189,8 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 }
 
 // addresses returns the base URLs (https://host:port) to probe: the
-// Endpoint's URL, or one per ready endpoint of the Service's port that the
-// configurations name (443, or the only port), sorted.
+// Endpoint's URL, or one per endpoint that may serve (mayServe) of the
+// Service's port the configurations name (configuredPort), sorted.
 func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	ep := k.Endpoint
 	if ep.URL != "" {
@@ -216,7 +218,7 @@ func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 			continue
 		}
 		for _, e := range s.Endpoints {
-			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+			if !mayServe(e.Conditions) {
 				continue
 			}
 			for _, a := range e.Addresses {
@@ -232,8 +234,22 @@ func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
+// mayServe reports whether the API server may still reach an endpoint: it is
+// serving, ready or terminating. A pod that stops keeps serving (and, on
+// Volcano's image, answering 404) through its preStop pause, while proxies
+// that route by EndpointSlices may still send it calls; only a pod that does
+// not serve yet (starting, or failing its readiness probe) is left out.
+func mayServe(c discoveryv1.EndpointConditions) bool {
+	serving := c.Serving
+	if serving == nil {
+		serving = c.Ready
+	}
+	return serving == nil || *serving
+}
+
 // configuredPort returns the Service's port the configurations call: the one
-// an existing configuration names, else 443, else the Service's only port.
+// an existing configuration names, else 443 (what EnsureConfigurations
+// writes), or an error when the Service has no such port.
 func configuredPort(ctx context.Context, client kubernetes.Interface, svc *v1.Service) (v1.ServicePort, error) {
 	want := int32(443)
 	if m, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, ConfigurationName(MutatePath), metav1.GetOptions{}); err == nil {
@@ -249,9 +265,6 @@ func configuredPort(ctx context.Context, client kubernetes.Interface, svc *v1.Se
 		if p.Port == want {
 			return p, nil
 		}
-	}
-	if len(svc.Spec.Ports) == 1 {
-		return svc.Spec.Ports[0], nil
 	}
 	return v1.ServicePort{}, fmt.Errorf("service %s/%s has no port %d", svc.Namespace, svc.Name, want)
 }
