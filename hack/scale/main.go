@@ -18,9 +18,10 @@
 //     /proc/<pid>/stat) over the same interval;
 //   - cpu total: its CPU seconds until it is idle again after the job started;
 //   - peak RSS: its peak resident memory;
-//   - pod bytes: the sum of the JSON sizes of the job's pods as the API
-//     server serves them once all are bound (what etcd stores and every
-//     informer holds is of that order);
+//   - stored pod bytes: the job's pods as etcd stores them (protobuf, read
+//     from etcd itself once the controller is idle), in all, median and
+//     largest pod; for the TensorFlow job also the bytes of TF_CONFIG and
+//     TF_CONFIG_CLUSTER in them plus the cluster ConfigMap;
 //   - peak RSS (VmHWM) of kube-apiserver, vc-scheduler and
 //     vc-controller-manager after the job, and the growth of kube-apiserver's
 //     RSS (VmRSS) from the idle cluster before the job to all its pods bound.
@@ -30,7 +31,8 @@
 //
 // Each job starts when the whole cluster is idle. It prints the medians, the
 // ratios ours/stock and the target checks (bound and cpu total at most 1.05;
-// the TensorFlow job's kube-apiserver RSS growth at most 1/5 of stock's),
+// the TensorFlow job's kube-apiserver RSS growth at most 1/5 of stock's;
+// ours' TF_CONFIG in etcd at most 1 MiB per job and 2,000 B per pod),
 // writes them to <out>/scale.txt and the measurements to
 // <out>/scale.json, and stops the cluster. The exit status is 0 when every
 // target holds, 1 when one fails, 2 when the test could not run, 130 on
@@ -251,7 +253,7 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 	if err != nil {
 		return nil, err
 	}
-	m := &measurer{tracked: map[string]int{}}
+	m := &measurer{tracked: map[string]int{}, etcd: cl.EtcdEndpoint()}
 	for _, c := range cl.Components {
 		if c.Name == localcluster.ControllerManager {
 			m.pid = c.PID
@@ -296,9 +298,9 @@ func runCluster(ctx context.Context, o options, impl string) (_ []Measurement, e
 			return out, fmt.Errorf("%s job: %w", fw, err)
 		}
 		r.Framework = fw
-		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s as JSON; kube-apiserver RSS +%s\n",
+		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s in etcd (median %d B, max %d B); kube-apiserver RSS +%s\n",
 			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), mib(r.PeakRSS),
-			mib(r.PodBytes), mib(r.APIServerRSSGrowth))
+			mib(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, mib(r.APIServerRSSGrowth))
 		out = append(out, r)
 	}
 	return out, nil

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -22,6 +21,7 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
 // Named timeouts and periods of a measurement.
@@ -43,8 +43,6 @@ const (
 	// previous one (pods still turning Running, the scheduler's cache) does
 	// not slow it.
 	clusterQuietCPU = 600 * time.Millisecond
-	// podPage is the page size of the List that sums the job's pod sizes.
-	podPage = 100
 )
 
 // Measurement is what one job cost one controller manager. Durations are
@@ -69,9 +67,21 @@ type Measurement struct {
 	// lifetime so far, read after this job, in bytes: for the second job of a
 	// cluster it includes the first.
 	PeakRSS int64 `json:"peakRSSBytes"`
-	// PodBytes is the sum of the sizes of the job's pods encoded as JSON, as
-	// listed from the API server once all are bound.
-	PodBytes int64 `json:"podBytes"`
+	// StoredPodBytes is the sum of the sizes of the job's pods as etcd
+	// stores them (protobuf, localcluster.EachStored), read once the
+	// controller is idle after the job; StoredPodMedian and StoredPodMax
+	// are the median and largest pod, in bytes.
+	StoredPodBytes  int64 `json:"storedPodBytes"`
+	StoredPodMedian int   `json:"storedPodMedianBytes"`
+	StoredPodMax    int   `json:"storedPodMaxBytes"`
+	// TFConfigBytes is, for the TensorFlow job, what TF_CONFIG costs in
+	// etcd: the bytes of the variables TF_CONFIG and TF_CONFIG_CLUSTER in
+	// all its pods, their managedFields entries included
+	// (localcluster.EnvBytes), plus the whole stored cluster ConfigMap
+	// (tensorflow.ConfigMapName) when there is one. TFConfigPodMax is the
+	// largest pod's share.
+	TFConfigBytes  int64 `json:"tfConfigBytes,omitempty"`
+	TFConfigPodMax int   `json:"tfConfigPodMaxBytes,omitempty"`
 	// PeakRSSOf is the peak RSS (VmHWM, bytes) of kube-apiserver, vc-scheduler
 	// and vc-controller-manager after the job, by component name.
 	PeakRSSOf map[string]int64 `json:"peakRSSOf"`
@@ -90,6 +100,8 @@ type measurer struct {
 	clusterPIDs []int
 	// tracked are the processes whose memory is reported, by component name.
 	tracked map[string]int
+	// etcd is the cluster's etcd client URL (localcluster.State.EtcdEndpoint).
+	etcd string
 }
 
 // run submits job, waits until all its pods are created and bound, then until
@@ -188,24 +200,6 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		return res, err
 	}
 	res.APIServerRSSGrowth = apiRSS1 - apiRSS0
-	// In pages: one List of 2,000 pods of ~60 KB each can outlast the API
-	// server's request timeout on a loaded machine.
-	for opts := (metav1.ListOptions{LabelSelector: selector, Limit: podPage}); ; {
-		page, err := pods.List(ctx, opts)
-		if err != nil {
-			return res, fmt.Errorf("listing the job's pods for their size: %w", err)
-		}
-		for i := range page.Items {
-			raw, err := json.Marshal(&page.Items[i])
-			if err != nil {
-				return res, err
-			}
-			res.PodBytes += int64(len(raw))
-		}
-		if opts.Continue = page.Continue; opts.Continue == "" {
-			break
-		}
-	}
 	fmt.Printf("    %5.1fs  all %d pods created (%.1fs) and bound; waiting for the controller to go idle\n", res.Bound.Seconds(), want, res.Created.Seconds())
 
 	cpu2, err := waitIdle(ctx, []int{m.pid}, quietCPU)
@@ -216,6 +210,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	res.PeakRSS, err = peakRSS(m.pid)
 	if err != nil {
 		return res, err
+	}
+	// Stored sizes once the controller is idle: the pods' status and
+	// managedFields no longer change (the KWOK nodes run them at once).
+	if err := m.measureStored(ctx, job, &res); err != nil {
+		return res, fmt.Errorf("reading the job's pods from etcd: %w", err)
 	}
 	res.PeakRSSOf = map[string]int64{}
 	for name, pid := range m.tracked {
@@ -337,4 +336,50 @@ func procStatusBytes(pid int, field string) (int64, error) {
 		return 0, err
 	}
 	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
+}
+
+// measureStored reads the job's pods (named <job>-<task>-<index>) straight
+// from etcd and sets the Stored* fields of res, and for a TensorFlow job
+// the TFConfig* ones. It returns an error if etcd cannot be read, a pod
+// cannot be decoded, or it finds fewer pods than res.Pods.
+func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measurement) error {
+	_, tf := job.Spec.Plugins[tensorflow.Name]
+	var sizes []float64
+	err := localcluster.EachStored(ctx, m.etcd, "pods", job.Namespace, func(name string, value []byte) error {
+		if !strings.HasPrefix(name, job.Name+"-") {
+			return nil
+		}
+		sizes = append(sizes, float64(len(value)))
+		res.StoredPodBytes += int64(len(value))
+		res.StoredPodMax = max(res.StoredPodMax, len(value))
+		if !tf {
+			return nil
+		}
+		pod, err := localcluster.DecodeStoredPod(value)
+		if err != nil {
+			return fmt.Errorf("pod %s: %w", name, err)
+		}
+		n, err := localcluster.EnvBytes(pod, tensorflow.EnvTFConfig, tensorflow.EnvCluster)
+		if err != nil {
+			return err
+		}
+		res.TFConfigBytes += int64(n)
+		res.TFConfigPodMax = max(res.TFConfigPodMax, n)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(sizes) < res.Pods {
+		return fmt.Errorf("etcd holds %d pods of job %s, want %d", len(sizes), job.Name, res.Pods)
+	}
+	res.StoredPodMedian = int(medianOf(sizes))
+	if tf {
+		cms, err := localcluster.StoredSizes(ctx, m.etcd, "configmaps", job.Namespace)
+		if err != nil {
+			return err
+		}
+		res.TFConfigBytes += int64(cms[tensorflow.ConfigMapName(job)])
+	}
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -128,6 +129,37 @@ func TestReport(t *testing.T) {
 		out.Reset()
 		if diff := cmp.Diff(c.failed, report(&out, rss, targetRatio)); diff != "" {
 			t.Errorf("RSS growth %d: failed targets (-want +got):\n%s", c.ours, diff)
+		}
+	}
+
+	// TF_CONFIG in etcd, ours: at most 1 MiB per job and 2,000 B in any pod;
+	// stock's (inline, in every pod) is shown but not checked.
+	for _, c := range []struct {
+		job    int64
+		pod    int
+		failed []string
+	}{
+		{1 << 20, 2000, nil},
+		{1<<20 + 1, 2000, []string{"TF_CONFIG bytes stored per tensorflow job 1048577 B > 1048576 B"}},
+		{1 << 20, 2001, []string{"TF_CONFIG bytes stored in the largest tensorflow pod 2001 B > 2000 B"}},
+	} {
+		tf := []Measurement{
+			{Impl: ImplStock, Round: 1, Framework: TensorFlow, Pods: 2000, Bound: s, CPUTotal: s,
+				StoredPodBytes: 200 << 20, StoredPodMedian: 100_000, StoredPodMax: 100_500, TFConfigBytes: 190 << 20, TFConfigPodMax: 98_000},
+			{Impl: ImplOurs, Round: 1, Framework: TensorFlow, Pods: 2000, Bound: s, CPUTotal: s,
+				StoredPodBytes: 16 << 20, StoredPodMedian: 8_500, StoredPodMax: 9_400, TFConfigBytes: c.job, TFConfigPodMax: c.pod},
+		}
+		out.Reset()
+		if diff := cmp.Diff(c.failed, report(&out, tf, targetRatio)); diff != "" {
+			t.Errorf("TF_CONFIG %d B per job, %d B per pod: failed targets (-want +got):\n%s", c.job, c.pod, diff)
+		}
+		for _, want := range []string{
+			"tensorflow stock 200MiB 100000B 100500B 194560KiB 98000B",
+			fmt.Sprintf("tensorflow ours 16MiB 8500B 9400B %dKiB %dB", c.job>>10, c.pod),
+		} {
+			if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), want) {
+				t.Errorf("report lacks %q:\n%s", want, out.String())
+			}
 		}
 	}
 

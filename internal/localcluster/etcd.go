@@ -1,0 +1,148 @@
+package localcluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// etcdPrefix is the key prefix kube-apiserver stores objects under (its
+// --etcd-prefix default, which Up keeps): /registry/<resource>/<namespace>/<name>
+// for namespaced objects of the core and most built-in groups.
+const etcdPrefix = "/registry/"
+
+// storedPage is how many keys StoredSizes reads per etcd range request:
+// 500 inline TensorFlow pods of a 2,048-worker Job are ~50 MB.
+const storedPage = 500
+
+// EtcdEndpoint returns the client URL of the cluster's etcd: plain HTTP on
+// 127.0.0.1, no client certificate (see startEtcd).
+func (s State) EtcdEndpoint() string {
+	return fmt.Sprintf("http://127.0.0.1:%d", s.Ports[Etcd])
+}
+
+// StoredSizes returns, by object name, the size in bytes of the value etcd
+// holds for every object of resource (the API's plural, e.g. "pods",
+// "configmaps") in namespace, as EachStored reads them.
+func StoredSizes(ctx context.Context, endpoint, resource, namespace string) (map[string]int, error) {
+	sizes := map[string]int{}
+	err := EachStored(ctx, endpoint, resource, namespace, func(name string, value []byte) error {
+		sizes[name] = len(value)
+		return nil
+	})
+	return sizes, err
+}
+
+// EachStored calls each with the name and the stored value of every object
+// of resource (the API's plural, e.g. "pods") in namespace, in name order:
+// exactly the bytes kube-apiserver wrote to etcd, protobuf behind the 4-byte
+// "k8s\x00" header for built-in types (JSON for custom resources),
+// managedFields and status included, unencrypted (the local cluster
+// configures no encryption at rest). It reads etcd directly at endpoint
+// (State.EtcdEndpoint) in pages of storedPage keys, and value is only valid
+// during the call. It returns an error if etcd cannot be reached, a read
+// fails or each returns one.
+func EachStored(ctx context.Context, endpoint, resource, namespace string, each func(name string, value []byte) error) error {
+	cli, err := clientv3.New(clientv3.Config{
+		Endpoints:   []string{endpoint},
+		DialTimeout: 10 * time.Second,
+		// Its retries and reconnects would go to stderr otherwise.
+		Logger: zap.NewNop(),
+	})
+	if err != nil {
+		return fmt.Errorf("etcd client for %s: %w", endpoint, err)
+	}
+	defer cli.Close()
+	prefix := etcdPrefix + resource + "/" + namespace + "/"
+	end := clientv3.GetPrefixRangeEnd(prefix)
+	for from := prefix; ; {
+		resp, err := cli.Get(ctx, from, clientv3.WithRange(end), clientv3.WithLimit(storedPage))
+		if err != nil {
+			return fmt.Errorf("etcd range %s: %w", prefix, err)
+		}
+		for _, kv := range resp.Kvs {
+			if err := each(strings.TrimPrefix(string(kv.Key), prefix), kv.Value); err != nil {
+				return err
+			}
+		}
+		if !resp.More || len(resp.Kvs) == 0 {
+			return nil
+		}
+		// The next page starts just after the last key read.
+		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
+	}
+}
+
+// DecodeStoredPod decodes a pod as EachStored returns it.
+func DecodeStoredPod(value []byte) (*corev1.Pod, error) {
+	obj, _, err := scheme.Codecs.UniversalDeserializer().Decode(value, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return nil, fmt.Errorf("stored object is a %T, not a pod", obj)
+	}
+	return pod, nil
+}
+
+// EnvBytes returns the bytes of pod's protobuf encoding (what etcd stores
+// of it, less the header) that its environment variables named names take
+// in all its containers and init containers, their entries in managedFields
+// included: the size of the encoding less that of the pod without them. It
+// returns an error if a managedFields entry is not valid JSON.
+func EnvBytes(pod *corev1.Pod, names ...string) (int, error) {
+	p := pod.DeepCopy()
+	for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+		for i := range cs {
+			cs[i].Env = slices.DeleteFunc(cs[i].Env, func(e corev1.EnvVar) bool { return slices.Contains(names, e.Name) })
+		}
+	}
+	// Both sides re-encoded the same way, so that only the removed keys
+	// make the difference, whatever the API server's own JSON spacing.
+	withBytes, withoutBytes := 0, 0
+	for i := range p.ManagedFields {
+		f := p.ManagedFields[i].FieldsV1
+		if f == nil {
+			continue
+		}
+		var fields map[string]any
+		if err := json.Unmarshal(f.Raw, &fields); err != nil {
+			return 0, fmt.Errorf("managedFields of %s: %w", p.Name, err)
+		}
+		with, _ := json.Marshal(fields)
+		for _, kind := range []string{"f:containers", "f:initContainers"} {
+			cs, _ := mapAt(fields, "f:spec", kind)
+			for _, c := range cs {
+				container, _ := c.(map[string]any)
+				env, _ := container["f:env"].(map[string]any)
+				for _, n := range names {
+					delete(env, `k:{"name":"`+n+`"}`)
+				}
+			}
+		}
+		without, _ := json.Marshal(fields)
+		withBytes, withoutBytes = withBytes+len(with), withoutBytes+len(without)
+	}
+	return pod.Size() - p.Size() + withBytes - withoutBytes, nil
+}
+
+// mapAt follows keys through nested JSON objects.
+func mapAt(m map[string]any, keys ...string) (map[string]any, bool) {
+	for _, k := range keys {
+		next, ok := m[k].(map[string]any)
+		if !ok {
+			return nil, false
+		}
+		m = next
+	}
+	return m, true
+}
