@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 )
 
 func TestWithoutPaths(t *testing.T) {
@@ -33,22 +35,27 @@ func TestWithoutPaths(t *testing.T) {
 }
 
 // admissionServer starts an HTTPS server like a manager pod: ours serves the
-// framework admissions (Handle), Volcano's stock manager does not (404).
-func admissionServer(t *testing.T, ours bool) (host string, port int32) {
+// framework admissions (Handle), Volcano's stock manager does not (404). It
+// returns the server's host and port, and the number of requests it got.
+func admissionServer(t *testing.T, ours bool) (host string, port int32, hits *atomic.Int64) {
 	t.Helper()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/jobs/mutate", func(w http.ResponseWriter, _ *http.Request) {})
 	if ours {
 		Handle(mux, Options{})
 	}
-	s := httptest.NewTLSServer(mux)
+	hits = new(atomic.Int64)
+	s := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(s.Close)
 	h, p, err := net.SplitHostPort(strings.TrimPrefix(s.URL, "https://"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n, _ := strconv.Atoi(p)
-	return h, int32(n)
+	return h, int32(n), hits
 }
 
 const (
@@ -56,52 +63,89 @@ const (
 	testSvc = "volcano-admission-service"
 )
 
-// slice is an EndpointSlice of the admission service with one endpoint.
-func slice(name, host string, port int32, ready bool) *discoveryv1.EndpointSlice {
-	portName := ""
+// Endpoint conditions as the EndpointSlice controller sets them.
+var (
+	isReady       = discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)}
+	isStarting    = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(false), Terminating: ptr.To(false)}
+	isStopping    = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(true), Terminating: ptr.To(true)}
+	isStopped     = discoveryv1.EndpointConditions{Ready: ptr.To(false), Serving: ptr.To(false), Terminating: ptr.To(true)}
+	isUnspecified = discoveryv1.EndpointConditions{}
+)
+
+// slice is an EndpointSlice of the admission service with one endpoint on
+// the port named portName.
+func slice(name, host string, port int32, c discoveryv1.EndpointConditions, portName string) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
 		ObjectMeta:  metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: map[string]string{discoveryv1.LabelServiceName: testSvc}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: c}},
 	}
 }
 
-func service() *v1.Service {
-	return &v1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: testSvc, Namespace: testNS},
-		Spec:       v1.ServiceSpec{Ports: []v1.ServicePort{{Port: 443}}},
+// service is the admission Service with ports (port: name).
+func service(ports map[int32]string) *v1.Service {
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Name: testSvc, Namespace: testNS}}
+	for p, n := range ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, v1.ServicePort{Name: n, Port: p})
 	}
+	return svc
 }
+
+// volcanoService is Volcano's chart's: one unnamed port, 443.
+var volcanoService = map[int32]string{443: ""}
 
 func TestKeeperServed(t *testing.T) {
 	ctx := context.Background()
-	oursHost, oursPort := admissionServer(t, true)
-	stockHost, stockPort := admissionServer(t, false)
+	oursHost, oursPort, _ := admissionServer(t, true)
+	stockHost, stockPort, _ := admissionServer(t, false)
 	ep := Endpoint{ServiceNamespace: testNS, ServiceName: testSvc}
+	ours := func(c discoveryv1.EndpointConditions) *discoveryv1.EndpointSlice {
+		return slice("ours", oursHost, oursPort, c, "")
+	}
+	stock := func(c discoveryv1.EndpointConditions) *discoveryv1.EndpointSlice {
+		return slice("stock", stockHost, stockPort, c, "")
+	}
 	for _, tc := range []struct {
-		name    string
-		objects []*discoveryv1.EndpointSlice
-		noSvc   bool
-		wantErr string // substring; "" means served
+		name     string
+		ports    map[int32]string // nil: no Service
+		slices   []*discoveryv1.EndpointSlice
+		existing *int32 // the port an existing mutating configuration names
+		wantErr  string // substring; "" means served
 	}{
-		{name: "only our pod", objects: []*discoveryv1.EndpointSlice{slice("a", oursHost, oursPort, true)}},
-		{name: "the old stock pod is still ready", wantErr: "1 of 2 endpoints do not serve",
-			objects: []*discoveryv1.EndpointSlice{slice("a", oursHost, oursPort, true), slice("b", stockHost, stockPort, true)}},
-		{name: "only the stock pod", wantErr: ":" + strconv.Itoa(int(stockPort)) + "/jobs/frameworks/mutate: 404",
-			objects: []*discoveryv1.EndpointSlice{slice("b", stockHost, stockPort, true)}},
-		{name: "the old stock pod is terminating", objects: []*discoveryv1.EndpointSlice{slice("a", oursHost, oursPort, true), slice("b", stockHost, stockPort, false)}},
-		{name: "no ready endpoint", wantErr: "has no ready endpoint",
-			objects: []*discoveryv1.EndpointSlice{slice("a", oursHost, oursPort, false)}},
-		{name: "no service", noSvc: true, wantErr: "reading service volcano-system/volcano-admission-service"},
+		{name: "only our pod", ports: volcanoService, slices: []*discoveryv1.EndpointSlice{ours(isReady)}},
+		{name: "conditions unset count as serving", ports: volcanoService, slices: []*discoveryv1.EndpointSlice{ours(isUnspecified)}},
+		{name: "the old stock pod is still ready", ports: volcanoService, wantErr: "1 of 2 endpoints do not serve",
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), stock(isReady)}},
+		{name: "only the stock pod", ports: volcanoService, wantErr: ":" + strconv.Itoa(int(stockPort)) + "/jobs/frameworks/mutate: 404",
+			slices: []*discoveryv1.EndpointSlice{stock(isReady)}},
+		{name: "the old stock pod serves through its preStop pause", ports: volcanoService, wantErr: "1 of 2 endpoints do not serve",
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), stock(isStopping)}},
+		{name: "the old stock pod has stopped serving", ports: volcanoService, slices: []*discoveryv1.EndpointSlice{ours(isReady), stock(isStopped)}},
+		{name: "a stock pod still starting", ports: volcanoService, slices: []*discoveryv1.EndpointSlice{ours(isReady), stock(isStarting)}},
+		{name: "no serving endpoint", ports: volcanoService, wantErr: "has no serving endpoint", slices: []*discoveryv1.EndpointSlice{ours(isStarting)}},
+		{name: "named port: the slices of another port are not probed", ports: map[int32]string{443: "https", 80: "metrics"},
+			slices: []*discoveryv1.EndpointSlice{slice("ours", oursHost, oursPort, isReady, "https"), slice("metrics", stockHost, stockPort, isReady, "metrics")}},
+		{name: "the port of an existing configuration", ports: map[int32]string{443: "a", 8443: "b"}, existing: ptr.To(int32(8443)),
+			wantErr: "1 of 1 endpoints do not serve",
+			slices:  []*discoveryv1.EndpointSlice{slice("ours", oursHost, oursPort, isReady, "a"), slice("stock", stockHost, stockPort, isReady, "b")}},
+		{name: "no port 443", ports: map[int32]string{8443: ""}, wantErr: "has no port 443", slices: []*discoveryv1.EndpointSlice{ours(isReady)}},
+		{name: "no service", wantErr: "reading service volcano-system/volcano-admission-service"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := fake.NewSimpleClientset()
-			if !tc.noSvc {
-				mustCreate(t, client, service())
+			if tc.ports != nil {
+				mustCreate(t, client, service(tc.ports))
 			}
-			for _, s := range tc.objects {
+			for _, s := range tc.slices {
 				mustCreate(t, client, s)
+			}
+			if tc.existing != nil {
+				m := MutatingConfiguration(ep)
+				m.Webhooks[0].ClientConfig.Service.Port = tc.existing
+				if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, m, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
 			}
 			err := Keeper{Client: client, Endpoint: ep}.Served(ctx)
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
@@ -138,25 +182,34 @@ func mustCreate(t *testing.T, client kubernetes.Interface, obj any) {
 }
 
 // A rolling upgrade from Volcano's manager: the configurations appear only
-// after the old pod stopped being a ready endpoint.
+// after the old pod has left the Service's endpoints.
 func TestKeeperWaitsForTheOldPod(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	oursHost, oursPort := admissionServer(t, true)
-	stockHost, stockPort := admissionServer(t, false)
+	oursHost, oursPort, _ := admissionServer(t, true)
+	stockHost, stockPort, stockHits := admissionServer(t, false)
 	client := fake.NewSimpleClientset()
-	mustCreate(t, client, service())
-	mustCreate(t, client, slice("a", oursHost, oursPort, true))
-	mustCreate(t, client, slice("b", stockHost, stockPort, true))
+	mustCreate(t, client, service(volcanoService))
+	mustCreate(t, client, slice("a", oursHost, oursPort, isReady, ""))
+	mustCreate(t, client, slice("b", stockHost, stockPort, isStopping, ""))
 	ep := Endpoint{ServiceNamespace: testNS, ServiceName: testSvc, CABundle: []byte("ca")}
 
 	done := make(chan error, 1)
 	go func() {
 		done <- Keeper{Client: client, Endpoint: ep, Create: true, Interval: 20 * time.Millisecond}.Run(ctx)
 	}()
-	time.Sleep(200 * time.Millisecond) // ten checks
+	// The Keeper has asked the stock pod a few times, and created nothing.
+	for stockHits.Load() < 3 {
+		select {
+		case err := <-done:
+			t.Fatalf("Keeper returned while the stock pod serves: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the Keeper never probed the stock pod")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, ConfigurationName(MutatePath), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-		t.Fatalf("configuration while the stock pod is ready: err = %v, want NotFound", err)
+		t.Fatalf("configuration while the stock pod serves: err = %v, want NotFound", err)
 	}
 	if err := client.DiscoveryV1().EndpointSlices(testNS).Delete(ctx, "b", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

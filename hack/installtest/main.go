@@ -7,13 +7,16 @@
 //  2. Volcano v1.10.0 with its chart (from the volcano module) and the
 //     stock-built images; a TensorFlow Job with Volcano's in-tree plugin;
 //  3. the upgrade to this project as docs/install.md says, while a client
-//     creates a Job once a second: prints "failed creates during upgrade: N"
-//     and the time the upgrade took;
+//     creates a Job once a second: prints the failed creates of its step 0
+//     (Volcano's pods replaced by Volcano's), "failed creates during
+//     upgrade: N" for steps 1-3, and the time those took;
 //  4. a Job of each framework with this project's plugins;
-//  5. the rollback and uninstall as documented, then the in-tree Job again
-//     and a check that nothing of this project is left.
+//  5. the rollback and uninstall as documented, then the in-tree Job again,
+//     a check that nothing of this project is left, and after the cluster
+//     is down the e2e suite's host check.
 //
-// Exit status 0 when every Job succeeded and N is 0, 1 otherwise. Run it under
+// Exit status 0 when every Job succeeded, N is 0 and the host is as it was,
+// 1 otherwise. Run it under
 // flock /tmp/realnode.lock: it starts a real node.
 package main
 
@@ -191,38 +194,53 @@ func (x *t) steps(ctx context.Context) error {
 	if err := x.waitQueue(ctx); err != nil {
 		return err
 	}
-	heading("readiness probe for Volcano's admission (docs/install.md, before the upgrade)")
-	if err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
-		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml"); err != nil {
-		return err
-	}
-	if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m"); err != nil {
-		return err
-	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
 	x.job(ctx, "stock-before", tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
 
-	heading("upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
-	var failedCreates, creates atomic.Int64
-	var firstErr atomic.Value
+	// A Job create every second from here until the upgrade is done, counted
+	// apart for step 0 (Volcano's own pods replaced by Volcano's own, with the
+	// probe and the pause) and for the upgrade to this project (steps 1-3).
+	var phase atomic.Pointer[createCounts]
+	step0, upgrade := &createCounts{}, &createCounts{}
+	phase.Store(step0)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		x.createLoop(ctx, stop, &creates, &failedCreates, &firstErr)
+		x.createLoop(ctx, stop, &phase)
 	}()
-	start := time.Now()
-	err := x.upgrade(ns)
-	took := time.Since(start)
-	time.Sleep(3 * time.Second) // a few creates after the rollout
+	heading("step 0: readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
+	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
+		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
+	if err == nil {
+		err = x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
+	}
+	time.Sleep(3 * time.Second) // the old pod's last calls
+	var took time.Duration
+	if err == nil {
+		heading("steps 1-3: upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
+		phase.Store(upgrade)
+		start := time.Now()
+		err = x.upgrade(ns)
+		took = time.Since(start)
+		time.Sleep(3 * time.Second) // a few creates after the rollout
+	}
 	close(stop)
 	wg.Wait()
-	x.results = append(x.results, fmt.Sprintf("failed creates during upgrade: %d (of %d)", failedCreates.Load(), creates.Load()),
+	// Step 0 replaces a pod of Volcano's image that has no preStop pause yet:
+	// Volcano's manager drops its connections on SIGTERM, which the API server
+	// may still be using. That is Volcano's own behaviour on any rollout of
+	// its admission pod, reported here but not failed on.
+	x.results = append(x.results,
+		fmt.Sprintf("failed creates during step 0 (Volcano's pods replaced by Volcano's): %d (of %d)%s", step0.failed.Load(), step0.creates.Load(), step0.firstSuffix()),
+		fmt.Sprintf("failed creates during upgrade: %d (of %d)", upgrade.failed.Load(), upgrade.creates.Load()),
 		fmt.Sprintf("upgrade took: %.1fs", took.Seconds()))
-	fmt.Println(x.results[len(x.results)-2], x.results[len(x.results)-1])
-	if failedCreates.Load() > 0 {
-		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade, first: %v", failedCreates.Load(), firstErr.Load()))
+	for _, r := range x.results[len(x.results)-3:] {
+		fmt.Println(r)
+	}
+	if upgrade.failed.Load() > 0 {
+		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade, first: %v", upgrade.failed.Load(), upgrade.first.Load()))
 	}
 	if err != nil {
 		return err
@@ -367,9 +385,22 @@ func (x *t) waitQueue(ctx context.Context) error {
 	})
 }
 
+// createCounts are the Job creates of one phase of the install test.
+type createCounts struct {
+	creates, failed atomic.Int64
+	first           atomic.Value // the first failure's error text
+}
+
+func (c *createCounts) firstSuffix() string {
+	if f := c.first.Load(); f != nil {
+		return fmt.Sprintf(", first: %v", f)
+	}
+	return ""
+}
+
 // createLoop creates (and deletes) a one-pod Job every second until stop,
-// counting the creates and those that fail.
-func (x *t) createLoop(ctx context.Context, stop chan struct{}, creates, failed *atomic.Int64, first *atomic.Value) {
+// counting the creates and those that fail in the phase phase holds.
+func (x *t) createLoop(ctx context.Context, stop chan struct{}, phase *atomic.Pointer[createCounts]) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for i := 0; ; i++ {
@@ -378,16 +409,17 @@ func (x *t) createLoop(ctx context.Context, stop chan struct{}, creates, failed 
 			return
 		case <-tick.C:
 		}
+		c := phase.Load()
 		j := realNodeJob(fmt.Sprintf("probe-%d", i), "", nil, "true")
 		// Pending forever on no node: the create is what is measured.
 		j.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"install-test/none": "true"}
-		creates.Add(1)
+		c.creates.Add(1)
 		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 		_, err := x.vc.BatchV1alpha1().Jobs("default").Create(cctx, j, metav1.CreateOptions{})
 		cancel()
 		if err != nil {
-			failed.Add(1)
-			first.CompareAndSwap(nil, err.Error())
+			c.failed.Add(1)
+			c.first.CompareAndSwap(nil, err.Error())
 			fmt.Printf("  %s create %s: %v\n", time.Now().Format("15:04:05"), j.Name, err)
 			continue
 		}

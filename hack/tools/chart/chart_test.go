@@ -251,10 +251,13 @@ func TestRenderedRBAC(t *testing.T) {
 			t.Errorf("%s roleRef %+v, want ClusterRole %s", key, b.RoleRef, role)
 		}
 	}
-	// The endpoints Role: list EndpointSlices in the admission service's
-	// namespace, nothing else, bound to the webhook manager.
+	// The endpoints Role: get the admission service and list EndpointSlices in
+	// its namespace, nothing else, bound to the webhook manager.
 	ep := decode[rbacv1.Role](t, r, epRole)
-	if diff := cmp.Diff([]rbacv1.PolicyRule{{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list"}}}, ep.Rules); diff != "" {
+	if diff := cmp.Diff([]rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"services"}, ResourceNames: []string{"volcano-admission-service"}, Verbs: []string{"get"}},
+		{APIGroups: []string{"discovery.k8s.io"}, Resources: []string{"endpointslices"}, Verbs: []string{"list"}},
+	}, ep.Rules); diff != "" {
 		t.Errorf("endpoints rules (-want +got):\n%s", diff)
 	}
 	epb := decode[rbacv1.RoleBinding](t, r, epBind)
