@@ -63,8 +63,11 @@ func jobRule(ops ...whv1.OperationType) []whv1.RuleWithOperations {
 }
 
 // MutateService returns the mutating admission (MutatePath, Job CREATE). When
-// opts.SchedulerName is empty, GPU jobs get the scheduler Volcano's own job
-// mutation gives jobs: the first --scheduler-name of the manager.
+// opts.SchedulerName is empty, GPU jobs get the first of the service's
+// Config.SchedulerNames, which Volcano's router fills in for the admissions it
+// starts, else DefaultSchedulerName. vc-webhook-manager serves it with Handle
+// and passes its first --scheduler-name in opts, the scheduler Volcano's own
+// job mutation gives jobs.
 func MutateService(opts Options) *router.AdmissionService {
 	cfg := &router.AdmissionServiceConfig{}
 	admit := guard("mutating", func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return mutate(ar, opts, cfg) })
