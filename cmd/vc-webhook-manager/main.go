@@ -51,7 +51,7 @@ func main() {
 		"Serve the framework job admissions ("+webhook.MutatePath+", "+webhook.ValidatePath+") in addition to --enabled-admission.")
 	createConfigs := fs.Bool("create-framework-webhook-configurations", true,
 		"Create the webhook configurations of the framework job admissions ("+webhook.ConfigurationName(webhook.MutatePath)+", "+
-			webhook.ConfigurationName(webhook.ValidatePath)+"), or point existing ones at this manager, once every ready endpoint of the admission service serves them (during a rolling upgrade from Volcano's own manager, once no old pod is ready). Without it they must be installed beforehand; the manager then only sets their CA bundle.")
+			webhook.ConfigurationName(webhook.ValidatePath)+"), or point existing ones at this manager, once every serving endpoint of the admission service serves them (an endpoint serves while ready, and while terminating until its preStop pause ends; during a rolling upgrade from Volcano's own manager, once the old pod has left). Without it they must be installed beforehand; the manager then only sets their CA bundle.")
 	applyGPUResources := apiflags.GPUResources(fs)
 	cliflag.InitFlags()
 	gpuResources := applyGPUResources()
