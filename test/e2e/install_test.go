@@ -10,6 +10,8 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	whv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -21,6 +23,15 @@ import (
 // renderedManifest is the chart rendered with its default values by `make
 // manifests`, relative to the module root.
 const renderedManifest = "installer/framework-plugins.yaml"
+
+// rbacManifest is the chart rendered with webhook.create=false (RBAC only),
+// for the upgrade without Helm.
+const rbacManifest = "installer/framework-plugins-rbac.yaml"
+
+// volcanoNamespace holds Volcano's admission service in an installation, and
+// with it the manifests' endpoints Role; the local cluster runs Volcano on
+// the host and has no such namespace.
+const volcanoNamespace = "volcano-system"
 
 // renderedWebhookConfigurations returns the two webhook configurations of
 // installer/framework-plugins.yaml, decoded strictly.
@@ -77,27 +88,39 @@ var ignoreClientConfig = cmp.Options{
 var _ = Describe("The installer", func() {
 	f := framework.New("install")
 
-	It("has every object of installer/framework-plugins.yaml accepted by a server-side dry run, which persists nothing",
+	It("has every object of installer/framework-plugins.yaml and installer/framework-plugins-rbac.yaml accepted by a server-side dry run, which persists nothing",
 		func(ctx SpecContext) {
-			data, err := os.ReadFile(framework.Path(renderedManifest))
-			Expect(err).NotTo(HaveOccurred())
-			docs, err := framework.YAMLDocuments(data)
-			Expect(err).NotTo(HaveOccurred())
-			Expect(docs).NotTo(BeEmpty(), renderedManifest)
-			results := f.ServerDryRun(ctx, data, f.Namespace)
-			Expect(results).To(HaveLen(len(docs)))
-			var problems []string
-			for _, r := range results {
-				how := "created"
-				if r.Existed {
-					how = "replaced"
-				}
-				GinkgoWriter.Printf("dry run: %s %s\n", r.Object, how)
-				if r.Err != nil {
-					problems = append(problems, fmt.Sprintf("%s (%s with dryRun=All): %v", r.Object, how, r.Err))
-				}
+			// The dry run of a namespaced object needs its namespace to exist.
+			if _, err := f.Kube.CoreV1().Namespaces().Get(ctx, volcanoNamespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+				_, err = f.Kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: volcanoNamespace}}, metav1.CreateOptions{})
+				Expect(err).NotTo(HaveOccurred())
+				DeferCleanup(func(ctx SpecContext) {
+					Expect(f.Kube.CoreV1().Namespaces().Delete(ctx, volcanoNamespace, metav1.DeleteOptions{})).To(Succeed())
+				})
+			} else {
+				Expect(err).NotTo(HaveOccurred())
 			}
-			Expect(problems).To(BeEmpty(), "objects of %s refused by the API server", renderedManifest)
+			for _, manifest := range []string{renderedManifest, rbacManifest} {
+				data, err := os.ReadFile(framework.Path(manifest))
+				Expect(err).NotTo(HaveOccurred())
+				docs, err := framework.YAMLDocuments(data)
+				Expect(err).NotTo(HaveOccurred())
+				Expect(docs).NotTo(BeEmpty(), manifest)
+				results := f.ServerDryRun(ctx, data, f.Namespace)
+				Expect(results).To(HaveLen(len(docs)))
+				var problems []string
+				for _, r := range results {
+					how := "created"
+					if r.Existed {
+						how = "replaced"
+					}
+					GinkgoWriter.Printf("dry run of %s: %s %s\n", manifest, r.Object, how)
+					if r.Err != nil {
+						problems = append(problems, fmt.Sprintf("%s (%s with dryRun=All): %v", r.Object, how, r.Err))
+					}
+				}
+				Expect(problems).To(BeEmpty(), "objects of %s refused by the API server", manifest)
+			}
 		}, SpecTimeout(framework.SpecTimeout))
 
 	It("provides the webhook configurations of this project's admissions the suite runs with, pointed at the local webhook manager by webhook.url",
