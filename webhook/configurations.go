@@ -142,15 +142,28 @@ func setCABundle[T any](ctx context.Context, c configClient[T], name string, caB
 	if err != nil {
 		return err
 	}
+	return setClientConfigs(ctx, c, cur, clientConfigs, func(cc *whv1.WebhookClientConfig) bool {
+		if bytes.Equal(cc.CABundle, caBundle) {
+			return false
+		}
+		cc.CABundle = caBundle
+		return true
+	})
+}
+
+// setClientConfigs applies change to the client configuration of each webhook
+// of cur (clientConfigs lists them) and updates cur when change reported that
+// it changed one.
+func setClientConfigs[T any](ctx context.Context, c configClient[T], cur T,
+	clientConfigs func(T) []*whv1.WebhookClientConfig, change func(*whv1.WebhookClientConfig) bool) error {
 	changed := false
 	for _, cc := range clientConfigs(cur) {
-		if !bytes.Equal(cc.CABundle, caBundle) {
-			cc.CABundle, changed = caBundle, true
-		}
+		changed = change(cc) || changed
 	}
-	if changed {
-		_, err = c.Update(ctx, cur, metav1.UpdateOptions{})
+	if !changed {
+		return nil
 	}
+	_, err := c.Update(ctx, cur, metav1.UpdateOptions{})
 	return err
 }
 
@@ -195,14 +208,7 @@ func ensure[T any](ctx context.Context, c configClient[T], want T, name string, 
 	if err != nil {
 		return err
 	}
-	changed := false
-	for _, cc := range clientConfigs(cur) {
-		changed = repoint(cc, ep, path) || changed
-	}
-	if changed {
-		_, err = c.Update(ctx, cur, metav1.UpdateOptions{})
-	}
-	return err
+	return setClientConfigs(ctx, c, cur, clientConfigs, func(cc *whv1.WebhookClientConfig) bool { return repoint(cc, ep, path) })
 }
 
 // repoint sets cc to ep's client configuration for path, keeping the service

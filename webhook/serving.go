@@ -28,12 +28,8 @@ import (
 // make ours exist before any pod of the new manager can answer them (see
 // Keeper).
 func Handle(mux *http.ServeMux, opts Options) {
-	for _, s := range []struct {
-		path string
-		h    http.HandlerFunc
-	}{{MutatePath, http.HandlerFunc(MutateService(opts).Handler)}, {ValidatePath, http.HandlerFunc(ValidateService().Handler)}} {
-		mux.Handle(s.path, s.h)
-	}
+	mux.HandleFunc(MutatePath, MutateService(opts).Handler)
+	mux.HandleFunc(ValidatePath, ValidateService().Handler)
 }
 
 // WithoutPaths returns Volcano's --enabled-admission list without MutatePath
