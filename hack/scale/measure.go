@@ -38,10 +38,9 @@ const (
 	quietTimeout = 3 * time.Minute
 	// clusterQuietCPU is "the whole cluster is idle": all its processes
 	// together used less than this during the last quietWindow (30% of one
-	// core; 100 KWOK nodes and 2,000 running pods keep a cluster at ~15%).
-	// Each job starts on an idle cluster, so that work left over from the
-	// previous one (pods still turning Running, the scheduler's cache) does
-	// not slow it.
+	// core; 100 KWOK nodes keep a cluster at a few percent). Each job starts
+	// on an idle cluster, so that the cluster's own start (nodes registering,
+	// leader elections, the first informer lists) does not slow it.
 	clusterQuietCPU = 600 * time.Millisecond
 )
 

@@ -75,7 +75,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		return medianOf(xs)
 	}
 
-	fmt.Fprintf(w, "Scale test: one job at a time, %d pods each; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
+	fmt.Fprintf(w, "Scale test: each job on a fresh cluster, %d pods each; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "framework\timpl\trounds\t")
 	for _, mt := range metrics {
