@@ -327,10 +327,9 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 		t.Errorf("the first job too large differs between the modes: %v", boundary)
 	}
 
-	t.Run("mpi: MPI_HOST and the wait container's targets of the master", func(t *testing.T) {
+	t.Run("mpi: MPI_HOST of the master; its wait targets are a file", func(t *testing.T) {
 		job := mkJob(longName("m", 40)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 1500).Obj()).Plugin("mpi").Obj()
 		checkContains(t, ValidateJob(job), []string{
-			`spec.plugins[mpi]: Too long: plugin mpi: environment variable WAIT_TARGETS of pod "` + job.Name + `-master-0" (task "master", index 0) would be`,
 			`spec.plugins[mpi]: Too long: plugin mpi: environment variable MPI_HOST of pod "` + job.Name + `-master-0" (task "master", index 0) would be`,
 		})
 	})

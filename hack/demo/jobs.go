@@ -143,6 +143,10 @@ type run struct {
 	podGroup   string                 // message of the PodGroup while pods are unbound
 	hostfile   *string                // the MPI hostfile, once seen
 	hostfileCM string
+	// configMaps holds the data of the plugins' ConfigMaps the report reads
+	// (the MPI hostfile ConfigMap, which also holds the launcher's wait
+	// targets), as last seen: a completed Job's plugins delete them.
+	configMaps map[string]map[string]string
 	logs       *training.LogFollower // the program's log of every pod, for real runs
 	verdict    string                // the judge's summary of a real run
 	podLogs    map[string]string     // the followed logs by pod name, once collected
@@ -355,6 +359,10 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 			if h, ok := cm.Data[mpi.HostfileKey]; ok {
 				r.hostfile = &h
 			}
+			if r.configMaps == nil {
+				r.configMaps = map[string]map[string]string{}
+			}
+			r.configMaps[cm.Name] = cm.Data
 		}
 	}
 	if r.bound() < r.want {

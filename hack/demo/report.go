@@ -46,7 +46,13 @@ func report(r *run) {
 		case p.DeletionTimestamp != nil:
 			state += ", being deleted"
 		}
-		reportPod(p, templateOf(job, p), state)
+		reportPod(p, templateOf(job, p), state, func(name string) (map[string]string, error) {
+			data, ok := r.configMaps[name]
+			if !ok {
+				return nil, fmt.Errorf("ConfigMap %s was not seen while the job ran", name)
+			}
+			return data, nil
+		})
 	}
 	if r.hostfileCM != "" {
 		fmt.Printf("\n  ConfigMap %s, key %s (the master mounts it at %s):\n", r.hostfileCM, mpi.HostfileKey, mpi.HostfilePath)
@@ -93,7 +99,9 @@ func reportLog(r *run) {
 	}
 }
 
-func reportPod(p *corev1.Pod, tmpl *corev1.PodSpec, state string) {
+// reportPod prints what the plugins added to pod p beyond its template tmpl;
+// configMap returns the data of a ConfigMap the pod mounts, as last seen.
+func reportPod(p *corev1.Pod, tmpl *corev1.PodSpec, state string, configMap func(name string) (map[string]string, error)) {
 	node := p.Spec.NodeName
 	if node == "" {
 		node = "not bound"
@@ -155,9 +163,15 @@ func reportPod(p *corev1.Pod, tmpl *corev1.PodSpec, state string) {
 		if s, err := strconv.Atoi(env[wait.TimeoutEnv]); err == nil && s > 0 {
 			timeout = fmt.Sprintf("timeout %ds", s)
 		}
-		fmt.Printf("    init container %s (%s, %s) waits for:\n", ic.Name, ic.Image, timeout)
-		targets := strings.Fields(env[wait.TargetsEnv])
-		if len(targets) == 0 {
+		from := ""
+		if file := env[wait.TargetsFileEnv]; file != "" {
+			from = " (the targets in " + file + ")"
+		}
+		fmt.Printf("    init container %s (%s, %s) waits for%s:\n", ic.Name, ic.Image, timeout, from)
+		targets, err := wait.PodTargets(p, &ic, configMap)
+		if err != nil {
+			fmt.Printf("      (%v)\n", err)
+		} else if len(targets) == 0 {
 			fmt.Println("      (nothing)")
 		}
 		for _, t := range targets {

@@ -137,6 +137,17 @@ func WaitTargets(job *batch.Job, w Wait) []wait.Target {
 	return out
 }
 
+// WaitTargetsLen returns len(wait.TargetsFile(WaitTargets(job, w))),
+// computed from the names and replica counts without building the targets
+// (admission measures Jobs of any size).
+func WaitTargetsLen(job *batch.Job, w Wait) int {
+	to, _ := jobs.Task(job, w.To)
+	if w.FirstOnly {
+		return wait.TargetsFileLen(len(jobs.Host(job, to, 0)), 1, w.Port)
+	}
+	return wait.TargetsFileLen(jobs.DistinctHostsLen(job, to), jobs.DistinctHostCount(to), w.Port)
+}
+
 // Waiters holds the wait container of each task whose pods wait, built once
 // per plan from a Description's Waits; tasks whose edges lead to the same
 // targets share one container template.

@@ -85,3 +85,21 @@ func envValue(c v1.Container, name string) string {
 	}
 	return ""
 }
+
+// WaitTargetsLen measures exactly the file of WaitTargets' targets.
+func TestWaitTargetsLen(t *testing.T) {
+	mk := utiltesting.MakeTask
+	job := utiltesting.MakeJob("resnet50-train").
+		Task(mk("master", 1).Obj()).Task(mk("worker", 1203).Obj()).
+		Task(mk("shared", 4).Hostname("one").Subdomain("net").Obj()).Obj()
+	for _, w := range []Wait{
+		{From: "master", To: "worker", Port: 22},
+		{From: "worker", To: "master", Port: 29500, FirstOnly: true},
+		{From: "worker", To: "master"},
+		{From: "master", To: "shared", Port: 8080},
+	} {
+		if got, want := WaitTargetsLen(job, w), len(wait.TargetsFile(WaitTargets(job, w))); got != want {
+			t.Errorf("WaitTargetsLen(%+v) = %d, want %d", w, got, want)
+		}
+	}
+}

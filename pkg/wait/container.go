@@ -18,6 +18,9 @@ const (
 	TargetsEnv = "WAIT_TARGETS"
 	// TimeoutEnv holds the timeout in whole seconds, 0 for none.
 	TimeoutEnv = "WAIT_TIMEOUT_SECONDS"
+	// TargetsFileEnv holds the path of a file with the dependencies
+	// (FileContainer), written as TargetsFile writes them.
+	TargetsFileEnv = "WAIT_TARGETS_FILE"
 )
 
 // The non-root IDs the container runs as ("nobody" and "nogroup"). Numeric,
@@ -106,6 +109,49 @@ func Container(targets []Target, o Options) v1.Container {
 		TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
 		SecurityContext:          securityContext(),
 	}
+}
+
+// TargetsFile returns targets as FileContainer's file holds them: each as
+// Target.String writes it, followed by a newline ("" for no targets).
+func TargetsFile(targets []Target) string {
+	var b strings.Builder
+	for _, t := range targets {
+		b.WriteString(t.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// TargetsFileLen returns len(TargetsFile(targets)) for targets whose hosts
+// together are hostsLen bytes long, n of them, all with port (0 for DNS
+// only), without building it: admission measures Jobs of any size. Hosts
+// must be DNS names or IPv4 addresses (an IPv6 address gains brackets).
+func TargetsFileLen(hostsLen, n, port int) int {
+	per := 1
+	if port != 0 {
+		per += 1 + len(strconv.Itoa(port))
+	}
+	return hostsLen + n*per
+}
+
+// FileContainer returns the wait container of Container that reads its
+// dependencies from the file at path instead of TargetsEnv. Thousands of
+// targets are too many for the pod spec (each copy of the pod is stored and
+// watched) and, past about 3,000 hosts, for one environment string (Linux's
+// MAX_ARG_STRLEN, 128 KiB); a file has neither limit. The container mounts
+// mount, which must cover path; the caller's pod must have mount's volume and
+// put TargetsFile's content at path, e.g. as a key of a ConfigMap the plugin
+// keeps (mpi's launcher: its hostfile ConfigMap). A file that cannot be read
+// fails the container with exit status 2 and a message naming the path.
+func FileContainer(path string, mount v1.VolumeMount, o Options) v1.Container {
+	c := Container(nil, o)
+	for i := range c.Env {
+		if c.Env[i].Name == TargetsEnv {
+			c.Env[i] = v1.EnvVar{Name: TargetsFileEnv, Value: path}
+		}
+	}
+	c.VolumeMounts = []v1.VolumeMount{mount}
+	return c
 }
 
 // timeoutSeconds converts d to whole seconds for the script, rounding up so

@@ -85,6 +85,46 @@ func TestContainer(t *testing.T) {
 	}
 }
 
+// FileContainer is Container with the targets' variable replaced by the
+// file's path and the mount that holds it; TargetsFile writes what the
+// script reads, and TargetsFileLen measures it without writing it.
+func TestFileContainer(t *testing.T) {
+	mount := v1.VolumeMount{Name: "mpi-hostfile", MountPath: "/etc/mpi", ReadOnly: true}
+	o := Options{Enabled: true, Timeout: DefaultTimeout}
+	want := Container(nil, o)
+	want.Env = []v1.EnvVar{{Name: "WAIT_TARGETS_FILE", Value: "/etc/mpi/wait-targets"}, {Name: "WAIT_TIMEOUT_SECONDS", Value: "600"}}
+	want.VolumeMounts = []v1.VolumeMount{mount}
+	if diff := cmp.Diff(want, FileContainer("/etc/mpi/wait-targets", mount, o), quantityEqual); diff != "" {
+		t.Errorf("FileContainer() (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, NewFileTemplate("/etc/mpi/wait-targets", mount, o).Container(), quantityEqual); diff != "" {
+		t.Errorf("NewFileTemplate().Container() (-want +got):\n%s", diff)
+	}
+
+	cases := []struct {
+		targets []Target
+		want    string
+	}{
+		{nil, ""},
+		{[]Target{{Host: "job-worker-0.job", Port: 22}, {Host: "job-worker-1.job", Port: 22}}, "job-worker-0.job:22\njob-worker-1.job:22\n"},
+		{[]Target{{Host: "job-master-0.job"}}, "job-master-0.job\n"},
+		{[]Target{{Host: "w-9.j", Port: 65535}, {Host: "w-10.j", Port: 65535}}, "w-9.j:65535\nw-10.j:65535\n"},
+	}
+	for _, tc := range cases {
+		got := TargetsFile(tc.targets)
+		if got != tc.want {
+			t.Errorf("TargetsFile(%v) = %q, want %q", tc.targets, got, tc.want)
+		}
+		hostsLen, port := 0, 0
+		for _, x := range tc.targets {
+			hostsLen, port = hostsLen+len(x.Host), x.Port
+		}
+		if n := TargetsFileLen(hostsLen, len(tc.targets), port); n != len(tc.want) {
+			t.Errorf("TargetsFileLen for %v = %d, want %d", tc.targets, n, len(tc.want))
+		}
+	}
+}
+
 // TestContainerIndependent checks that results share no maps or pointers, so
 // a plugin may adjust one pod's container without touching another's.
 func TestContainerIndependent(t *testing.T) {

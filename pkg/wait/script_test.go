@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -131,6 +133,8 @@ var placeholderRE = regexp.MustCompile(`\b(OPEN|LATE|CLOSED|C\d)\b`)
 type scriptCase struct {
 	name      string
 	targets   string        // WAIT_TARGETS
+	file      string        // content of the WAIT_TARGETS_FILE, none if empty
+	filePath  string        // WAIT_TARGETS_FILE when no file is written
 	timeout   string        // WAIT_TIMEOUT_SECONDS
 	report    string        // WAIT_REPORT_SECONDS, unset if empty
 	lateAfter time.Duration // when LATE starts listening
@@ -210,6 +214,24 @@ func TestScript(t *testing.T) {
 		min: 2 * time.Second,
 		max: 4 * time.Second,
 	}, {
+		name:      "targets from a file too",
+		targets:   "OPEN",
+		file:      "LATE\n\n  localhost [::1]", // a blank line, no final newline
+		timeout:   "30",
+		lateAfter: time.Second,
+		want: []string{
+			"waiting for 1 of 4 dependencies: LATE (#s elapsed, timeout 30s)",
+			"all 4 dependencies ready after #s",
+		},
+	}, {
+		name:     "unreadable targets file",
+		targets:  "OPEN",
+		filePath: "/nonexistent/wait-targets",
+		timeout:  "30",
+		code:     2,
+		want:     []string{"WAIT_TARGETS_FILE '/nonexistent/wait-targets' cannot be read"},
+		max:      time.Second,
+	}, {
 		name:    "no dependencies",
 		targets: " ",
 		timeout: "600",
@@ -241,7 +263,7 @@ func TestScript(t *testing.T) {
 			tc := &cases[i]
 			r := &run{name: sh.name + "/" + tc.name, tc: tc, addrs: map[string]string{}}
 			runs = append(runs, r)
-			for _, p := range placeholderRE.FindAllString(tc.targets, -1) {
+			for _, p := range placeholderRE.FindAllString(tc.targets+" "+tc.file, -1) {
 				r.addrs[p] = freeAddr(t)
 			}
 			if a, ok := r.addrs["OPEN"]; ok {
@@ -252,6 +274,16 @@ func TestScript(t *testing.T) {
 			env := map[string]string{TargetsEnv: expand(tc.targets, r.addrs), TimeoutEnv: tc.timeout}
 			if tc.report != "" {
 				env["WAIT_REPORT_SECONDS"] = tc.report
+			}
+			if tc.filePath != "" {
+				env[TargetsFileEnv] = tc.filePath
+			}
+			if tc.file != "" {
+				file := filepath.Join(t.TempDir(), "wait-targets")
+				if err := os.WriteFile(file, []byte(expand(tc.file, r.addrs)), 0o444); err != nil {
+					t.Fatal(err)
+				}
+				env[TargetsFileEnv] = file
 			}
 			r.start = time.Now()
 			_, done := startScript(sh.argv, dir, env)

@@ -19,6 +19,11 @@ func NewTemplate(targets []Target, o Options) *Template {
 	return &Template{c: Container(targets, o)}
 }
 
+// NewFileTemplate returns the template of FileContainer(path, mount, o).
+func NewFileTemplate(path string, mount v1.VolumeMount, o Options) *Template {
+	return &Template{c: FileContainer(path, mount, o)}
+}
+
 // Container returns a deep copy of the template's container for one pod.
 func (t *Template) Container() v1.Container {
 	return *t.c.DeepCopy()

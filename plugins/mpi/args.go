@@ -88,7 +88,8 @@ type Args struct {
 // task that is missing or does not have exactly one replica, a worker task that
 // is missing or has no replicas (allowed only with --launcher-as-worker when
 // --worker is not given), both roles naming one task, and a hostfile larger
-// than a ConfigMap can hold (ownedcm.MaxConfigMapBytes).
+// than a ConfigMap can hold together with the wait targets (ConfigMapSize over
+// ownedcm.MaxConfigMapBytes).
 func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	a := &Args{}
 	s := args.New(Name)
@@ -129,10 +130,13 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.Task(job, "master", a.Master, true, 1)
 	s.Task(job, "worker", a.Worker, !a.LauncherAsWorker, 0)
 	if len(s.Errors()) == 0 {
-		if size := HostfileSize(job, a); size > ownedcm.MaxConfigMapBytes {
+		if hostfile, targets := ConfigMapSize(job, a); hostfile+targets > ownedcm.MaxConfigMapBytes {
+			what := fmt.Sprintf("the hostfile would be %d bytes", hostfile)
+			if targets > 0 {
+				what = fmt.Sprintf("the hostfile (%d bytes) and the master's wait targets (%d bytes) would be %d bytes", hostfile, targets, hostfile+targets)
+			}
 			s.Invalid("worker", a.Worker, fmt.Sprintf(
-				"the hostfile would be %d bytes, more than the %d bytes a ConfigMap holds; use fewer worker replicas",
-				size, ownedcm.MaxConfigMapBytes))
+				"%s, more than the %d bytes a ConfigMap holds; use fewer worker replicas", what, ownedcm.MaxConfigMapBytes))
 		}
 	}
 	return a, s.Errors()

@@ -169,8 +169,18 @@ func TestParseArgs(t *testing.T) {
 		},
 		"hostfile larger than a ConfigMap": {
 			// 50000 lines "big-worker-<i>.big slots=1\n": 24 bytes plus the digits of i.
-			job: utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Obj(),
+			job:  utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Obj(),
+			args: []string{"--wait=false"},
 			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile would be 1438890 bytes, ` +
+				`more than the 1048576 bytes a ConfigMap holds; use fewer worker replicas`,
+		},
+		"hostfile and wait targets larger than a ConfigMap": {
+			// 21000 hostfile lines (24 bytes plus the digits of i) and as many
+			// wait targets "big-worker-<i>.big:22\n" (19 bytes plus the
+			// digits): each fits, together they do not.
+			job: utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 21000).Obj()).Obj(),
+			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile (597890 bytes) and ` +
+				`the master's wait targets (492890 bytes) would be 1090780 bytes, ` +
 				`more than the 1048576 bytes a ConfigMap holds; use fewer worker replicas`,
 		},
 	}
@@ -206,8 +216,9 @@ func TestHostfileSize(t *testing.T) {
 	}
 }
 
-// HostfileSize and MPIHostSize compute, without building them, exactly the
-// sizes of the hostfile and MPI_HOST the plan builds.
+// HostfileSize, MPIHostSize and ConfigMapSize compute, without building them,
+// exactly the sizes of the hostfile, MPI_HOST and the wait targets the plan
+// builds.
 func TestSizesMatchBuiltStrings(t *testing.T) {
 	mk := utiltesting.MakeTask
 	tests := []struct {
@@ -227,6 +238,9 @@ func TestSizesMatchBuiltStrings(t *testing.T) {
 		{"template hostname and subdomain", utiltesting.MakeJob("mpi").Task(mk("master", 1).Hostname("launcher").Obj()).
 			Task(mk("worker", 5).Hostname("shared").Subdomain("sub").Obj()).Obj(), []string{"--launcher-as-worker"}},
 		{"subdomain", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Subdomain("s").Obj()).Obj(), nil},
+		{"port of 5 digits", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 11).Obj()).Obj(),
+			[]string{"--port=65000"}},
+		{"no wait", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 4).Obj()).Obj(), []string{"--wait=false"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -238,10 +252,11 @@ func TestSizesMatchBuiltStrings(t *testing.T) {
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}
-			got := []int{HostfileSize(tc.job, a), MPIHostSize(tc.job, a)}
-			want := []int{len(p.hostfile), len(p.masterEnv[0].Value)}
+			cmHostfile, cmTargets := ConfigMapSize(tc.job, a)
+			got := []int{HostfileSize(tc.job, a), MPIHostSize(tc.job, a), cmHostfile, cmTargets}
+			want := []int{len(p.hostfile), len(p.masterEnv[0].Value), len(p.hostfile), len(p.waitTargets)}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("[hostfile, MPI_HOST] sizes (-built +computed):\n%s", diff)
+				t.Errorf("[hostfile, MPI_HOST, ConfigMap hostfile, ConfigMap wait targets] sizes (-built +computed):\n%s", diff)
 			}
 		})
 	}

@@ -54,6 +54,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/inject"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const (
@@ -71,6 +72,16 @@ const (
 	ConfigDir = "/etc/mpi"
 	// HostfilePath is the hostfile as the master sees it.
 	HostfilePath = ConfigDir + "/" + HostfileKey
+	// WaitTargetsKey is the ConfigMap key, and the file name, of the workers'
+	// ssh endpoints the master's wait container waits for (wait.TargetsFile:
+	// "<host>:<port>" lines), present while waiting is on. A file, not the
+	// container's environment: at 2,000 workers the list is ~70 KB, which
+	// would double the launcher pod's size, and past ~3,000 workers it would
+	// exceed what one environment string may hold.
+	WaitTargetsKey = "wait-targets"
+	// WaitTargetsPath is the wait targets file as the master's wait
+	// container sees it (it mounts the same volume at ConfigDir).
+	WaitTargetsPath = ConfigDir + "/" + WaitTargetsKey
 	// VolumeName names the master's ConfigMap volume.
 	VolumeName = "mpi-hostfile"
 	// SSHConnectionArgs are added to the launcher's ssh command line after
@@ -179,9 +190,11 @@ type plan struct {
 	hostfile string
 	// masterEnv is every variable the master gets.
 	masterEnv []v1.EnvVar
-	// waiters is the master's init container, from describe's wait edge: none
-	// when waiting is off or there are no worker pods.
-	waiters framework.Waiters
+	// waitTargets is the ConfigMap's WaitTargetsKey value and wait the
+	// master's init container that reads it, from describe's wait edge: ""
+	// and nil when waiting is off or there are no worker pods.
+	waitTargets string
+	wait        *wait.Template
 	// dnsSearches are added to the master's and the workers' DNS search path
 	// (Intel MPI and MPICH only; see dnsSearches).
 	dnsSearches []string
@@ -194,7 +207,11 @@ type plan struct {
 var hostfileCM = ownedcm.Hooks[*plan]{
 	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName},
 	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
-		return map[string]string{HostfileKey: p.hostfile}, &p.hostfileSynced
+		data := map[string]string{HostfileKey: p.hostfile}
+		if p.wait != nil {
+			data[WaitTargetsKey] = p.waitTargets
+		}
+		return data, &p.hostfileSynced
 	},
 }
 
@@ -230,7 +247,14 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 			v1.EnvVar{Name: EnvNvidiaVisibleDevices, Value: ""},
 			v1.EnvVar{Name: EnvNvidiaDriverCapabilities, Value: ""})
 	}
-	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
+	if waits := describe(a, job).Waits; len(waits) > 0 {
+		var targets []wait.Target
+		for _, w := range waits {
+			targets = append(targets, framework.WaitTargets(job, w)...)
+		}
+		p.waitTargets = wait.TargetsFile(targets)
+		p.wait = wait.NewFileTemplate(WaitTargetsPath, hostfileMount(), a.Wait)
+	}
 	return p, nil
 }
 
@@ -311,6 +335,19 @@ func Hostfile(job *batch.Job, a *Args) string {
 	return hostfile
 }
 
+// ConfigMapSize returns the sizes in bytes of the data of the job's
+// ConfigMap (ConfigMapName), computed without building it: the hostfile
+// (HostfileSize) and, while the master waits for the workers, its wait
+// targets (WaitTargetsKey: each distinct worker host as "<host>:<port>\n"; 0
+// without). ParseArgs rejects a job whose sum exceeds
+// ownedcm.MaxConfigMapBytes.
+func ConfigMapSize(job *batch.Job, a *Args) (hostfile, waitTargets int) {
+	for _, w := range describe(a, job).Waits {
+		waitTargets += framework.WaitTargetsLen(job, w)
+	}
+	return HostfileSize(job, a), waitTargets
+}
+
 // renderHosts builds the hostfile and MPI_HOST (the same hosts joined by
 // commas) of groups in one pass over their hosts, each into a buffer of the
 // size measureHosts computes.
@@ -341,7 +378,8 @@ func renderHosts(job *batch.Job, impl Implementation, groups []hostGroup) (hostf
 // implementation on every container, the hostfile ConfigMap mounted read-only at
 // ConfigDir, NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES set to "" when
 // it requests no GPU and runs no ranks, and, as its first init container, the wait
-// container for every worker's ssh port. Workers (and the master with
+// container for every worker's ssh port, which reads the workers' endpoints
+// from WaitTargetsPath (key WaitTargetsKey of the same ConfigMap). Workers (and the master with
 // --launcher-as-worker) get the ssh port opened. With Intel MPI and MPICH both
 // get the Service domains of the job's subdomains in dnsConfig.searches
 // (dnsSearches). What the user set already is kept. Invalid arguments inject nothing and are reported as an
@@ -365,11 +403,13 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		}
 		inject.Env(pod, pl.masterEnv...)
 		inject.DNSSearches(pod, pl.dnsSearches...)
-		inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
+		inject.Volume(pod, hostfileVolume(ConfigMapName(job), pl.wait != nil), hostfileMount(), true)
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
 		}
-		pl.waiters.AddTo(pod, pl.master, 0)
+		if pl.wait != nil {
+			pl.wait.AddTo(pod)
+		}
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)
 		inject.DNSSearches(pod, pl.dnsSearches...)
@@ -377,13 +417,19 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	return nil
 }
 
-func hostfileVolume(configMap string) v1.Volume {
+// hostfileVolume is the master's volume of ConfigMap configMap: the hostfile,
+// and the wait targets with waitTargets.
+func hostfileVolume(configMap string, waitTargets bool) v1.Volume {
 	mode := int32(0o444)
+	items := []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}}
+	if waitTargets {
+		items = append(items, v1.KeyToPath{Key: WaitTargetsKey, Path: WaitTargetsKey})
+	}
 	return v1.Volume{
 		Name: VolumeName,
 		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 			LocalObjectReference: v1.LocalObjectReference{Name: configMap},
-			Items:                []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}},
+			Items:                items,
 			DefaultMode:          &mode,
 		}},
 	}

@@ -139,9 +139,10 @@ func TestHostfile(t *testing.T) {
 			if err := New(clientset(kube), tc.job.Spec.Plugins[Name]).OnJobAdd(tc.job); err != nil {
 				t.Fatalf("OnJobAdd: %v", err)
 			}
-			got := configMapOf(t, kube, tc.job).Data
-			if diff := cmp.Diff(map[string]string{"hostfile": tc.want}, got); diff != "" {
-				t.Errorf("ConfigMap data (-want +got):\n%s", diff)
+			// The other key, the wait targets, is TestWaitForWorkers'.
+			got := configMapOf(t, kube, tc.job).Data[HostfileKey]
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("hostfile (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -245,7 +246,7 @@ func TestMasterAndWorkerPods(t *testing.T) {
 		Name: "mpi-hostfile",
 		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 			LocalObjectReference: v1.LocalObjectReference{Name: "mpi-mpi-hostfile"},
-			Items:                []v1.KeyToPath{{Key: "hostfile", Path: "hostfile"}},
+			Items:                []v1.KeyToPath{{Key: "hostfile", Path: "hostfile"}, {Key: "wait-targets", Path: "wait-targets"}},
 			DefaultMode:          &mode,
 		}},
 	}}
@@ -412,6 +413,9 @@ func countInit(pod *v1.Pod, name string) int {
 	return n
 }
 
+// The master's wait container reads the workers' ssh endpoints from the
+// hostfile ConfigMap's WaitTargetsKey, mounted with the hostfile: the list
+// stays out of the pod spec.
 func TestWaitForWorkers(t *testing.T) {
 	mk := utiltesting.MakeTask
 	cases := map[string]struct {
@@ -435,17 +439,39 @@ func TestWaitForWorkers(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			pod := runPod(t, tc.job, tc.task, 0)
+			kube := fake.NewSimpleClientset()
+			job := fresh(t, tc.job)
+			plugin := New(clientset(kube), job.Spec.Plugins[Name])
+			if err := plugin.OnJobAdd(job); err != nil {
+				t.Fatal(err)
+			}
+			pod := utiltesting.MakePod(job, tc.task, 0).Obj()
+			if err := plugin.OnPodCreate(pod, job); err != nil {
+				t.Fatal(err)
+			}
 			hasWait := len(pod.Spec.InitContainers) > 0 && pod.Spec.InitContainers[0].Name == wait.ContainerName
 			if hasWait != (tc.wantTargets != nil) {
 				t.Fatalf("wait container present = %v, want %v (init containers %v)", hasWait, tc.wantTargets != nil, pod.Spec.InitContainers)
 			}
+			data := configMapOf(t, kube, job).Data
 			if !hasWait {
+				if v, ok := data[WaitTargetsKey]; ok && tc.task == "master" {
+					t.Errorf("ConfigMap has %s = %q without a wait container", WaitTargetsKey, v)
+				}
 				return
 			}
-			want := wait.Container(tc.wantTargets, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})
+			want := wait.Container(nil, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})
+			want.Env[0] = v1.EnvVar{Name: wait.TargetsFileEnv, Value: "/etc/mpi/wait-targets"}
+			want.VolumeMounts = []v1.VolumeMount{{Name: VolumeName, MountPath: "/etc/mpi", ReadOnly: true}}
 			if diff := cmp.Diff(want, pod.Spec.InitContainers[0]); diff != "" {
 				t.Errorf("wait container (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wait.TargetsFile(tc.wantTargets), data[WaitTargetsKey]); diff != "" {
+				t.Errorf("ConfigMap key %s (-want +got):\n%s", WaitTargetsKey, diff)
+			}
+			wantItems := []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}, {Key: WaitTargetsKey, Path: WaitTargetsKey}}
+			if diff := cmp.Diff(wantItems, pod.Spec.Volumes[0].ConfigMap.Items); diff != "" {
+				t.Errorf("volume items (-want +got):\n%s", diff)
 			}
 			if len(pod.Spec.InitContainers) > 1 && pod.Spec.InitContainers[1].Name != "user-init" {
 				t.Errorf("user init container must follow the wait container: %v", pod.Spec.InitContainers)
@@ -482,7 +508,11 @@ func TestJobHooksAreIdempotent(t *testing.T) {
 	if diff := cmp.Diff(want, cm.ObjectMeta); diff != "" {
 		t.Errorf("ConfigMap metadata (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff(map[string]string{"hostfile": "mpi-worker-0.mpi slots=1\nmpi-worker-1.mpi slots=1\n"}, cm.Data); diff != "" {
+	wantData := map[string]string{
+		"hostfile":     "mpi-worker-0.mpi slots=1\nmpi-worker-1.mpi slots=1\n",
+		"wait-targets": "mpi-worker-0.mpi:22\nmpi-worker-1.mpi:22\n",
+	}
+	if diff := cmp.Diff(wantData, cm.Data); diff != "" {
 		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
 	}
 	if diff := cmp.Diff(map[string]string{"plugin-mpi": "mpi"}, job.Status.ControlledResources); diff != "" {
@@ -541,7 +571,10 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"hostfile": "mpi-worker-0.mpi:1\nmpi-worker-1.mpi:1\nmpi-worker-2.mpi:1\n"}
+	want := map[string]string{
+		"hostfile":     "mpi-worker-0.mpi:1\nmpi-worker-1.mpi:1\nmpi-worker-2.mpi:1\n",
+		"wait-targets": "mpi-worker-0.mpi:22\nmpi-worker-1.mpi:22\nmpi-worker-2.mpi:22\n",
+	}
 	if diff := cmp.Diff(want, configMapOf(t, kube, job).Data); diff != "" {
 		t.Errorf("hostfile after scaling (-want +got):\n%s", diff)
 	}
@@ -784,5 +817,34 @@ func TestWorkerPodCostIsConstant(t *testing.T) {
 	small, large := allocs(2), allocs(2000)
 	if large > small {
 		t.Errorf("worker OnPodCreate allocates %.0f times for 2000 workers, %.0f for 2", large, small)
+	}
+}
+
+// Volcano's builder (New) reuses the plan of a Job's UID and generation;
+// admission's (Framework.NewUncached) builds from the Job it is given, as a
+// denied update and its corrected retry share both.
+func TestUncachedPlanFollowsTheJob(t *testing.T) {
+	mk := utiltesting.MakeTask
+	at := func(workers int32) *batch.Job {
+		job := fresh(t, utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", workers).Obj()).Plugin(Name).Obj())
+		job.Generation = 2
+		return job
+	}
+	mpiHost := func(build func(pluginsinterface.PluginClientset, []string) pluginsinterface.PluginInterface, job *batch.Job) string {
+		pod := utiltesting.MakePod(job, "master", 0).Obj()
+		if err := build(pluginsinterface.PluginClientset{}, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
+			t.Fatal(err)
+		}
+		return utiltesting.Env(pod, 0)[EnvMPIHost]
+	}
+	two, three := "mpi-worker-0.mpi,mpi-worker-1.mpi", "mpi-worker-0.mpi,mpi-worker-1.mpi,mpi-worker-2.mpi"
+	if got := mpiHost(New, at(2)); got != two {
+		t.Fatalf("MPI_HOST = %q, want %q", got, two)
+	}
+	if got := mpiHost(New, at(3)); got != two {
+		t.Errorf("cached builder: MPI_HOST = %q, want the cached plan's %q", got, two)
+	}
+	if got := mpiHost(Framework.NewUncached, at(3)); got != three {
+		t.Errorf("uncached builder: MPI_HOST = %q, want %q", got, three)
 	}
 }

@@ -34,6 +34,7 @@ const (
 	waitImage            = "busybox:1.36.1"
 	waitTimeoutSeconds   = "600"
 	waitTargetsVariable  = "WAIT_TARGETS"
+	waitFileVariable     = "WAIT_TARGETS_FILE"
 	waitTimeoutVariable  = "WAIT_TIMEOUT_SECONDS"
 	annotationExpectDeny = "e2e.vcplugins.io/expect-denied"
 )
@@ -69,6 +70,11 @@ type wantPod struct {
 	// waitTargets is the WAIT_TARGETS of the wait container, which must be the
 	// pod's first (and only) init container; "" means no init container.
 	waitTargets string
+	// waitFile, if set, is the wait container's WAIT_TARGETS_FILE instead: its
+	// targets are waitTargets, one per line, in the ConfigMap it mounts there
+	// (which a completed Job's plugins have deleted: the ownership spec reads
+	// it).
+	waitFile string
 }
 
 // The cluster in TF_CONFIG of the tensorflow example (tf-dist: 1 ps, 2
@@ -134,6 +140,9 @@ const (
 	mpiHostfile    = "mpi-dist-worker-0.mpi-dist slots=1\nmpi-dist-worker-1.mpi-dist slots=1\n"
 	mpiSSHArgs     = "-p 2222 -o ConnectionAttempts=10"
 	mpiHostfileDir = "/etc/mpi"
+	// The master's wait container reads its targets from the same ConfigMap.
+	mpiWaitTargets     = "mpi-dist-worker-0.mpi-dist:2222 mpi-dist-worker-1.mpi-dist:2222"
+	mpiWaitTargetsPath = mpiHostfileDir + "/wait-targets"
 )
 
 var mpiMasterEnv = map[string]string{
@@ -170,7 +179,7 @@ var wantExamples = map[string][]wantPod{
 	},
 	"mpi-dist": {
 		{name: "mpi-dist-master-0", container: "mpi", env: mpiMasterEnv,
-			waitTargets: "mpi-dist-worker-0.mpi-dist:2222 mpi-dist-worker-1.mpi-dist:2222"},
+			waitTargets: mpiWaitTargets, waitFile: mpiWaitTargetsPath},
 		{name: "mpi-dist-worker-0", container: "mpi", env: map[string]string{}, portName: "mpijob-port", port: 2222},
 		{name: "mpi-dist-worker-1", container: "mpi", env: map[string]string{}, portName: "mpijob-port", port: 2222},
 	},
@@ -202,10 +211,11 @@ func expectPod(pod *corev1.Pod, want wantPod) {
 	Expect(framework.InitContainerNames(pod)).To(Equal([]string{waitContainer}), "init containers of pod %s", pod.Name)
 	wait := pod.Spec.InitContainers[0]
 	Expect(wait.Image).To(Equal(waitImage), "wait image of pod %s", pod.Name)
-	Expect(framework.EnvOf(pod, waitContainer)).To(Equal(map[string]string{
-		waitTargetsVariable: want.waitTargets,
-		waitTimeoutVariable: waitTimeoutSeconds,
-	}), "wait container env of pod %s", pod.Name)
+	wantEnv := map[string]string{waitTargetsVariable: want.waitTargets, waitTimeoutVariable: waitTimeoutSeconds}
+	if want.waitFile != "" {
+		wantEnv = map[string]string{waitFileVariable: want.waitFile, waitTimeoutVariable: waitTimeoutSeconds}
+	}
+	Expect(framework.EnvOf(pod, waitContainer)).To(Equal(wantEnv), "wait container env of pod %s", pod.Name)
 }
 
 // ownedObject is an object a Job's plugins create, read through get.
@@ -349,13 +359,15 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				Name: "mpi-hostfile",
 				VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "mpi-dist-mpi-hostfile"},
-					Items:                []corev1.KeyToPath{{Key: "hostfile", Path: "hostfile"}},
+					Items:                []corev1.KeyToPath{{Key: "hostfile", Path: "hostfile"}, {Key: "wait-targets", Path: "wait-targets"}},
 					DefaultMode:          &mode,
 				}},
 			}))
-			Expect(framework.ContainerOf(master, "mpi").VolumeMounts).To(ContainElement(corev1.VolumeMount{
-				Name: "mpi-hostfile", MountPath: mpiHostfileDir, ReadOnly: true,
-			}))
+			for _, c := range []string{"mpi", waitContainer} {
+				Expect(framework.ContainerOf(master, c).VolumeMounts).To(ContainElement(corev1.VolumeMount{
+					Name: "mpi-hostfile", MountPath: mpiHostfileDir, ReadOnly: true,
+				}), "mounts of container %s", c)
+			}
 			for _, worker := range f.PodsOf(mpiJob)[1:] {
 				Expect(framework.Volumes(worker)).NotTo(HaveKey("mpi-hostfile"), "pod %s", worker.Name)
 			}
@@ -387,7 +399,10 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 			By("checking the MPI hostfile ConfigMap")
 			hostfile, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, "mpi-dist-mpi-hostfile", metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
-			Expect(hostfile.Data).To(Equal(map[string]string{"hostfile": mpiHostfile}))
+			Expect(hostfile.Data).To(Equal(map[string]string{
+				"hostfile":     mpiHostfile,
+				"wait-targets": strings.ReplaceAll(mpiWaitTargets, " ", "\n") + "\n",
+			}))
 			Expect(hostfile.BinaryData).To(BeEmpty())
 			Expect(hostfile.Labels).To(Equal(map[string]string{batch.JobNameKey: "mpi-dist"}))
 

@@ -194,7 +194,7 @@ var _ = Describe("Wait containers in a namespace enforcing the restricted Pod Se
 				for i := 0; i < 8; i++ {
 					targets = append(targets, fmt.Sprintf("%s-worker-%d.%s:22", job.Name, i, job.Name))
 				}
-				Expect(framework.EnvOf(master, waitContainer)).To(HaveKeyWithValue(waitTargetsVariable, strings.Join(targets, " ")))
+				Expect(f.WaitTargets(ctx, master)).To(Equal(targets))
 				Expect(framework.EnvOf(master, "mpi")).To(HaveKeyWithValue("OMPI_MCA_orte_set_default_slots", "4"))
 
 				By("checking that the workers fill every node's 8 GPUs")

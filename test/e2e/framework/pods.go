@@ -15,6 +15,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 // GPUResource is the GPU resource of the local cluster's KWOK nodes.
@@ -240,6 +242,25 @@ func EnvOf(pod *corev1.Pod, container string) map[string]string {
 		}
 	}
 	return out
+}
+
+// WaitTargets returns what the wait container of pod (wait.ContainerName)
+// waits for, its WAIT_TARGETS variable or the file it names, which it reads
+// from the ConfigMap it mounts (wait.PodTargets). It fails the spec if the pod
+// has no wait container or the ConfigMap cannot be read.
+func (f *Framework) WaitTargets(ctx context.Context, pod *corev1.Pod) []string {
+	ginkgo.GinkgoHelper()
+	c := ContainerOf(pod, wait.ContainerName)
+	gomega.Expect(c).NotTo(gomega.BeNil(), "pod %s has no container %q", pod.Name, wait.ContainerName)
+	targets, err := wait.PodTargets(pod, c, func(name string) (map[string]string, error) {
+		cm, err := f.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return cm.Data, nil
+	})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "wait targets of pod %s", pod.Name)
+	return targets
 }
 
 // InitContainerNames returns the names of a pod's init containers, in order.
