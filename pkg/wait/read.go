@@ -17,8 +17,8 @@ import (
 // and FileContainer.
 //
 // Errors: the file is on no volume c mounts, or on one that is not a
-// ConfigMap's or mounts a subPath; the ConfigMap lacks the key; configMap's
-// own error.
+// ConfigMap's, mounts a subPath or projects no item there; the ConfigMap
+// lacks the key; configMap's own error.
 func PodTargets(pod *v1.Pod, c *v1.Container, configMap func(name string) (map[string]string, error)) ([]string, error) {
 	var out []string
 	var file string
@@ -47,11 +47,16 @@ func PodTargets(pod *v1.Pod, c *v1.Container, configMap func(name string) (map[s
 		if vol == nil || vol.ConfigMap == nil || m.SubPath != "" {
 			return nil, fmt.Errorf("%s %s: volume %q mounted at %s is not a whole ConfigMap", TargetsFileEnv, file, m.Name, m.MountPath)
 		}
-		key := rel
+		// Without items every key is a file of its name; with items only
+		// theirs are (as the kubelet projects them).
+		key, found := rel, len(vol.ConfigMap.Items) == 0
 		for _, it := range vol.ConfigMap.Items {
 			if it.Path == rel {
-				key = it.Key
+				key, found = it.Key, true
 			}
+		}
+		if !found {
+			return nil, fmt.Errorf("%s %s: volume %q projects no item at %s", TargetsFileEnv, file, m.Name, rel)
 		}
 		data, err := configMap(vol.ConfigMap.Name)
 		if err != nil {

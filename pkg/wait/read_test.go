@@ -38,6 +38,8 @@ func TestPodTargets(t *testing.T) {
 			want: []string{"x:1"}},
 		{name: "missing key", c: file, volumes: []v1.Volume{cmVolume(v1.KeyToPath{Key: "gone", Path: "wait-targets"})},
 			wantErr: `WAIT_TARGETS_FILE /etc/mpi/wait-targets: ConfigMap job-mpi-hostfile has no key "gone"`},
+		{name: "no item at the path", c: file, volumes: []v1.Volume{cmVolume(v1.KeyToPath{Key: "hostfile", Path: "hostfile"})},
+			wantErr: `WAIT_TARGETS_FILE /etc/mpi/wait-targets: volume "hosts" projects no item at wait-targets`},
 		{name: "not a ConfigMap", c: file, volumes: []v1.Volume{{Name: "hosts", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
 			wantErr: `WAIT_TARGETS_FILE /etc/mpi/wait-targets: volume "hosts" mounted at /etc/mpi is not a whole ConfigMap`},
 		{name: "not mounted", c: FileContainer("/elsewhere/targets", mount, Options{}), volumes: []v1.Volume{cmVolume()},

@@ -11,8 +11,8 @@ var scriptSource string
 // script is the POSIX sh program the wait container runs: script.sh without
 // its comments, blank lines and indentation, as it is stored in every pod of
 // a job. It is a constant: the dependencies and the timeout reach it through
-// TargetsEnv and TimeoutEnv, so the plugins build the container once per job
-// and deep-copy it per pod.
+// TargetsEnv (or the file TargetsFileEnv names) and TimeoutEnv, so the
+// plugins build the container once per job and deep-copy it per pod.
 var script = compact(scriptSource)
 
 // scriptOrigin heads the compacted script, for readers of a pod's spec.

@@ -4,7 +4,7 @@
 # WAIT_TARGETS          space-separated dependencies: host:port (or [v6addr]:port)
 #                       must accept a TCP connection, a bare host must resolve.
 # WAIT_TARGETS_FILE     a file of more dependencies, written as in WAIT_TARGETS and
-#                       separated by spaces or newlines (a mounted ConfigMap key):
+#                       separated by spaces or newlines (LF; a mounted ConfigMap key):
 #                       a list of thousands of hosts would make an environment
 #                       string too long for exec and a pod too large.
 # WAIT_TIMEOUT_SECONDS  whole seconds before giving up with exit status 124; 0 or

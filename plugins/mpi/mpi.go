@@ -74,7 +74,8 @@ const (
 	HostfilePath = ConfigDir + "/" + HostfileKey
 	// WaitTargetsKey is the ConfigMap key, and the file name, of the workers'
 	// ssh endpoints the master's wait container waits for (wait.TargetsFile:
-	// "<host>:<port>" lines), present while waiting is on. A file, not the
+	// "<host>:<port>" lines; empty while nothing waits, so that the master's
+	// volume, which projects it, never names a missing key). A file, not the
 	// container's environment: at 2,000 workers the list is ~70 KB, which
 	// would double the launcher pod's size, and past ~3,000 workers it would
 	// exceed what one environment string may hold.
@@ -207,11 +208,7 @@ type plan struct {
 var hostfileCM = ownedcm.Hooks[*plan]{
 	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName},
 	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
-		data := map[string]string{HostfileKey: p.hostfile}
-		if p.wait != nil {
-			data[WaitTargetsKey] = p.waitTargets
-		}
-		return data, &p.hostfileSynced
+		return map[string]string{HostfileKey: p.hostfile, WaitTargetsKey: p.waitTargets}, &p.hostfileSynced
 	},
 }
 
@@ -403,7 +400,7 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		}
 		inject.Env(pod, pl.masterEnv...)
 		inject.DNSSearches(pod, pl.dnsSearches...)
-		inject.Volume(pod, hostfileVolume(ConfigMapName(job), pl.wait != nil), hostfileMount(), true)
+		inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
 		}
@@ -417,19 +414,18 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	return nil
 }
 
-// hostfileVolume is the master's volume of ConfigMap configMap: the hostfile,
-// and the wait targets with waitTargets.
-func hostfileVolume(configMap string, waitTargets bool) v1.Volume {
+// hostfileVolume is the master's volume of ConfigMap configMap: the hostfile
+// and the wait targets. Both keys always, as the data always has both: a
+// running master keeps its volume while a new spec revision (fewer workers,
+// waiting switched off) rewrites the data, and the kubelet stops refreshing a
+// volume one of whose items has no key.
+func hostfileVolume(configMap string) v1.Volume {
 	mode := int32(0o444)
-	items := []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}}
-	if waitTargets {
-		items = append(items, v1.KeyToPath{Key: WaitTargetsKey, Path: WaitTargetsKey})
-	}
 	return v1.Volume{
 		Name: VolumeName,
 		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 			LocalObjectReference: v1.LocalObjectReference{Name: configMap},
-			Items:                items,
+			Items:                []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}, {Key: WaitTargetsKey, Path: WaitTargetsKey}},
 			DefaultMode:          &mode,
 		}},
 	}

@@ -454,9 +454,16 @@ func TestWaitForWorkers(t *testing.T) {
 				t.Fatalf("wait container present = %v, want %v (init containers %v)", hasWait, tc.wantTargets != nil, pod.Spec.InitContainers)
 			}
 			data := configMapOf(t, kube, job).Data
+			if tc.task == "master" {
+				// Both keys, always projected: the data always has both.
+				wantItems := []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}, {Key: WaitTargetsKey, Path: WaitTargetsKey}}
+				if diff := cmp.Diff(wantItems, pod.Spec.Volumes[0].ConfigMap.Items); diff != "" {
+					t.Errorf("volume items (-want +got):\n%s", diff)
+				}
+			}
 			if !hasWait {
-				if v, ok := data[WaitTargetsKey]; ok && tc.task == "master" {
-					t.Errorf("ConfigMap has %s = %q without a wait container", WaitTargetsKey, v)
+				if v, ok := data[WaitTargetsKey]; !ok || (v != "" && tc.task == "master") {
+					t.Errorf("ConfigMap key %s = %q (present %v), want it empty without a wait container", WaitTargetsKey, v, ok)
 				}
 				return
 			}
@@ -468,10 +475,6 @@ func TestWaitForWorkers(t *testing.T) {
 			}
 			if diff := cmp.Diff(wait.TargetsFile(tc.wantTargets), data[WaitTargetsKey]); diff != "" {
 				t.Errorf("ConfigMap key %s (-want +got):\n%s", WaitTargetsKey, diff)
-			}
-			wantItems := []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}, {Key: WaitTargetsKey, Path: WaitTargetsKey}}
-			if diff := cmp.Diff(wantItems, pod.Spec.Volumes[0].ConfigMap.Items); diff != "" {
-				t.Errorf("volume items (-want +got):\n%s", diff)
 			}
 			if len(pod.Spec.InitContainers) > 1 && pod.Spec.InitContainers[1].Name != "user-init" {
 				t.Errorf("user init container must follow the wait container: %v", pod.Spec.InitContainers)
