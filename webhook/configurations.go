@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -20,6 +21,15 @@ type Endpoint struct {
 	URL                           string
 	ServiceNamespace, ServiceName string
 	CABundle                      []byte
+}
+
+// Check returns an error when ep names neither a URL nor a service (namespace
+// and name): the configurations could not point anywhere.
+func (ep Endpoint) Check() error {
+	if ep.URL == "" && (ep.ServiceNamespace == "" || ep.ServiceName == "") {
+		return errors.New("neither --webhook-url nor --webhook-namespace and --webhook-service-name are set")
+	}
+	return nil
 }
 
 func (ep Endpoint) clientConfig(path string) whv1.WebhookClientConfig {
@@ -102,8 +112,8 @@ func ValidatingConfiguration(ep Endpoint) *whv1.ValidatingWebhookConfiguration {
 // CA bundle of their webhooks are set, everything else an installer set is
 // left as it is. Keeper calls it once every endpoint serves the admissions.
 func EnsureConfigurations(ctx context.Context, client kubernetes.Interface, ep Endpoint) error {
-	if ep.URL == "" && (ep.ServiceNamespace == "" || ep.ServiceName == "") {
-		return fmt.Errorf("cannot create webhook configurations: neither --webhook-url nor --webhook-namespace and --webhook-service-name are set")
+	if err := ep.Check(); err != nil {
+		return fmt.Errorf("cannot create webhook configurations: %w", err)
 	}
 	admission := client.AdmissionregistrationV1()
 	m := MutatingConfiguration(ep)

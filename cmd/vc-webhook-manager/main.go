@@ -112,8 +112,16 @@ func main() {
 // of the admission service (or the --webhook-url) serves them; without, it
 // sets the CA bundle of configurations an installer made.
 func newKeeper(config *options.Config, create bool) (webhook.Keeper, error) {
-	if create && config.WebhookURL == "" && (config.WebhookNamespace == "" || config.WebhookName == "") {
-		return webhook.Keeper{}, fmt.Errorf("--create-framework-webhook-configurations needs --webhook-url, or --webhook-namespace and --webhook-service-name")
+	ep := webhook.Endpoint{
+		URL:              config.WebhookURL,
+		ServiceNamespace: config.WebhookNamespace,
+		ServiceName:      config.WebhookName,
+		CABundle:         config.CaCertData,
+	}
+	// Checked here as well as by EnsureConfigurations, so that the manager
+	// fails at start rather than retrying.
+	if err := ep.Check(); create && err != nil {
+		return webhook.Keeper{}, fmt.Errorf("--create-framework-webhook-configurations: %w", err)
 	}
 	restConfig, err := kube.BuildConfig(config.KubeClientOptions)
 	if err != nil {
@@ -123,14 +131,5 @@ func newKeeper(config *options.Config, create bool) (webhook.Keeper, error) {
 	if err != nil {
 		return webhook.Keeper{}, fmt.Errorf("unable to build k8s client: %v", err)
 	}
-	return webhook.Keeper{
-		Client: client,
-		Create: create,
-		Endpoint: webhook.Endpoint{
-			URL:              config.WebhookURL,
-			ServiceNamespace: config.WebhookNamespace,
-			ServiceName:      config.WebhookName,
-			CABundle:         config.CaCertData,
-		},
-	}, nil
+	return webhook.Keeper{Client: client, Create: create, Endpoint: ep}, nil
 }
