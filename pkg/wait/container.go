@@ -142,9 +142,11 @@ func TargetsFileLen(hostsLen, n, port int) int {
 // mount, which must cover path; the caller's pod must have mount's volume and
 // put TargetsFile's content at path, e.g. as a key of a ConfigMap the plugin
 // keeps (mpi's launcher: its hostfile ConfigMap). A file that cannot be read
-// fails the container with exit status 2 and a message naming the path.
+// fails the container with exit status 2 and cat's message naming the path.
+// The image needs busybox's cat applet besides Container's.
 func FileContainer(path string, mount v1.VolumeMount, o Options) v1.Container {
 	c := Container(nil, o)
+	c.Command = []string{"sh", "-c", fileScript}
 	for i := range c.Env {
 		if c.Env[i].Name == TargetsEnv {
 			c.Env[i] = v1.EnvVar{Name: TargetsFileEnv, Value: path}

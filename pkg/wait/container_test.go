@@ -92,6 +92,9 @@ func TestFileContainer(t *testing.T) {
 	mount := v1.VolumeMount{Name: "mpi-hostfile", MountPath: "/etc/mpi", ReadOnly: true}
 	o := Options{Enabled: true, Timeout: DefaultTimeout}
 	want := Container(nil, o)
+	// Container's script with a first line that adds the file's targets.
+	want.Command[2] = scriptOrigin + `WAIT_TARGETS="${WAIT_TARGETS:-} $(cat "$WAIT_TARGETS_FILE")" || exit 2` + "\n" +
+		strings.TrimPrefix(script, scriptOrigin)
 	want.Env = []v1.EnvVar{{Name: "WAIT_TARGETS_FILE", Value: "/etc/mpi/wait-targets"}, {Name: "WAIT_TIMEOUT_SECONDS", Value: "600"}}
 	want.VolumeMounts = []v1.VolumeMount{mount}
 	if diff := cmp.Diff(want, FileContainer("/etc/mpi/wait-targets", mount, o), quantityEqual); diff != "" {

@@ -3,10 +3,6 @@
 #
 # WAIT_TARGETS          space-separated dependencies: host:port (or [v6addr]:port)
 #                       must accept a TCP connection, a bare host must resolve.
-# WAIT_TARGETS_FILE     a file of more dependencies, written as in WAIT_TARGETS and
-#                       separated by spaces or newlines (LF; a mounted ConfigMap key):
-#                       a list of thousands of hosts would make an environment
-#                       string too long for exec and a pod too large.
 # WAIT_TIMEOUT_SECONDS  whole seconds before giving up with exit status 124; 0 or
 #                       unset waits forever.
 # WAIT_REPORT_SECONDS   seconds between progress lines (default 10).
@@ -44,19 +40,6 @@ for t in $WAIT_TARGETS; do
 	pending="$pending $t"
 	total=$((total + 1))
 done
-if [ -n "${WAIT_TARGETS_FILE:-}" ]; then
-	if [ ! -r "$WAIT_TARGETS_FILE" ]; then
-		echo "WAIT_TARGETS_FILE '$WAIT_TARGETS_FILE' cannot be read" >&2
-		exit 2
-	fi
-	# The last line may lack its newline.
-	while read -r line || [ -n "$line" ]; do
-		for t in $line; do
-			pending="$pending $t"
-			total=$((total + 1))
-		done
-	done <"$WAIT_TARGETS_FILE"
-fi
 pending=${pending# }
 if [ "$total" -eq 0 ]; then
 	echo "no dependencies to wait for"

@@ -44,10 +44,15 @@ type scriptRun struct {
 }
 
 // startScript starts the wait script with argv (a shell) with only PATH (busybox's
-// applets) and env set. Wait for its result on the channel; it is killed if
-// still running after 15s.
+// applets) and env set: FileContainer's script when env sets TargetsFileEnv,
+// else Container's. Wait for its result on the channel; it is killed if still
+// running after 15s.
 func startScript(argv []string, dir string, env map[string]string) (*exec.Cmd, <-chan scriptRun) {
-	cmd := exec.Command(argv[0], append(argv[1:], "-c", script)...)
+	prog := script
+	if _, ok := env[TargetsFileEnv]; ok {
+		prog = fileScript
+	}
+	cmd := exec.Command(argv[0], append(argv[1:], "-c", prog)...)
 	cmd.Env = []string{"PATH=" + dir}
 	for k, v := range env {
 		cmd.Env = append(cmd.Env, k+"="+v)
@@ -229,7 +234,7 @@ func TestScript(t *testing.T) {
 		filePath: "/nonexistent/wait-targets",
 		timeout:  "30",
 		code:     2,
-		want:     []string{"WAIT_TARGETS_FILE '/nonexistent/wait-targets' cannot be read"},
+		want:     []string{"cat: can't open '/nonexistent/wait-targets': No such file or directory"},
 		max:      time.Second,
 	}, {
 		name:    "no dependencies",
