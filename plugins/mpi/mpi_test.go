@@ -467,9 +467,8 @@ func TestWaitForWorkers(t *testing.T) {
 				}
 				return
 			}
-			want := wait.Container(nil, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})
-			want.Env[0] = v1.EnvVar{Name: wait.TargetsFileEnv, Value: "/etc/mpi/wait-targets"}
-			want.VolumeMounts = []v1.VolumeMount{{Name: VolumeName, MountPath: "/etc/mpi", ReadOnly: true}}
+			want := wait.FileContainer("/etc/mpi/wait-targets", v1.VolumeMount{Name: VolumeName, MountPath: "/etc/mpi", ReadOnly: true},
+				wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})
 			if diff := cmp.Diff(want, pod.Spec.InitContainers[0]); diff != "" {
 				t.Errorf("wait container (-want +got):\n%s", diff)
 			}
