@@ -376,8 +376,8 @@ func renderHosts(job *batch.Job, impl Implementation, groups []hostGroup) (hostf
 // ConfigDir, NVIDIA_VISIBLE_DEVICES and NVIDIA_DRIVER_CAPABILITIES set to "" when
 // it requests no GPU and runs no ranks, and, as its first init container, the wait
 // container for every worker's ssh port, which reads the workers' endpoints
-// from WaitTargetsPath (key WaitTargetsKey of the same ConfigMap). Workers (and the master with
-// --launcher-as-worker) get the ssh port opened. With Intel MPI and MPICH both
+// from WaitTargetsPath (key WaitTargetsKey of the same ConfigMap). Workers
+// (and the master with --launcher-as-worker) get the ssh port opened. With Intel MPI and MPICH both
 // get the Service domains of the job's subdomains in dnsConfig.searches
 // (dnsSearches). What the user set already is kept. Invalid arguments inject nothing and are reported as an
 // InvalidPluginArguments event on the Job.
