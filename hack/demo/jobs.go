@@ -141,10 +141,9 @@ type run struct {
 	pods       map[string]*corev1.Pod // last seen version of every pod
 	gone       map[string]bool        // pods deleted (a completing job deletes its running pods)
 	podGroup   string                 // message of the PodGroup while pods are unbound
-	hostfile   *string                // the MPI hostfile, once seen
 	hostfileCM string
 	// configMaps holds the data of the plugins' ConfigMaps the report reads
-	// (the MPI hostfile ConfigMap, which also holds the launcher's wait
+	// (the MPI hostfile ConfigMap: the hostfile and the launcher's wait
 	// targets), as last seen: a completed Job's plugins delete them.
 	configMaps map[string]map[string]string
 	logs       *training.LogFollower // the program's log of every pod, for real runs
@@ -158,6 +157,12 @@ type run struct {
 	interrupted bool
 	reason      string
 	elapsed     time.Duration
+}
+
+// hostfile returns the MPI hostfile as last seen, and whether it was seen.
+func (r *run) hostfile() (string, bool) {
+	h, ok := r.configMaps[r.hostfileCM][mpi.HostfileKey]
+	return h, ok
 }
 
 func (c *clients) submit(ctx context.Context, root string, examples []*example) ([]*run, error) {
@@ -356,9 +361,6 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 	}
 	if r.hostfileCM != "" {
 		if cm, err := c.kube.CoreV1().ConfigMaps(c.namespace).Get(ctx, r.hostfileCM, metav1.GetOptions{}); err == nil {
-			if h, ok := cm.Data[mpi.HostfileKey]; ok {
-				r.hostfile = &h
-			}
 			if r.configMaps == nil {
 				r.configMaps = map[string]map[string]string{}
 			}
@@ -558,8 +560,8 @@ func (r *run) judge() {
 		}
 	}
 	run := training.Run{Pods: pods, Logs: logs}
-	if r.hostfile != nil {
-		run.Hostfile = *r.hostfile
+	if h, ok := r.hostfile(); ok {
+		run.Hostfile = h
 	}
 	summary, err := r.real.Judge(run)
 	if err != nil {

@@ -56,10 +56,10 @@ func report(r *run) {
 	}
 	if r.hostfileCM != "" {
 		fmt.Printf("\n  ConfigMap %s, key %s (the master mounts it at %s):\n", r.hostfileCM, mpi.HostfileKey, mpi.HostfilePath)
-		if r.hostfile == nil {
+		if h, ok := r.hostfile(); !ok {
 			fmt.Println("    (not found)")
 		} else {
-			for _, line := range strings.Split(strings.TrimRight(*r.hostfile, "\n"), "\n") {
+			for _, line := range strings.Split(strings.TrimRight(h, "\n"), "\n") {
 				fmt.Println("    " + line)
 			}
 		}
