@@ -7,7 +7,10 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	whv1 "k8s.io/api/admissionregistration/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
+
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 
 	commonutil "volcano.sh/volcano/pkg/util"
 	"volcano.sh/volcano/pkg/webhooks/router"
@@ -107,6 +110,11 @@ func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionS
 	if ar.Request.Operation != admissionv1.Create {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
+	// A Job over the bounds is the validation's to deny; it is not decoded
+	// here (see overBounds).
+	if errs, _ := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
+		return &admissionv1.AdmissionResponse{Allowed: true}
+	}
 	job, err := schema.DecodeJob(ar.Request.Object, ar.Request.Resource)
 	if err != nil {
 		return util.ToAdmissionResponse(err)
@@ -139,11 +147,22 @@ func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 	default:
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
+	if errs, framework := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
+		if framework == "" {
+			return &admissionv1.AdmissionResponse{Allowed: true}
+		}
+		for _, e := range errs {
+			e.Detail = "plugin " + framework + ": " + e.Detail
+		}
+		return denial(errs.ToAggregate().Error())
+	}
 	job, err := schema.DecodeJob(ar.Request.Object, ar.Request.Resource)
 	if err != nil {
 		return util.ToAdmissionResponse(err)
 	}
-	if ar.Request.Operation == admissionv1.Update {
+	// An old object over the bounds (stored before they existed) is not
+	// decoded: the new one, within them, has another spec.
+	if oldErrs, _ := overBounds(ar.Request.OldObject.Raw); ar.Request.Operation == admissionv1.Update && len(oldErrs) == 0 {
 		old, err := schema.DecodeJob(ar.Request.OldObject, ar.Request.Resource)
 		if err != nil {
 			return util.ToAdmissionResponse(err)
@@ -158,4 +177,37 @@ func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
 	return denial(errs.ToAggregate().Error())
+}
+
+// overBounds reads the shape of a Job's JSON (jobs.ReadShape) and returns the
+// bounds it is over, and the first framework plugin it names (in the order of
+// frameworks; "?" when it has too many plugins to tell), "" when none. JSON
+// that does not read as a Job is left to the decoder: nil.
+//
+// Both admissions call it before they decode the Job: decoding a Job of many
+// tasks allocates about 60 times its JSON, and the API server sends up to
+// 3 MiB.
+func overBounds(raw []byte) (field.ErrorList, string) {
+	if len(raw) == 0 {
+		return nil, ""
+	}
+	shape, err := jobs.ReadShape(raw)
+	if err != nil {
+		return nil, ""
+	}
+	errs := shape.Check()
+	if len(errs) == 0 {
+		return nil, ""
+	}
+	if shape.Plugins > jobs.MaxPlugins {
+		return errs, "?"
+	}
+	for _, f := range frameworks {
+		for _, p := range shape.Args {
+			if p.Name == f.Name {
+				return errs, f.Name
+			}
+		}
+	}
+	return errs, ""
 }

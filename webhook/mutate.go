@@ -38,7 +38,8 @@ import (
 //     wait-timeout controller fails) ends the Job.
 //
 // Role-dependent defaults are skipped for a plugin whose arguments do not parse,
-// and the Job comes back unchanged when a task has negative replicas;
+// and the Job comes back unchanged when a task has negative replicas, it asks
+// for more than MaxReplicas pods or a dimension is over jobs.CheckBounds;
 // ValidateJob rejects such Jobs.
 func MutateJob(job *batch.Job, opts Options) (*batch.Job, []string) {
 	out := job.DeepCopy()
@@ -59,7 +60,9 @@ func MutateJob(job *batch.Job, opts Options) (*batch.Job, []string) {
 // (`template: null`), and touches nothing else of it (see anchorPatch).
 func MutatePatch(raw []byte, job *batch.Job, opts Options) ([]byte, []string, error) {
 	mutated, warnings := MutateJob(job, opts)
-	if !UsesFrameworks(job) {
+	// MutateJob changes no Job out of bounds; diffing one would cost in
+	// proportion to its arguments or tasks.
+	if !UsesFrameworks(job) || !countable(job) {
 		return nil, warnings, nil
 	}
 	before, err := json.Marshal(job)

@@ -23,10 +23,13 @@ import (
 // HTTP error, so the API server shows the user what was being checked.
 const InternalErrorPrefix = "plugin admission: internal error: "
 
-// MaxReviewBytes bounds the body of an AdmissionReview the handlers read. The
-// API server limits a request body to 3 MiB (object and old object of an
-// UPDATE are both in the review, JSON-escaped in neither), so this is ample.
-const MaxReviewBytes = 32 << 20
+// MaxReviewBytes bounds the body of an AdmissionReview the handlers read: what
+// the API server can send. It limits a request body, hence the object, to
+// 3 MiB (apiserver's MaxRequestBodyBytes), and it stores no object over etcd's
+// 1.5 MiB request limit, so an UPDATE's old object is at most 1.5 MiB; a
+// review is both, re-encoded as JSON (a YAML body can grow by its quoting),
+// with a few KiB of request metadata. 6 MiB holds that with room.
+const MaxReviewBytes = 6 << 20
 
 // panicError is a recovered panic: what was being done, the value, and the
 // stack where it happened.
@@ -98,7 +101,7 @@ func handler(path string, admit router.AdmitFunc) router.AdmissionHandler {
 			http.Error(w, "admission reviews are application/json", http.StatusUnsupportedMediaType)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxReviewBytes))
+		body, err := readBody(w, r)
 		if err != nil {
 			http.Error(w, fmt.Sprintf("reading the admission review: %v", err), http.StatusRequestEntityTooLarge)
 			return
@@ -138,4 +141,22 @@ func handler(path string, admit router.AdmitFunc) router.AdmissionHandler {
 			klog.ErrorS(err, "Writing an admission response", "path", path)
 		}
 	}
+}
+
+// readBody reads a request body of at most MaxReviewBytes, into one buffer of
+// the announced length when there is one (io.ReadAll would grow its buffer by
+// doubling, allocating about twice the body).
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, MaxReviewBytes)
+	if n := r.ContentLength; n > 0 && n <= MaxReviewBytes {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		// The server ends the body at the announced length; read on anyway
+		// rather than trust it.
+		rest, err := io.ReadAll(body)
+		return append(buf, rest...), err
+	}
+	return io.ReadAll(body)
 }

@@ -8,11 +8,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
+
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
-// validateShape checks what every later check assumes of a Job: replicas and
-// minAvailable that are not negative, at most MaxReplicas pods in all, task minAvailable within replicas, the
+// validateShape checks what every later check assumes of a Job: first, and
+// alone when any is over, the bounds on its dimensions (jobs.CheckBounds:
+// tasks, dependsOn names, plugins, plugin arguments and their lengths), then
+// replicas and minAvailable that are not negative, at most MaxReplicas pods in all, task minAvailable within replicas, the
 // job's minAvailable within the total, and distinct task names that are DNS
 // labels. ValidateJob stops at these errors: the plugins' parsers, the
 // launch-order graph and the pod simulation are not run on a Job that fails
@@ -21,6 +25,9 @@ import (
 // Volcano's job validation checks the same, but it runs beside ours, not
 // before it, so ours cannot rely on it.
 func validateShape(job *batch.Job) field.ErrorList {
+	if errs := jobs.CheckBounds(job); len(errs) > 0 {
+		return errs
+	}
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
 	errs = append(errs, apivalidation.ValidateNonnegativeField(int64(job.Spec.MinAvailable), spec.Child("minAvailable"))...)
@@ -30,7 +37,7 @@ func validateShape(job *batch.Job) field.ErrorList {
 		t := &job.Spec.Tasks[i]
 		p := spec.Child("tasks").Index(i)
 		if msgs := validation.IsDNS1123Label(t.Name); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(p.Child("name"), t.Name, "a task name must be a DNS label: "+strings.Join(msgs, "; ")))
+			errs = append(errs, field.Invalid(p.Child("name"), jobs.Abbrev(t.Name), "a task name must be a DNS label: "+strings.Join(msgs, "; ")))
 		} else if names[t.Name] {
 			dup := field.Duplicate(p.Child("name"), t.Name)
 			dup.Detail = "task names must be unique"
@@ -72,10 +79,14 @@ func validateShape(job *batch.Job) field.ErrorList {
 // within int32 and the admission's work independent of the numbers.
 const MaxReplicas = 100000
 
-// countable reports whether MutateJob can work on the Job's numbers: no task
-// has negative replicas and there are at most MaxReplicas pods. The mutation
-// leaves other Jobs as they are; the validation denies them.
+// countable reports whether MutateJob can work on the Job: its dimensions
+// are within jobs.CheckBounds, no task has negative replicas and there are at
+// most MaxReplicas pods. The mutation leaves other Jobs as they are; the
+// validation denies them.
 func countable(job *batch.Job) bool {
+	if len(jobs.CheckBounds(job)) > 0 {
+		return false
+	}
 	var total int64
 	for i := range job.Spec.Tasks {
 		r := job.Spec.Tasks[i].Replicas

@@ -43,9 +43,31 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 		errs = append(errs, u.Errs...)
 	}
 	errs = append(errs, checkClaims(job, uses)...)
-	errs = append(errs, checkLaunchOrder(job, uses)...)
+	order, unlisted := checkLaunchOrder(job, uses, MaxErrors-len(errs))
+	errs = append(errs, order...)
 	errs = append(errs, checkLimits(job, uses)...)
-	return namePlugin(errs, job)
+	return namePlugin(capErrors(errs, unlisted), job)
+}
+
+// MaxErrors is the most problems ValidateJob lists; the rest are counted in a
+// last error ("and N more problems"). Within the bounds of jobs.CheckBounds
+// every check but dependsOn makes a few errors per task or argument at most;
+// dependsOn could make one per name of every task (MaxTasks × MaxDependsOn).
+const MaxErrors = 50
+
+// capErrors returns at most MaxErrors of errs, followed, when some were left
+// out (including unlisted ones that were only counted), by an error saying how
+// many.
+func capErrors(errs field.ErrorList, unlisted int) field.ErrorList {
+	if len(errs) > MaxErrors {
+		unlisted += len(errs) - MaxErrors
+		errs = errs[:MaxErrors:MaxErrors]
+	}
+	if unlisted == 0 {
+		return errs
+	}
+	return append(errs, &field.Error{Type: field.ErrorTypeTooMany, Field: "spec", BadValue: field.OmitValueType{},
+		Detail: fmt.Sprintf("and %d more problems not listed; fix the ones above first", unlisted)})
 }
 
 // namePlugin starts every error's detail with "plugin <name>: ", as the
@@ -94,9 +116,10 @@ func checkClaims(job *batch.Job, uses []use) field.ErrorList {
 // checkLaunchOrder builds the launch-order graph of the Job (an edge from a
 // task to a task its pods wait for: the framework plugins' wait containers and
 // Volcano's dependsOn) and reports dependencies on tasks the Job does not have
-// and the first cycle found.
-func checkLaunchOrder(job *batch.Job, uses []use) field.ErrorList {
-	var errs field.ErrorList
+// and the first cycle found. It makes at most room errors for missing
+// dependencies and returns how many more it found (unlisted).
+func checkLaunchOrder(job *batch.Job, uses []use, room int) (errs field.ErrorList, unlisted int) {
+	tasks := ""
 	g := newGraph(job)
 	for _, u := range uses {
 		for _, e := range u.waits() {
@@ -111,8 +134,15 @@ func checkLaunchOrder(job *batch.Job, uses []use) field.ErrorList {
 		for j, name := range t.DependsOn.Name {
 			p := field.NewPath("spec", "tasks").Index(i).Child("dependsOn", "name").Index(j)
 			if !g.has(name) {
-				errs = append(errs, field.Invalid(p, name, fmt.Sprintf(
-					"task %q depends on task %q, which the job does not have (tasks: %s)", t.Name, name, jobs.TaskNames(job))))
+				if len(errs) >= room {
+					unlisted++
+					continue
+				}
+				if tasks == "" {
+					tasks = jobs.TaskNames(job)
+				}
+				errs = append(errs, field.Invalid(p, jobs.Abbrev(name), fmt.Sprintf(
+					"task %q depends on task %q, which the job does not have (tasks: %s)", t.Name, jobs.Abbrev(name), tasks)))
 				continue
 			}
 			g.add(edge{from: t.Name, to: name, how: "dependsOn", path: p})
@@ -121,7 +151,7 @@ func checkLaunchOrder(job *batch.Job, uses []use) field.ErrorList {
 	if cycle := g.cycle(); cycle != nil {
 		errs = append(errs, cycleError(cycle))
 	}
-	return errs
+	return errs, unlisted
 }
 
 func cycleError(cycle []edge) *field.Error {

@@ -137,13 +137,13 @@ func (s *Set) Parse(args []string) field.ErrorList {
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if !strings.HasPrefix(a, "-") || a == "-" || a == "--" {
-			s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, fmt.Sprintf("plugin %s: unexpected argument: arguments are --flag=value; accepted flags: %s", s.plugin, s.flagList())))
+			s.errs = append(s.errs, field.Invalid(s.path.Index(i), jobs.Abbrev(a), fmt.Sprintf("plugin %s: unexpected argument: arguments are --flag=value; accepted flags: %s", s.plugin, s.flagList())))
 			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		f := s.fs.Lookup(name)
 		if f == nil {
-			s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, s.unknown(name, val, hasVal)))
+			s.errs = append(s.errs, field.Invalid(s.path.Index(i), jobs.Abbrev(a), s.unknown(name, val, hasVal)))
 			continue
 		}
 		v := f.Value.(*value)
@@ -154,12 +154,12 @@ func (s *Set) Parse(args []string) field.ErrorList {
 				i++
 				val = args[i]
 			} else {
-				s.errs = append(s.errs, field.Invalid(s.path.Index(i), a, fmt.Sprintf("plugin %s: flag --%s needs a value (--%s=<value>)", s.plugin, name, name)))
+				s.errs = append(s.errs, field.Invalid(s.path.Index(i), jobs.Abbrev(a), fmt.Sprintf("plugin %s: flag --%s needs a value (--%s=<value>)", s.plugin, name, name)))
 				continue
 			}
 		}
 		if err := v.set(val); err != nil {
-			s.errs = append(s.errs, field.Invalid(s.path.Index(s.indexOf(i, a)), args[s.indexOf(i, a)], fmt.Sprintf("plugin %s: --%s=%s: %v", s.plugin, name, val, err)))
+			s.errs = append(s.errs, field.Invalid(s.path.Index(s.indexOf(i, a)), jobs.Abbrev(args[s.indexOf(i, a)]), fmt.Sprintf("plugin %s: --%s=%s: %v", s.plugin, name, jobs.Abbrev(val), err)))
 			continue
 		}
 		s.set[name] = s.indexOf(i, a)
@@ -173,17 +173,17 @@ func (s *Set) Parse(args []string) field.ErrorList {
 func (s *Set) unknown(name, val string, hasVal bool) string {
 	if fields := strings.Fields(name); len(fields) > 1 && !hasVal && s.fs.Lookup(fields[0]) != nil {
 		return fmt.Sprintf("plugin %s: %q is a flag and its value in one argument; write --%s=%s",
-			s.plugin, "--"+name, fields[0], strings.Join(fields[1:], " "))
+			s.plugin, jobs.Abbrev("--"+name), fields[0], jobs.Abbrev(strings.Join(fields[1:], " ")))
 	}
 	hint := ""
 	if c := s.closest(name); c != "" {
 		if hasVal {
-			hint = fmt.Sprintf(" (did you mean --%s=%s?)", c, val)
+			hint = fmt.Sprintf(" (did you mean --%s=%s?)", c, jobs.Abbrev(val))
 		} else {
 			hint = fmt.Sprintf(" (did you mean --%s?)", c)
 		}
 	}
-	return fmt.Sprintf("plugin %s: unknown flag --%s for plugin %s%s; accepted flags: %s", s.plugin, name, s.plugin, hint, s.flagList())
+	return fmt.Sprintf("plugin %s: unknown flag --%s for plugin %s%s; accepted flags: %s", s.plugin, jobs.Abbrev(name), s.plugin, hint, s.flagList())
 }
 
 // closest returns the flag nearest to name, "" when none is near: a flag at
@@ -250,10 +250,10 @@ func (s *Set) IsSet(name string) bool {
 // argument that set it, or at the plugin when the default is at fault.
 func (s *Set) Invalid(name, val, reason string) {
 	if i, ok := s.set[name]; ok {
-		s.errs = append(s.errs, field.Invalid(s.path.Index(i), s.args[i], fmt.Sprintf("plugin %s: %s", s.plugin, reason)))
+		s.errs = append(s.errs, field.Invalid(s.path.Index(i), jobs.Abbrev(s.args[i]), fmt.Sprintf("plugin %s: %s", s.plugin, reason)))
 		return
 	}
-	s.errs = append(s.errs, field.Invalid(s.path, "--"+name+"="+val+" (default)", fmt.Sprintf("plugin %s: %s", s.plugin, reason)))
+	s.errs = append(s.errs, field.Invalid(s.path, jobs.Abbrev("--"+name+"="+val)+" (default)", fmt.Sprintf("plugin %s: %s", s.plugin, reason)))
 }
 
 // Distinct checks that the named role flags name different tasks: one task

@@ -17,6 +17,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/jobcache"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
 // APITimeout bounds each API call a plugin hook makes; the hooks get no context.
@@ -55,7 +56,7 @@ type planResult[P any] struct {
 func Plan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, args []string, job *batch.Job,
 	build func(args []string, job *batch.Job) (P, field.ErrorList)) (plan P, ok bool) {
 	r := jobcache.Get(c, job, plugin, strings.Join(args, "\x00"), func() planResult[P] {
-		p, errs := build(args, job)
+		p, errs := boundedBuild(build, args, job)
 		return planResult[P]{plan: p, errs: errs, reported: new(sync.Once)}
 	})
 	if len(r.errs) > 0 {
@@ -68,6 +69,19 @@ func Plan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, 
 		return r.plan, false
 	}
 	return r.plan, true
+}
+
+// boundedBuild runs build on a Job within jobs.CheckBounds; a Job over them
+// gets their errors and no plan. Admission denies such Jobs, but the
+// controller also sees Jobs admitted without it (created while the webhook
+// configurations were absent, or in a namespace they skip), and a plan's cost
+// grows with the dimensions the bounds cap.
+func boundedBuild[P any](build func(args []string, job *batch.Job) (P, field.ErrorList), args []string, job *batch.Job) (P, field.ErrorList) {
+	if errs := jobs.CheckBounds(job); len(errs) > 0 {
+		var none P
+		return none, errs
+	}
+	return build(args, job)
 }
 
 // Definition describes one framework plugin: its name and how it turns its
@@ -121,7 +135,7 @@ func (b *Base[P]) Name() string { return b.def.Name }
 // for an UncachedBase, which builds the plan afresh and reports nothing.
 func (b *Base[P]) Plan(job *batch.Job) (plan P, ok bool) {
 	if b.uncached {
-		p, errs := b.def.Build(b.Args, job)
+		p, errs := boundedBuild(b.def.Build, b.Args, job)
 		return p, len(errs) == 0
 	}
 	return Plan(&b.def.cache, b.Client, b.def.Name, b.Args, job, b.def.Build)

@@ -253,19 +253,6 @@ func RequestsResource(spec *v1.PodSpec, match func(v1.ResourceName) bool) bool {
 	return len(ResourceNames(spec, match)) > 0
 }
 
-// TaskNames returns the Job's task names as a comma-separated list in spec
-// order, or "none", for error messages.
-func TaskNames(job *batch.Job) string {
-	names := make([]string, 0, len(job.Spec.Tasks))
-	for i := range job.Spec.Tasks {
-		names = append(names, job.Spec.Tasks[i].Name)
-	}
-	if len(names) == 0 {
-		return "none"
-	}
-	return strings.Join(names, ", ")
-}
-
 // NamedPort returns the number of the container port called name in the task's
 // template (any container), or def when there is none. Kubeflow's operators let
 // a role choose its port this way (tfjob-port, mxjob-port).

@@ -1,0 +1,189 @@
+package jobs
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+)
+
+// Bounds on the dimensions of a Job spec that admission and the plugins walk
+// through. The API server accepts any Job of up to 3 MiB, and in 3 MiB a Job
+// can carry 100,000 tasks, dependsOn names or plugin arguments; every check
+// that loops over them, or quotes them in an error, would then cost in
+// proportion (or, for pairs of them, in their product). CheckBounds denies a
+// Job over a bound before anything else reads it.
+//
+// The bounds sit far above any training Job: Volcano's own examples and
+// Kubeflow's job kinds have at most 5 roles, a plugin of this project has at
+// most 12 flags, and its longest value (an image, a duration, a task name) is
+// under 300 bytes.
+const (
+	// MaxTasks is the most tasks (spec.tasks) a Job may have.
+	MaxTasks = 64
+	// MaxDependsOn is the most names a task's dependsOn may list.
+	MaxDependsOn = MaxTasks
+	// MaxPlugins is the most entries spec.plugins may have (Volcano has 6
+	// plugins of its own, this project 4 more).
+	MaxPlugins = 32
+	// MaxPluginNameBytes is the longest plugin name (spec.plugins' keys).
+	MaxPluginNameBytes = 63
+	// MaxPluginArgs is the most arguments one plugin may be given.
+	MaxPluginArgs = 64
+	// MaxPluginArgBytes is the longest plugin argument, in bytes.
+	MaxPluginArgBytes = 4096
+)
+
+// QuoteMax is the most bytes of a user's value Abbrev keeps.
+const QuoteMax = 256
+
+// Abbrev returns s when it has at most QuoteMax bytes, else its first QuoteMax
+// bytes (cut at a rune boundary) followed by "... (N bytes)": what a message
+// may quote of a value the user wrote, so that an error about a long value is
+// not as long as the value.
+func Abbrev(s string) string {
+	if len(s) <= QuoteMax {
+		return s
+	}
+	cut := QuoteMax
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// CheckBounds reports every dimension of the Job's spec that is over its bound
+// (MaxTasks, MaxDependsOn, MaxPlugins, MaxPluginNameBytes, MaxPluginArgs,
+// MaxPluginArgBytes), each error naming the bound: ShapeOf(job).Check().
+func CheckBounds(job *batch.Job) field.ErrorList { return ShapeOf(job).Check() }
+
+// Shape is what the bounds look at in a Job: its dimensions, without the
+// contents. ShapeOf reads it from a decoded Job, ReadShape from the JSON the
+// API server sends, before the Job is decoded (decoding a Job whose every
+// task carries a pod template allocates about 60 times its JSON).
+type Shape struct {
+	// Tasks is the number of tasks.
+	Tasks int
+	// DependsOn is the number of dependsOn names of each of the first
+	// MaxTasks tasks.
+	DependsOn []int
+	// Plugins is the number of entries of spec.plugins.
+	Plugins int
+	// Args describes each plugin, in name order, when there are at most
+	// MaxPlugins.
+	Args []PluginShape
+}
+
+// PluginShape is one entry of spec.plugins.
+type PluginShape struct {
+	Name string
+	// Args is the number of arguments; Long the number over
+	// MaxPluginArgBytes, the first of which is at FirstLong and has
+	// FirstLongBytes bytes.
+	Args, Long, FirstLong, FirstLongBytes int
+}
+
+// ShapeOf returns the Shape of a decoded Job.
+func ShapeOf(job *batch.Job) Shape {
+	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins)}
+	for i := 0; i < len(job.Spec.Tasks) && i < MaxTasks; i++ {
+		n := 0
+		if d := job.Spec.Tasks[i].DependsOn; d != nil {
+			n = len(d.Name)
+		}
+		s.DependsOn = append(s.DependsOn, n)
+	}
+	if s.Plugins > MaxPlugins {
+		return s
+	}
+	for name, args := range job.Spec.Plugins {
+		p := PluginShape{Name: name, Args: len(args), FirstLong: -1}
+		for i, a := range args {
+			p.notice(i, len(a))
+		}
+		s.Args = append(s.Args, p)
+	}
+	sort.Slice(s.Args, func(i, j int) bool { return s.Args[i].Name < s.Args[j].Name })
+	return s
+}
+
+// notice counts argument i of n bytes.
+func (p *PluginShape) notice(i, n int) {
+	if n <= MaxPluginArgBytes {
+		return
+	}
+	p.Long++
+	if p.FirstLong < 0 {
+		p.FirstLong, p.FirstLongBytes = i, n
+	}
+}
+
+// Check returns the field errors of the dimensions over their bounds. Its
+// cost is bounded: at most one error per task and per plugin, and no value
+// quoted longer than QuoteMax bytes (Abbrev); no argument is quoted. A Job with too many tasks or
+// plugins gets that error alone for its tasks or plugins, respectively.
+//
+// The errors are field errors of type TooMany and TooLong, so the API server
+// shows them as "spec.tasks: Too many: 300: must have at most 64 items".
+func (s Shape) Check() field.ErrorList {
+	var errs field.ErrorList
+	spec := field.NewPath("spec")
+	if s.Tasks > MaxTasks {
+		errs = append(errs, field.TooMany(spec.Child("tasks"), s.Tasks, MaxTasks))
+	} else {
+		for i, n := range s.DependsOn {
+			if n > MaxDependsOn {
+				errs = append(errs, field.TooMany(spec.Child("tasks").Index(i).Child("dependsOn", "name"), n, MaxDependsOn))
+			}
+		}
+	}
+	plugins := spec.Child("plugins")
+	if s.Plugins > MaxPlugins {
+		return append(errs, field.TooMany(plugins, s.Plugins, MaxPlugins))
+	}
+	for _, p := range s.Args {
+		if len(p.Name) > MaxPluginNameBytes {
+			errs = append(errs, &field.Error{Type: field.ErrorTypeTooLong, Field: plugins.String(), BadValue: field.OmitValueType{},
+				Detail: fmt.Sprintf("plugin name %q is %d bytes; a plugin name may have at most %d", Abbrev(p.Name), len(p.Name), MaxPluginNameBytes)})
+			continue
+		}
+		path := plugins.Key(p.Name)
+		if p.Args > MaxPluginArgs {
+			errs = append(errs, field.TooMany(path, p.Args, MaxPluginArgs))
+			continue
+		}
+		if p.Long > 0 {
+			more := ""
+			if p.Long > 1 {
+				more = fmt.Sprintf(" (and %d more arguments over it)", p.Long-1)
+			}
+			errs = append(errs, &field.Error{Type: field.ErrorTypeTooLong, Field: path.Index(p.FirstLong).String(), BadValue: field.OmitValueType{},
+				Detail: fmt.Sprintf("the argument is %d bytes; a plugin argument may have at most %d%s", p.FirstLongBytes, MaxPluginArgBytes, more)})
+		}
+	}
+	return errs
+}
+
+// TaskNames returns the names of the Job's tasks in spec order, joined by ", "
+// ("none" when it has none): at most 10 names, each abbreviated (Abbrev),
+// then "and N more", so that a message that lists them stays short.
+func TaskNames(job *batch.Job) string {
+	const shown = 10
+	n := len(job.Spec.Tasks)
+	if n == 0 {
+		return "none"
+	}
+	names := make([]string, 0, min(n, shown)+1)
+	for i := 0; i < n && i < shown; i++ {
+		names = append(names, Abbrev(job.Spec.Tasks[i].Name))
+	}
+	if n > shown {
+		names = append(names, fmt.Sprintf("and %d more", n-shown))
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,120 @@
+package jobs
+
+import (
+	"encoding/json"
+	"reflect"
+	"sort"
+)
+
+// ReadShape returns the Shape of a Job given as JSON (an admission review's
+// object), reading no more of it than the bounds need: of every task its
+// dependsOn names, of every plugin its name and its arguments, each argument
+// and name read for its length alone (a JSON string at most MaxPluginArgBytes
+// long, quotes aside, is never decoded). It allocates a few bytes per task,
+// list element and plugin, a small part of what decoding the Job would (about
+// 60 times its JSON for a Job of many tasks, each with a pod template). An
+// error means raw is not a JSON object of the expected types; decoding it as a
+// Job then fails too.
+func ReadShape(raw []byte) (Shape, error) {
+	// The plugins are counted first, their values unread: a map of many
+	// plugins' argument lists costs ten times its JSON.
+	var first struct {
+		Spec struct {
+			Tasks []struct {
+				DependsOn *struct {
+					Name []length `json:"name"`
+				} `json:"dependsOn"`
+			} `json:"tasks"`
+			Plugins members `json:"plugins"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &first); err != nil {
+		return Shape{}, err
+	}
+	tasks := first.Spec.Tasks
+	s := Shape{Tasks: len(tasks), Plugins: int(first.Spec.Plugins)}
+	for i := 0; i < len(tasks) && i < MaxTasks; i++ {
+		n := 0
+		if d := tasks[i].DependsOn; d != nil {
+			n = len(d.Name)
+		}
+		s.DependsOn = append(s.DependsOn, n)
+	}
+	if s.Plugins > MaxPlugins {
+		return s, nil
+	}
+	var second struct {
+		Spec struct {
+			Plugins map[string][]length `json:"plugins"`
+		} `json:"spec"`
+	}
+	if err := json.Unmarshal(raw, &second); err != nil {
+		return Shape{}, err
+	}
+	for name, args := range second.Spec.Plugins {
+		p := PluginShape{Name: name, Args: len(args), FirstLong: -1}
+		for i, n := range args {
+			p.notice(i, int(n))
+		}
+		s.Args = append(s.Args, p)
+	}
+	sort.Slice(s.Args, func(i, j int) bool { return s.Args[i].Name < s.Args[j].Name })
+	return s, nil
+}
+
+// length reads a JSON string for its length in bytes: exact when over
+// MaxPluginArgBytes, else the JSON's length less its quotes, an upper bound
+// (escapes are longer than what they stand for) that is enough to know it is
+// within the bound. Other JSON values count their JSON's length.
+type length int32
+
+func (l *length) UnmarshalJSON(b []byte) error {
+	n := len(b) - 2
+	if n > MaxPluginArgBytes && b[0] == '"' {
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		n = len(s)
+	}
+	*l = length(min(n, 1<<30))
+	return nil
+}
+
+// members reads a JSON object for the number of its members, allocating
+// nothing: it counts the colons outside strings at the object's own depth.
+// encoding/json has checked that the object is valid JSON before it calls
+// UnmarshalJSON. null has none.
+type members int
+
+func (m *members) UnmarshalJSON(b []byte) error {
+	if b[0] != '{' {
+		if string(b) == "null" {
+			return nil
+		}
+		return &json.UnmarshalTypeError{Value: "non-object", Type: reflect.TypeOf(m)}
+	}
+	depth, inString, escaped := 0, false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == ':' && depth == 1:
+			*m++
+		}
+	}
+	return nil
+}
