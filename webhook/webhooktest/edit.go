@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
 var (
@@ -33,6 +34,9 @@ var (
 		{"mpi", []string{"master", "worker"}}, {"mxnet", []string{"scheduler", "server", "worker"}},
 	}
 )
+
+// editCounts are sizes around a bound and far over it.
+func editCounts(bound int) []int { return []int{1, bound - 1, bound, bound + 1, 3 * bound} }
 
 // editArg is an argument for plugin: mostly --flag=value of a real flag, and
 // the other spellings and mistakes users make.
@@ -74,7 +78,9 @@ func editTask(c Chooser, name string, replicas int64) map[string]any {
 // and huge included), minAvailable, task names, null or missing templates,
 // null or empty plugin lists, plugin arguments drawn from the plugins' real
 // flags and plausible values, hostnames, dependsOn, tasks added, removed or
-// made null. The result may be valid or not (KindEdited); it is JSON-shaped
+// made null, and each dimension jobs.CheckBounds caps (arguments and their
+// length, dependsOn names, tasks, plugins) around and far over its bound. The
+// result may be valid or not (KindEdited); it is JSON-shaped
 // but not necessarily a Job (spec.tasks may hold nulls).
 func Edit(base []byte, c Chooser) Case {
 	var doc map[string]any
@@ -111,7 +117,7 @@ func Edit(base []byte, c Chooser) Case {
 		spec["plugins"] = plugins
 	}
 	for edits := c.IntN(12); edits > 0; edits-- {
-		switch c.IntN(14) {
+		switch c.IntN(19) {
 		case 0:
 			if t := task(); t != nil {
 				t["replicas"] = pick(c, editReplicas)
@@ -170,6 +176,36 @@ func Edit(base []byte, c Chooser) Case {
 		case 13:
 			if len(tasks) > 0 {
 				tasks[c.IntN(len(tasks))] = nil
+			}
+		// The dimensions jobs.CheckBounds caps, around and far over each
+		// bound: arguments, their length, dependsOn names, tasks, plugins.
+		case 14:
+			p := pick(c, editPlugins)
+			args, _ := plugins[p].([]any)
+			for n := pick(c, editCounts(jobs.MaxPluginArgs)); n > 0; n-- {
+				args = append(args, editArg(c, p))
+			}
+			plugins[p] = args
+		case 15:
+			p := pick(c, editPlugins)
+			args, _ := plugins[p].([]any)
+			flag := pick(c, append([]string{"bogus"}, editFlags[p]...))
+			plugins[p] = append(args, "--"+flag+"="+strings.Repeat("v", pick(c, editCounts(jobs.MaxPluginArgBytes))))
+		case 16:
+			if t := task(); t != nil {
+				var names []any
+				for n := pick(c, editCounts(jobs.MaxDependsOn)); n > 0; n-- {
+					names = append(names, pick(c, editTaskNames))
+				}
+				t["dependsOn"] = map[string]any{"name": names}
+			}
+		case 17:
+			for n := pick(c, editCounts(jobs.MaxTasks)); n > 0 && len(tasks) < 4*jobs.MaxTasks; n-- {
+				tasks = append(tasks, editTask(c, "t"+strconv.Itoa(len(tasks)), pick(c, []int64{0, 1, 2})))
+			}
+		case 18:
+			for n := pick(c, editCounts(jobs.MaxPlugins)); n > 0; n-- {
+				plugins["p"+strconv.Itoa(c.IntN(1000))] = []any{}
 			}
 		}
 	}
