@@ -15,6 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 )
@@ -184,9 +185,16 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 	return nil
 }
 
+// EndpointSliceControllerName is the endpointslice.kubernetes.io/managed-by
+// value of the EndpointSlices kube-controller-manager derives from a
+// Service's selector (unexported in k8s.io/kubernetes/pkg/controller/endpointslice).
+const EndpointSliceControllerName = "endpointslice-controller.k8s.io"
+
 // addresses returns the base URLs (https://host:port) to probe: the
 // Endpoint's URL, or one per endpoint that may serve (mayServe) of the
-// Service's port the configurations name (configuredPort), sorted.
+// Service's port the configurations name (configuredPort), sorted. Only
+// IPv4 and IPv6 addresses of Pods, from EndpointSlices managed by
+// EndpointSliceControllerName, are probed.
 func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	ep := k.Endpoint
 	if ep.URL != "" {
@@ -200,8 +208,14 @@ func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Only the slices Kubernetes' EndpointSlice controller derives from the
+	// Service's selector: anyone allowed to write EndpointSlices in the
+	// namespace could otherwise point the manager's probes anywhere.
 	slices, err := k.Client.DiscoveryV1().EndpointSlices(ep.ServiceNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: discoveryv1.LabelServiceName + "=" + ep.ServiceName,
+		LabelSelector: labels.SelectorFromSet(labels.Set{
+			discoveryv1.LabelServiceName: ep.ServiceName,
+			discoveryv1.LabelManagedBy:   EndpointSliceControllerName,
+		}).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the endpoints of service %s/%s: %w", ep.ServiceNamespace, ep.ServiceName, err)
@@ -209,12 +223,15 @@ func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range slices.Items {
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue // FQDN: a name the manager would resolve and call
+		}
 		target, ok := slicePort(s.Ports, port.Name)
 		if !ok {
 			continue
 		}
 		for _, e := range s.Endpoints {
-			if !mayServe(e.Conditions) {
+			if !mayServe(e.Conditions) || e.TargetRef == nil || e.TargetRef.Kind != "Pod" {
 				continue
 			}
 			for _, a := range e.Addresses {

@@ -72,15 +72,25 @@ var (
 	isUnspecified = discoveryv1.EndpointConditions{}
 )
 
-// slice is an EndpointSlice of the admission service with one endpoint on
-// the port named portName.
+// slice is an EndpointSlice of the admission service, as the EndpointSlice
+// controller writes it, with one pod's endpoint on the port named portName.
 func slice(name, host string, port int32, c discoveryv1.EndpointConditions, portName string) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: map[string]string{discoveryv1.LabelServiceName: testSvc}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: map[string]string{
+			discoveryv1.LabelServiceName: testSvc,
+			discoveryv1.LabelManagedBy:   EndpointSliceControllerName,
+		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: c}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: c,
+			TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: testNS, Name: name}}},
 	}
+}
+
+// edited returns s after edit.
+func edited(s *discoveryv1.EndpointSlice, edit func(*discoveryv1.EndpointSlice)) *discoveryv1.EndpointSlice {
+	edit(s)
+	return s
 }
 
 // service is the admission Service with ports (port: name).
@@ -131,6 +141,33 @@ func TestKeeperServed(t *testing.T) {
 			slices:  []*discoveryv1.EndpointSlice{slice("ours", oursHost, oursPort, isReady, "a"), slice("stock", stockHost, stockPort, isReady, "b")}},
 		{name: "no port 443", ports: map[int32]string{8443: ""}, wantErr: "has no port 443", slices: []*discoveryv1.EndpointSlice{ours(isReady)}},
 		{name: "no service", wantErr: "reading service volcano-system/volcano-admission-service"},
+		// Slices anyone may write in the namespace must not steer the probes
+		// (stock answers 404, so a probe of it would show as an error).
+		{name: "a slice another manager wrote is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.Labels[discoveryv1.LabelManagedBy] = "someone"
+			})}},
+		{name: "a slice without managed-by is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				delete(s.Labels, discoveryv1.LabelManagedBy)
+			})}},
+		{name: "an FQDN slice is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.AddressType = discoveryv1.AddressTypeFQDN
+				s.Endpoints[0].Addresses = []string{"localhost"}
+			})}},
+		{name: "an endpoint without a target is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.Endpoints[0].TargetRef = nil
+			})}},
+		{name: "an endpoint targeting a node is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.Endpoints[0].TargetRef = &v1.ObjectReference{Kind: "Node", Name: "n"}
+			})}},
+		{name: "IPv6 pod endpoints are probed", ports: volcanoService, wantErr: "1 of 2 endpoints do not serve",
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.AddressType = discoveryv1.AddressTypeIPv6
+			})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := fake.NewSimpleClientset()
