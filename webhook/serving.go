@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -11,10 +12,13 @@ import (
 	"strings"
 	"time"
 
+	whv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 )
@@ -61,19 +65,37 @@ func WithoutPaths(enabled string) string {
 //
 // Without Create, configurations an installer made are only given the CA
 // bundle, as Volcano's manager does for its own.
+//
+// With CA, the CA bundle then follows the CA file: see CA.
 type Keeper struct {
 	Client   kubernetes.Interface
 	Endpoint Endpoint
 	Create   bool
+	// CA, when set, returns the CA bundle as it is now (the --ca-cert-file's
+	// latest content; Endpoint.CABundle is the one at start). Run then keeps
+	// going once the configurations are in place: every Interval it compares
+	// it with the bundle last set and sets a changed one on both
+	// configurations and on Others, retrying errors, until ctx ends.
+	CA func() []byte
+	// Others names more configurations whose CA bundle follows CA: the
+	// MutatingWebhookConfigurations and ValidatingWebhookConfigurations of
+	// Volcano's own admissions, which its manager sets only at start.
+	Others Configurations
 	// Interval between checks; 0 means 2 s.
 	Interval time.Duration
 	// ProbeTimeout bounds one probe of one address; 0 means 3 s.
 	ProbeTimeout time.Duration
 }
 
-// Run does the Keeper's work and returns nil once done, or ctx's error. It
-// retries every error (the Service's endpoints unreadable for lack of RBAC,
-// the configurations missing without Create), logging why at most every 30 s.
+// Configurations names webhook configurations.
+type Configurations struct {
+	Mutating, Validating []string
+}
+
+// Run does the Keeper's work and returns nil once done (never, with CA), or
+// ctx's error. It retries every error (the Service's endpoints unreadable for
+// lack of RBAC, the configurations missing without Create), logging why at
+// most every 30 s.
 func (k Keeper) Run(ctx context.Context) error {
 	interval := k.Interval
 	if interval <= 0 {
@@ -89,8 +111,10 @@ func (k Keeper) Run(ctx context.Context) error {
 	for {
 		if err := k.step(ctx, interval); err != nil {
 			report("Framework admissions' webhook configurations not in place yet", err)
-		} else {
+		} else if k.CA == nil {
 			return nil
+		} else {
+			break
 		}
 		select {
 		case <-ctx.Done():
@@ -98,6 +122,46 @@ func (k Keeper) Run(ctx context.Context) error {
 		case <-time.After(interval):
 		}
 	}
+	set := k.Endpoint.CABundle
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(interval):
+		}
+		ca := k.CA()
+		if len(ca) == 0 || bytes.Equal(ca, set) {
+			continue
+		}
+		if err := SetCABundle(ctx, k.Client, ca); err != nil {
+			report("Renewed CA bundle not set yet", err)
+			continue
+		}
+		if err := SetCABundleOn(ctx, k.Client, ca, k.Others); err != nil {
+			report("Renewed CA bundle not set yet", err)
+			continue
+		}
+		klog.InfoS("Set the renewed CA bundle on the webhook configurations", "frameworks", Paths(), "others", k.Others)
+		set = ca
+	}
+}
+
+// SetCABundleOn sets caBundle on every webhook of the named configurations,
+// updating only those that differ. It returns the first API error (a missing
+// configuration is NotFound).
+func SetCABundleOn(ctx context.Context, client kubernetes.Interface, caBundle []byte, names Configurations) error {
+	admission := client.AdmissionregistrationV1()
+	for _, name := range names.Mutating {
+		if err := setCABundle[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), name, caBundle, mutatingClientConfigs); err != nil {
+			return fmt.Errorf("MutatingWebhookConfiguration %s: %w", name, err)
+		}
+	}
+	for _, name := range names.Validating {
+		if err := setCABundle[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), name, caBundle, validatingClientConfigs); err != nil {
+			return fmt.Errorf("ValidatingWebhookConfiguration %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func (k Keeper) step(ctx context.Context, settle time.Duration) error {
@@ -184,9 +248,16 @@ func probe(ctx context.Context, client *http.Client, url string) error {
 	return nil
 }
 
+// EndpointSliceControllerName is the endpointslice.kubernetes.io/managed-by
+// value of the EndpointSlices kube-controller-manager derives from a
+// Service's selector (unexported in k8s.io/kubernetes/pkg/controller/endpointslice).
+const EndpointSliceControllerName = "endpointslice-controller.k8s.io"
+
 // addresses returns the base URLs (https://host:port) to probe: the
 // Endpoint's URL, or one per endpoint that may serve (mayServe) of the
-// Service's port the configurations name (configuredPort), sorted.
+// Service's port the configurations name (configuredPort), sorted. Only
+// IPv4 and IPv6 addresses of Pods, from EndpointSlices managed by
+// EndpointSliceControllerName, are probed.
 func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	ep := k.Endpoint
 	if ep.URL != "" {
@@ -200,8 +271,14 @@ func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Only the slices Kubernetes' EndpointSlice controller derives from the
+	// Service's selector: anyone allowed to write EndpointSlices in the
+	// namespace could otherwise point the manager's probes anywhere.
 	slices, err := k.Client.DiscoveryV1().EndpointSlices(ep.ServiceNamespace).List(ctx, metav1.ListOptions{
-		LabelSelector: discoveryv1.LabelServiceName + "=" + ep.ServiceName,
+		LabelSelector: labels.SelectorFromSet(labels.Set{
+			discoveryv1.LabelServiceName: ep.ServiceName,
+			discoveryv1.LabelManagedBy:   EndpointSliceControllerName,
+		}).String(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("listing the endpoints of service %s/%s: %w", ep.ServiceNamespace, ep.ServiceName, err)
@@ -209,12 +286,15 @@ func (k Keeper) addresses(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	for _, s := range slices.Items {
+		if s.AddressType != discoveryv1.AddressTypeIPv4 && s.AddressType != discoveryv1.AddressTypeIPv6 {
+			continue // FQDN: a name the manager would resolve and call
+		}
 		target, ok := slicePort(s.Ports, port.Name)
 		if !ok {
 			continue
 		}
 		for _, e := range s.Endpoints {
-			if !mayServe(e.Conditions) {
+			if !mayServe(e.Conditions) || e.TargetRef == nil || e.TargetRef.Kind != "Pod" {
 				continue
 			}
 			for _, a := range e.Addresses {
@@ -274,4 +354,47 @@ func slicePort(ports []discoveryv1.EndpointPort, name string) (int32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// ServingTLS is a TLS configuration whose serving certificate follows a
+// certificate and key file pair, as mounted from a Secret (cert-manager
+// renews its certificates every 60 to 90 days; the kubelet swaps the
+// volume's ..data symlink to the new files).
+type ServingTLS struct {
+	// Config is the server's configuration: base with GetConfigForClient
+	// answering every handshake with the files' latest valid pair.
+	Config  *tls.Config
+	content *dynamiccertificates.DynamicCertKeyPairContent
+	ctrl    *dynamiccertificates.DynamicServingCertificateController
+}
+
+// NewServingTLS loads certFile and keyFile (PEM) into a copy of base, or
+// returns the error of reading or pairing them. Until Run, the certificate
+// stays the one loaded here.
+//
+// The watching is k8s.io/apiserver's dynamiccertificates, as kube-apiserver
+// serves: fsnotify on both files (re-added after the remove or rename a
+// symlink swap causes) and a check each minute; a half-written pair (a
+// certificate that does not match the key) is not applied, the previous pair
+// stays.
+func NewServingTLS(base *tls.Config, certFile, keyFile string) (*ServingTLS, error) {
+	content, err := dynamiccertificates.NewDynamicServingContentFromFiles("serving-cert", certFile, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	ctrl := dynamiccertificates.NewDynamicServingCertificateController(base, nil, content, nil, nil)
+	content.AddListener(ctrl)
+	if err := ctrl.RunOnce(); err != nil {
+		return nil, err
+	}
+	cfg := base.Clone()
+	cfg.Certificates = nil
+	cfg.GetConfigForClient = ctrl.GetConfigForClient
+	return &ServingTLS{Config: cfg, content: content, ctrl: ctrl}, nil
+}
+
+// Run watches the files until ctx ends; it returns at once.
+func (s *ServingTLS) Run(ctx context.Context) {
+	go s.content.Run(ctx, 1)
+	go s.ctrl.Run(1, ctx.Done())
 }

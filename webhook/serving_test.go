@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	whv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,15 +73,25 @@ var (
 	isUnspecified = discoveryv1.EndpointConditions{}
 )
 
-// slice is an EndpointSlice of the admission service with one endpoint on
-// the port named portName.
+// slice is an EndpointSlice of the admission service, as the EndpointSlice
+// controller writes it, with one pod's endpoint on the port named portName.
 func slice(name, host string, port int32, c discoveryv1.EndpointConditions, portName string) *discoveryv1.EndpointSlice {
 	return &discoveryv1.EndpointSlice{
-		ObjectMeta:  metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: map[string]string{discoveryv1.LabelServiceName: testSvc}},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: testNS, Labels: map[string]string{
+			discoveryv1.LabelServiceName: testSvc,
+			discoveryv1.LabelManagedBy:   EndpointSliceControllerName,
+		}},
 		AddressType: discoveryv1.AddressTypeIPv4,
 		Ports:       []discoveryv1.EndpointPort{{Name: &portName, Port: &port}},
-		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: c}},
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{host}, Conditions: c,
+			TargetRef: &v1.ObjectReference{Kind: "Pod", Namespace: testNS, Name: name}}},
 	}
+}
+
+// edited returns s after edit.
+func edited(s *discoveryv1.EndpointSlice, edit func(*discoveryv1.EndpointSlice)) *discoveryv1.EndpointSlice {
+	edit(s)
+	return s
 }
 
 // service is the admission Service with ports (port: name).
@@ -131,6 +142,33 @@ func TestKeeperServed(t *testing.T) {
 			slices:  []*discoveryv1.EndpointSlice{slice("ours", oursHost, oursPort, isReady, "a"), slice("stock", stockHost, stockPort, isReady, "b")}},
 		{name: "no port 443", ports: map[int32]string{8443: ""}, wantErr: "has no port 443", slices: []*discoveryv1.EndpointSlice{ours(isReady)}},
 		{name: "no service", wantErr: "reading service volcano-system/volcano-admission-service"},
+		// Slices anyone may write in the namespace must not steer the probes
+		// (stock answers 404, so a probe of it would show as an error).
+		{name: "a slice another manager wrote is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.Labels[discoveryv1.LabelManagedBy] = "someone"
+			})}},
+		{name: "a slice without managed-by is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				delete(s.Labels, discoveryv1.LabelManagedBy)
+			})}},
+		{name: "an FQDN slice is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.AddressType = discoveryv1.AddressTypeFQDN
+				s.Endpoints[0].Addresses = []string{"localhost"}
+			})}},
+		{name: "an endpoint without a target is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.Endpoints[0].TargetRef = nil
+			})}},
+		{name: "an endpoint targeting a node is not probed", ports: volcanoService,
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.Endpoints[0].TargetRef = &v1.ObjectReference{Kind: "Node", Name: "n"}
+			})}},
+		{name: "IPv6 pod endpoints are probed", ports: volcanoService, wantErr: "1 of 2 endpoints do not serve",
+			slices: []*discoveryv1.EndpointSlice{ours(isReady), edited(stock(isReady), func(s *discoveryv1.EndpointSlice) {
+				s.AddressType = discoveryv1.AddressTypeIPv6
+			})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			client := fake.NewSimpleClientset()
@@ -260,5 +298,69 @@ func TestKeeperSetsCABundle(t *testing.T) {
 		if string(cc.ca) != "new" || !strings.HasPrefix(*cc.url, installed.URL) {
 			t.Errorf("client config: URL %s, CA %q; want the installer's URL and CA \"new\"", *cc.url, cc.ca)
 		}
+	}
+}
+
+// With CA, the Keeper goes on after setting the bundle and sets every renewed
+// CA on both configurations and on the others named (Volcano's own).
+func TestKeeperFollowsTheCA(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := fake.NewSimpleClientset()
+	api := client.AdmissionregistrationV1()
+	installed := Endpoint{URL: "https://127.0.0.1:9443", CABundle: []byte("old")}
+	volcano := MutatingConfiguration(installed)
+	volcano.Name = "volcano-admission-service-jobs-mutate"
+	for _, obj := range []any{MutatingConfiguration(installed), ValidatingConfiguration(installed), volcano} {
+		var err error
+		switch o := obj.(type) {
+		case *whv1.MutatingWebhookConfiguration:
+			_, err = api.MutatingWebhookConfigurations().Create(ctx, o, metav1.CreateOptions{})
+		case *whv1.ValidatingWebhookConfiguration:
+			_, err = api.ValidatingWebhookConfigurations().Create(ctx, o, metav1.CreateOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var current atomic.Value
+	current.Store([]byte("first"))
+	done := make(chan error, 1)
+	go func() {
+		done <- Keeper{Client: client, Endpoint: Endpoint{URL: installed.URL, CABundle: []byte("first")}, Interval: 10 * time.Millisecond,
+			CA:     func() []byte { return current.Load().([]byte) },
+			Others: Configurations{Mutating: []string{volcano.Name}},
+		}.Run(ctx)
+	}()
+	// bundles returns the CA bundles of ours and Volcano's configuration.
+	bundles := func() []string {
+		m, _ := api.MutatingWebhookConfigurations().Get(ctx, ConfigurationName(MutatePath), metav1.GetOptions{})
+		v, _ := api.ValidatingWebhookConfigurations().Get(ctx, ConfigurationName(ValidatePath), metav1.GetOptions{})
+		o, _ := api.MutatingWebhookConfigurations().Get(ctx, volcano.Name, metav1.GetOptions{})
+		return []string{string(m.Webhooks[0].ClientConfig.CABundle), string(v.Webhooks[0].ClientConfig.CABundle), string(o.Webhooks[0].ClientConfig.CABundle)}
+	}
+	waitFor := func(want []string) {
+		t.Helper()
+		for {
+			got := bundles()
+			if cmp.Equal(want, got) {
+				return
+			}
+			select {
+			case err := <-done:
+				t.Fatalf("Keeper returned (%v); CA bundles %q, want %q", err, got, want)
+			case <-ctx.Done():
+				t.Fatalf("CA bundles %q, want %q", got, want)
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}
+	// At start only ours get the bundle (Volcano's manager sets its own).
+	waitFor([]string{"first", "first", "old"})
+	current.Store([]byte("renewed"))
+	waitFor([]string{"renewed", "renewed", "renewed"})
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("Run returned nil when its context ended, want the context's error")
 	}
 }

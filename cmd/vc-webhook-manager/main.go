@@ -4,7 +4,9 @@
 // Volcano's job validation accepts them (mxnet included), and with this
 // project's job admissions (package webhook) served beside Volcano's. Volcano's
 // job validation sees framework Jobs without their framework plugins, whose
-// arguments ours judges alone (webhook.WithoutFrameworkPlugins). It is a
+// arguments ours judges alone (webhook.WithoutFrameworkPlugins). Unlike
+// Volcano's, it follows a renewed serving certificate and CA without a
+// restart (server.go). It is a
 // drop-in replacement for Volcano's vc-webhook-manager image. docs/webhook.md
 // describes the admissions, their webhook configurations and the flags.
 package main
@@ -23,7 +25,6 @@ import (
 	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
-	"volcano.sh/volcano/cmd/webhook-manager/app"
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	"volcano.sh/volcano/pkg/kube"
 	"volcano.sh/volcano/pkg/version"
@@ -69,6 +70,14 @@ func main() {
 		klog.Fatalf("Failed to parse CA file: %v", err)
 	}
 
+	ctx := context.Background()
+	// The serving certificate and the CA bundle follow their files (a
+	// renewed Secret) without a restart; Volcano's manager reads them once.
+	serving, err := webhook.NewServingTLS(baseTLS(), config.CertFile, config.KeyFile)
+	if err != nil {
+		klog.Fatalf("Loading the serving certificate: %v", err)
+	}
+
 	// Volcano's job validation rejects plugin names its factory does not know;
 	// registering ours there makes it accept mxnet (and use our builders).
 	plugins.Register()
@@ -94,14 +103,18 @@ func main() {
 		if err != nil {
 			klog.Fatalf("%v", err)
 		}
+		if keeper.CA, err = caContent(ctx, config.CaCertFile); err != nil {
+			klog.Fatalf("Loading the CA bundle: %v", err)
+		}
+		keeper.Others = volcanoConfigurations(config)
 		go func() {
-			if err := keeper.Run(context.Background()); err != nil {
+			if err := keeper.Run(ctx); err != nil {
 				klog.ErrorS(err, "Framework admissions' webhook configurations")
 			}
 		}()
 	}
 
-	if err := app.Run(config); err != nil {
+	if err := run(ctx, config, serving); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -5,28 +5,49 @@
 package jobcache
 
 import (
+	"container/list"
 	"strconv"
 	"sync"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
-// capacity bounds the cache: enough for the jobs a controller creates pods for
-// at once, small enough that stale revisions fall out quickly.
+// capacity bounds the number of entries: enough for the jobs a controller
+// creates pods for at once, small enough that stale revisions fall out
+// quickly.
 const capacity = 256
+
+// maxBytes bounds the entries' approximate size (Size), so that large Jobs
+// (a user chooses the replicas, and a plan grows with them up to about the
+// 1 MiB of a ConfigMap) cannot make the cache hold hundreds of MiB. By Size a
+// 2,048-worker plan is about 4 KiB (pytorch, mxnet), 55 KiB (tensorflow) or
+// 145 KiB (mpi): 256 of the largest fit, so for such jobs the entry bound
+// still decides.
+const maxBytes = 64 << 20
 
 type key struct {
 	uid, revision, plugin, args string
 }
 
-// Cache maps (Job UID, spec revision, plugin, arguments) to computed data. It is
-// safe for concurrent use; the zero value is ready. Values are shared between
-// callers and must not be modified after compute returns them.
+type entry struct {
+	key   key
+	value any
+	size  int64
+}
+
+// Cache maps (Job UID, spec revision, plugin, arguments) to computed data. It
+// keeps at most capacity entries and maxBytes of them by Size, dropping the
+// least recently used first. It is safe for concurrent use; the zero value is
+// ready. Values are shared between callers and must not be modified after
+// compute returns them, except for state they guard themselves.
 type Cache struct {
 	mu      sync.Mutex
-	entries map[key]any
-	order   []key
-	next    int
+	entries map[key]*list.Element
+	lru     list.List // of *entry, most recently used first
+	bytes   int64
+	// maxEntries and maxBytes override capacity and maxBytes when set (tests).
+	maxEntries int
+	maxBytes   int64
 }
 
 // Get returns the value computed for this spec revision of job, calling
@@ -39,6 +60,10 @@ type Cache struct {
 // or either are never cached. argsKey must encode every plugin argument that
 // influences the result, and compute may read only the Job's name, namespace,
 // UID and spec.
+//
+// A value larger than the byte bound by itself is returned but not kept:
+// such a Job's plan is built on every call, which costs time but not
+// memory.
 //
 // The key holds only for stored Jobs, whose generation changes with the spec.
 // Admission requests carry the UID and the generation the Job would get
@@ -59,33 +84,54 @@ func Get[T any](c *Cache, job *batch.Job, plugin, argsKey string, compute func()
 	}
 	k := key{uid: string(job.UID), revision: revision, plugin: plugin, args: argsKey}
 	c.mu.Lock()
-	if v, ok := c.entries[k]; ok {
+	if e, ok := c.entries[k]; ok {
+		c.lru.MoveToFront(e)
 		c.mu.Unlock()
-		return v.(T)
+		return e.Value.(*entry).value.(T)
 	}
 	c.mu.Unlock()
 
 	v := compute()
+	// Measured outside the lock: it walks the whole value.
+	size := Size(v) + Size(k)
 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
-		c.entries = make(map[key]any, capacity)
-		c.order = make([]key, capacity)
+		c.entries = make(map[key]*list.Element)
 	}
 	// A caller that computed the same entry meanwhile wins: plans hold some
 	// state (what was already applied, TF_CONFIG buffers), so all callers
 	// must share one.
-	if stored, ok := c.entries[k]; ok {
-		return stored.(T)
+	if e, ok := c.entries[k]; ok {
+		c.lru.MoveToFront(e)
+		return e.Value.(*entry).value.(T)
 	}
-	if old := c.order[c.next]; old != (key{}) {
-		delete(c.entries, old)
+	maxEntries, maxBytes := c.limits()
+	if size > maxBytes {
+		return v
 	}
-	c.order[c.next] = k
-	c.next = (c.next + 1) % capacity
-	c.entries[k] = v
+	c.entries[k] = c.lru.PushFront(&entry{key: k, value: v, size: size})
+	c.bytes += size
+	for c.lru.Len() > maxEntries || c.bytes > maxBytes {
+		oldest := c.lru.Back()
+		e := oldest.Value.(*entry)
+		c.lru.Remove(oldest)
+		delete(c.entries, e.key)
+		c.bytes -= e.size
+	}
 	return v
+}
+
+func (c *Cache) limits() (int, int64) {
+	entries, bytes := capacity, int64(maxBytes)
+	if c.maxEntries > 0 {
+		entries = c.maxEntries
+	}
+	if c.maxBytes > 0 {
+		bytes = c.maxBytes
+	}
+	return entries, bytes
 }
 
 // Len returns the number of cached entries.
@@ -93,4 +139,11 @@ func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries)
+}
+
+// Bytes returns the cached entries' size (Size of each value and key).
+func (c *Cache) Bytes() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes
 }

@@ -7,9 +7,9 @@
 // container forever: the pod sits in Init:CrashLoopBackOff, the Job never
 // hears of it. Kubernetes has no per-container restart policy for init
 // containers, and a plugin hook sees no pod updates, so a controller watches
-// the pods (through the informer Volcano's job controller already runs: no
+// the pods (through the informers Volcano's job controller already runs: no
 // extra API reads) and, on a terminated wait container whose exit status is
-// wait.TimeoutExitCode:
+// wait.TimeoutExitCode, of a pod the Job's controller created (Owned):
 //
 //   - records a WaitTimedOut Warning event on the Job naming the task, the pod
 //     and the dependencies that never answered (the script's last line);
@@ -40,6 +40,7 @@ import (
 	"k8s.io/klog/v2"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
@@ -67,20 +68,25 @@ type Controller struct {
 	client    kubernetes.Interface
 	informer  coreinformers.PodInformer
 	podLister corelisters.PodLister
+	jobSynced cache.InformerSynced
+	jobLister batchlisters.JobLister
 	queue     workqueue.RateLimitingInterface
-	start     func(stop <-chan struct{})
+	start     []func(stop <-chan struct{})
 }
 
 // Name returns Name.
 func (c *Controller) Name() string { return Name }
 
-// Initialize takes the shared pod informer (the job controller's) and the
-// client from opt.
+// Initialize takes the shared pod and Job informers (the job controller's)
+// and the client from opt.
 func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	c.client = opt.KubeClient
 	c.informer = opt.SharedInformerFactory.Core().V1().Pods()
 	c.podLister = c.informer.Lister()
-	c.start = opt.SharedInformerFactory.Start
+	jobs := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
+	c.jobLister = jobs.Lister()
+	c.jobSynced = jobs.Informer().HasSynced
+	c.start = []func(<-chan struct{}){opt.SharedInformerFactory.Start, opt.VCSharedInformerFactory.Start}
 	c.queue = workqueue.NewRateLimitingQueue(workqueue.DefaultControllerRateLimiter())
 	_, err := c.informer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueue,
@@ -106,9 +112,11 @@ func (c *Controller) enqueue(obj interface{}) {
 func (c *Controller) Run(stop <-chan struct{}) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	c.start(stop) // starts only informers nobody started yet
-	if !cache.WaitForCacheSync(stop, c.informer.Informer().HasSynced) {
-		klog.ErrorS(nil, "Pod cache did not sync", "controller", Name)
+	for _, start := range c.start {
+		start(stop) // starts only informers nobody started yet
+	}
+	if !cache.WaitForCacheSync(stop, c.informer.Informer().HasSynced, c.jobSynced) {
+		klog.ErrorS(nil, "Pod and Job caches did not sync", "controller", Name)
 		return
 	}
 	go func() {
@@ -131,9 +139,13 @@ func (c *Controller) next() bool {
 		c.queue.Forget(item)
 		return true
 	}
+	var job *batch.Job
+	if err == nil {
+		job, err = c.owner(pod)
+	}
 	if err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
-		err = Handle(ctx, c.client, pod)
+		err = Handle(ctx, c.client, job, pod)
 		cancel()
 	}
 	if err != nil {
@@ -143,6 +155,20 @@ func (c *Controller) next() bool {
 	}
 	c.queue.Forget(item)
 	return true
+}
+
+// owner returns the Job pod's controller reference names, or nil when there
+// is none (Handle then does nothing).
+func (c *Controller) owner(pod *v1.Pod) (*batch.Job, error) {
+	ref := jobOwner(pod)
+	if ref == nil {
+		return nil, nil
+	}
+	job, err := c.jobLister.Jobs(pod.Namespace).Get(ref.Name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return job, err
 }
 
 // TimedOut returns the wait container's termination state when its current
@@ -162,14 +188,17 @@ func TimedOut(pod *v1.Pod) *v1.ContainerStateTerminated {
 	return nil
 }
 
-// NeedsAction reports whether Handle has something to do for pod: a pod of a
-// Volcano Job, neither finished nor being deleted, whose wait container timed
-// out, and which is not yet failing by its deadline.
+// NeedsAction reports whether Handle may have something to do for pod: a pod
+// that names a Volcano Job as its controller and carries that Job's name in
+// its batch.JobNameKey label, neither finished nor being deleted, whose wait
+// container timed out, and which is not yet failing by its deadline. Whether
+// the Job exists and is the one the reference means is Owned's question.
 func NeedsAction(pod *v1.Pod) bool {
 	if pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		return false
 	}
-	if jobOwner(pod) == nil || TimedOut(pod) == nil {
+	ref := jobOwner(pod)
+	if ref == nil || pod.Labels[batch.JobNameKey] != ref.Name || TimedOut(pod) == nil {
 		return false
 	}
 	return pod.Spec.RestartPolicy == v1.RestartPolicyNever || !failing(pod)
@@ -188,6 +217,19 @@ func jobOwner(pod *v1.Pod) *metav1.OwnerReference {
 		return nil
 	}
 	return ref
+}
+
+// Owned reports whether job's controller created pod, as far as the pod
+// shows: its controller reference is job (name and UID, in its namespace)
+// and its batch.JobNameKey label, which Volcano's job controller sets on
+// every pod it creates, names job. Anyone who may create pods may write any
+// owner reference (the API server checks neither that the owner exists nor
+// its UID); without this a user's pod could post WaitTimedOut events on
+// another Job, or on a Job that does not exist.
+func Owned(pod *v1.Pod, job *batch.Job) bool {
+	ref := jobOwner(pod)
+	return ref != nil && job != nil && job.UID != "" && ref.UID == job.UID && ref.Name == job.Name &&
+		pod.Namespace == job.Namespace && pod.Labels[batch.JobNameKey] == job.Name
 }
 
 // Message returns the WaitTimedOut event's message for pod: its task (the
@@ -217,17 +259,20 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// Handle acts on one pod if NeedsAction: the WaitTimedOut event on the Job
-// (recorded once per message), then, unless restartPolicy is Never, a patch
-// of spec.activeDeadlineSeconds to FailDeadlineSeconds. It returns API errors
-// of the patch (the event's are logged by events.Warn); a pod gone meanwhile
-// is not an error.
-func Handle(ctx context.Context, client kubernetes.Interface, pod *v1.Pod) error {
+// Handle acts on one pod if NeedsAction and job (the Job the pod's controller
+// reference names, from the informer's cache; nil when there is none) Owned
+// it: the WaitTimedOut event on job (recorded once per message), then,
+// unless restartPolicy is Never, a patch of spec.activeDeadlineSeconds to
+// FailDeadlineSeconds. It returns API errors of the patch (the event's are
+// logged by events.Warn); a pod gone meanwhile is not an error.
+func Handle(ctx context.Context, client kubernetes.Interface, job *batch.Job, pod *v1.Pod) error {
 	if !NeedsAction(pod) {
 		return nil
 	}
-	ref := jobOwner(pod)
-	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: ref.Name, Namespace: pod.Namespace, UID: ref.UID}}
+	if !Owned(pod, job) {
+		klog.V(2).InfoS("Not acting on a timed-out wait of a pod its Job's controller did not create", "pod", klog.KObj(pod))
+		return nil
+	}
 	events.Warn(ctx, client, job, events.ReasonWaitTimedOut, Message(pod))
 	if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
 		return nil

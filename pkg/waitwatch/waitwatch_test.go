@@ -13,6 +13,8 @@ import (
 	"k8s.io/utils/ptr"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcfake "volcano.sh/apis/pkg/client/clientset/versioned/fake"
+	vcinformers "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
@@ -35,11 +37,23 @@ func master(p v1.RestartPolicy) *utiltesting.PodWrapper {
 	return w
 }
 
+// spoof returns a timed-out master pod of mpiJob (restartPolicy OnFailure)
+// after edit.
+func spoof(edit func(*utiltesting.PodWrapper)) *v1.Pod {
+	w := master(v1.RestartPolicyOnFailure).InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true)
+	edit(w)
+	return w.Obj()
+}
+
 func TestHandle(t *testing.T) {
 	const onFailure = "task master: pod mpi-master-0: timed out after 600s waiting for 1 of 2 dependencies: mpi-worker-1.mpi:22 (--wait-timeout); " +
 		"the pod is failed (activeDeadlineSeconds) rather than restarted, and the Job's PodFailed policy applies"
+	// The user's own Job in the namespace, whose pods could name mpiJob.
+	other := utiltesting.MakeJob("other").UID("other-uid").Obj()
 	cases := map[string]struct {
 		pod          *v1.Pod
+		job          *batch.Job // the Job the pod's controller reference names; default mpiJob()
+		noJob        bool       // no such Job
 		wantEvents   []string
 		wantDeadline *int64
 	}{
@@ -89,11 +103,34 @@ func TestHandle(t *testing.T) {
 		"not a Volcano Job's pod": {
 			pod: utiltesting.MakePod(mpiJob(), "master", 0).InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj(),
 		},
+		// Pods a user made to look like the Job's: none posts an event on the
+		// Job or has its deadline changed.
+		"spoofed: the Job's name, another UID": {
+			pod: spoof(func(p *utiltesting.PodWrapper) { p.OwnerReferences[0].UID = "made-up" }),
+		},
+		"spoofed: the Job's name and UID, no job-name label": {
+			pod: spoof(func(p *utiltesting.PodWrapper) { delete(p.Labels, batch.JobNameKey) }),
+		},
+		"spoofed: another Job's pod labelled with the Job's name": {
+			pod: spoof(func(p *utiltesting.PodWrapper) { p.Owner(other) }),
+			job: other,
+		},
+		"spoofed: owner reference to a Job that does not exist": {
+			pod:   master(v1.RestartPolicyOnFailure).InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj(),
+			noJob: true,
+		},
+		"spoofed: the Job's reference in another namespace": {
+			pod: spoof(func(p *utiltesting.PodWrapper) { p.Namespace = "elsewhere" }),
+		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			client := fake.NewSimpleClientset(tc.pod.DeepCopy())
-			if err := Handle(context.Background(), client, tc.pod); err != nil {
+			job := tc.job
+			if job == nil && !tc.noJob {
+				job = mpiJob()
+			}
+			if err := Handle(context.Background(), client, job, tc.pod); err != nil {
 				t.Fatalf("Handle: %v", err)
 			}
 			var got []string
@@ -106,7 +143,7 @@ func TestHandle(t *testing.T) {
 			if diff := cmp.Diff(tc.wantEvents, got); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
-			pod, err := client.CoreV1().Pods("default").Get(context.Background(), tc.pod.Name, metav1.GetOptions{})
+			pod, err := client.CoreV1().Pods(tc.pod.Namespace).Get(context.Background(), tc.pod.Name, metav1.GetOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -129,16 +166,23 @@ func TestHandle(t *testing.T) {
 func TestController(t *testing.T) {
 	client := fake.NewSimpleClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
+	vcClient := vcfake.NewSimpleClientset(mpiJob())
+	vcFactory := vcinformers.NewSharedInformerFactory(vcClient, 0)
 	c := &Controller{}
-	if err := c.Initialize(&framework.ControllerOption{KubeClient: client, SharedInformerFactory: factory}); err != nil {
+	if err := c.Initialize(&framework.ControllerOption{KubeClient: client, SharedInformerFactory: factory, VCSharedInformerFactory: vcFactory}); err != nil {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
 	defer close(stop)
 	go c.Run(stop)
 
-	pod := master(v1.RestartPolicyOnFailure).Obj()
+	// A user's pod naming the Job, with a made-up UID, times out first.
 	ctx := context.Background()
+	spoofed := spoof(func(p *utiltesting.PodWrapper) { p.Name = "spoofed"; p.OwnerReferences[0].UID = "made-up" })
+	if _, err := client.CoreV1().Pods("default").Create(ctx, spoofed, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := master(v1.RestartPolicyOnFailure).Obj()
 	if _, err := client.CoreV1().Pods("default").Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -146,21 +190,38 @@ func TestController(t *testing.T) {
 	if _, err := client.CoreV1().Pods("default").UpdateStatus(ctx, pod, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		got, err := client.CoreV1().Pods("default").Get(ctx, pod.Name, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
+	failed := func(name string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, err := client.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := got.Spec.ActiveDeadlineSeconds; d != nil && *d == FailDeadlineSeconds {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the controller did not fail pod %s within 10s", name)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
-		if d := got.Spec.ActiveDeadlineSeconds; d != nil && *d == FailDeadlineSeconds {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the controller did not fail the pod within 10s")
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
-	if n := len(utiltesting.Events(t, client)); n != 1 {
-		t.Errorf("%d events, want 1", n)
+	failed(pod.Name)
+	// A worker that times out now is queued after the spoofed pod (one
+	// worker, first in first out): once it is failed, the spoofed pod has
+	// been handled.
+	worker := utiltesting.MakePod(mpiJob(), "worker", 0).Owner(mpiJob()).
+		InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj()
+	worker.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+	if _, err := client.CoreV1().Pods("default").Create(ctx, worker, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	failed(worker.Name)
+	if n := len(utiltesting.Events(t, client)); n != 2 {
+		t.Errorf("%d events, want 2 (the Job's own pods')", n)
+	}
+	if got, err := client.CoreV1().Pods("default").Get(ctx, spoofed.Name, metav1.GetOptions{}); err != nil || got.Spec.ActiveDeadlineSeconds != nil {
+		t.Errorf("spoofed pod: err %v, activeDeadlineSeconds %v; want it untouched", err, got.Spec.ActiveDeadlineSeconds)
 	}
 }

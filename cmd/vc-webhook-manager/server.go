@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/server/dynamiccertificates"
+	"k8s.io/client-go/kubernetes"
+	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"volcano.sh/apis/pkg/apis/helpers"
+	"volcano.sh/apis/pkg/apis/scheduling/scheme"
+	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
+	"volcano.sh/volcano/cmd/webhook-manager/app/options"
+	"volcano.sh/volcano/pkg/kube"
+	vcutil "volcano.sh/volcano/pkg/util"
+	wkconfig "volcano.sh/volcano/pkg/webhooks/config"
+	"volcano.sh/volcano/pkg/webhooks/router"
+
+	"github.com/vcplugins/framework-plugins/webhook"
+)
+
+// volcanoConfigurationPrefix starts the names of the webhook configurations
+// of Volcano's admissions: the prefix, then the path with "/" as "-"
+// (volcano-admission-service-jobs-mutate), as Volcano's chart names them.
+const volcanoConfigurationPrefix = "volcano-admission-service"
+
+// volcanoConfigurationWait bounds the wait for each of Volcano's
+// configurations at start, as Volcano's manager waits.
+const volcanoConfigurationWait = 5 * time.Minute
+
+// baseTLS is the TLS configuration of Volcano's v1.10.0 manager less its
+// certificate (servingTLS supplies it).
+func baseTLS() *tls.Config {
+	return &tls.Config{
+		MinVersion: tls.VersionTLS12,
+		ClientAuth: tls.VerifyClientCertIfGiven,
+		CipherSuites: []uint16{
+			tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+			tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+		},
+	}
+}
+
+// volcanoConfigurations returns the names of the webhook configurations of
+// the admissions Volcano's router serves under config.EnabledAdmission.
+func volcanoConfigurations(config *options.Config) webhook.Configurations {
+	var out webhook.Configurations
+	_ = router.ForEachAdmission(config, func(s *router.AdmissionService) error {
+		name := volcanoConfigurationPrefix + strings.ReplaceAll(s.Path, "/", "-")
+		if s.MutatingConfig != nil {
+			out.Mutating = append(out.Mutating, name)
+		}
+		if s.ValidatingConfig != nil {
+			out.Validating = append(out.Validating, name)
+		}
+		return nil
+	})
+	return out
+}
+
+// run is Volcano's webhook-manager app.Run (v1.10.0) with one change: the
+// HTTPS server's certificate follows --tls-cert-file and
+// --tls-private-key-file (serving), where Volcano's loads them once. Volcano
+// builds its server inside app.Run with no way to supply a certificate
+// callback, so this function does what it does: healthz, the admissions
+// registered on http.DefaultServeMux with their clients, the CA bundle set
+// on their configurations (waiting up to 5 minutes for each), the
+// admission configuration file watched, and the server closed on SIGTERM or
+// SIGINT. It returns when the server stops.
+func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS) error {
+	if config.EnableHealthz {
+		// Healthz keeps Volcano's certificate loaded at start: the kubelet's
+		// HTTPS probes do not verify it.
+		if err := helpers.StartHealthz(config.HealthzBindAddress, "volcano-admission", config.CaCertData, config.CertData, config.KeyData); err != nil {
+			return err
+		}
+	}
+	if config.WebhookURL == "" && config.WebhookNamespace == "" && config.WebhookName == "" {
+		return fmt.Errorf("failed to start webhooks as both 'url' and 'namespace/name' of webhook are empty")
+	}
+	restConfig, err := kube.BuildConfig(config.KubeClientOptions)
+	if err != nil {
+		return fmt.Errorf("unable to build k8s config: %v", err)
+	}
+	admissionConf := wkconfig.LoadAdmissionConf(config.ConfigPath)
+	if admissionConf == nil {
+		klog.Errorf("loadAdmissionConf failed.")
+	}
+	kubeClient, err := kubernetes.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	vcClient, err := vcclient.NewForConfig(restConfig)
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster()
+	broadcaster.StartRecordingToSink(&corev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: vcutil.GenerateComponentName(config.SchedulerNames)})
+
+	if err := router.ForEachAdmission(config, func(s *router.AdmissionService) error {
+		if s.Config != nil {
+			s.Config.VolcanoClient = vcClient
+			s.Config.KubeClient = kubeClient
+			s.Config.SchedulerNames = config.SchedulerNames
+			s.Config.Recorder = recorder
+			s.Config.ConfigData = admissionConf
+		}
+		http.HandleFunc(s.Path, s.Handler)
+		return setVolcanoCABundle(ctx, kubeClient, s, config.CaCertData)
+	}); err != nil {
+		return err
+	}
+
+	serving.Run(ctx)
+	server := &http.Server{
+		Addr:      config.ListenAddress + ":" + strconv.Itoa(config.Port),
+		TLSConfig: serving.Config,
+	}
+	served := make(chan error, 1)
+	go func() { served <- server.ListenAndServeTLS("", "") }()
+
+	stop, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	if config.ConfigPath != "" {
+		// Volcano's watcher stops when its channel yields; closed on return.
+		confStop := make(chan os.Signal)
+		defer close(confStop)
+		go wkconfig.WatchAdmissionConf(config.ConfigPath, confStop)
+	}
+	select {
+	case <-stop.Done():
+		return server.Close()
+	case err := <-served:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return fmt.Errorf("serving the admissions: %w", err)
+	}
+}
+
+// setVolcanoCABundle sets caBundle on the configurations of one of
+// Volcano's admissions, waiting for them to exist as Volcano's manager does.
+func setVolcanoCABundle(ctx context.Context, client kubernetes.Interface, s *router.AdmissionService, caBundle []byte) error {
+	var names webhook.Configurations
+	name := volcanoConfigurationPrefix + strings.ReplaceAll(s.Path, "/", "-")
+	if s.MutatingConfig != nil {
+		names.Mutating = []string{name}
+	}
+	if s.ValidatingConfig != nil {
+		names.Validating = []string{name}
+	}
+	return wait.PollUntilContextTimeout(ctx, time.Second, volcanoConfigurationWait, true, func(ctx context.Context) (bool, error) {
+		err := webhook.SetCABundleOn(ctx, client, caBundle, names)
+		if apierrors.IsNotFound(err) {
+			klog.ErrorS(err, "Waiting for the webhook configuration of a Volcano admission", "path", s.Path)
+			return false, nil
+		}
+		return err == nil, err
+	})
+}
+
+// caContent returns the CA file's content provider (dynamiccertificates,
+// watched until ctx ends) as a function for webhook.Keeper.CA.
+func caContent(ctx context.Context, file string) (func() []byte, error) {
+	ca, err := dynamiccertificates.NewDynamicCAContentFromFile("ca-cert-file", file)
+	if err != nil {
+		return nil, err
+	}
+	go ca.Run(ctx, 1)
+	return ca.CurrentCABundleContent, nil
+}
