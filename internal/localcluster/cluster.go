@@ -9,7 +9,9 @@
 //	<root>/state.json             ports, PIDs, command lines, node names (State)
 //	<root>/logs/<component>.log   stdout and stderr of each process
 //	<root>/pids/<component>.pid   PID of each process
-//	<root>/pki/                   CA, serving and client certificates, service-account keys
+//	<root>/pki/                   CA, serving and client certificates, service-account keys;
+//	                              etcd's own CA, serving and client pairs
+//	<root>/admission.yaml         kube-apiserver's admission configuration (Pod Security)
 //	<root>/etcd/                  etcd data
 //
 // Up starts a cluster (or returns the running one), Down stops it and removes
