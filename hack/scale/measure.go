@@ -99,8 +99,8 @@ type measurer struct {
 	clusterPIDs []int
 	// tracked are the processes whose memory is reported, by component name.
 	tracked map[string]int
-	// etcd is the cluster's etcd client URL (localcluster.State.EtcdEndpoint).
-	etcd string
+	// etcd is the cluster's etcd TLS endpoint and client certificate (localcluster.State.EtcdEndpoint).
+	etcd localcluster.EtcdAccess
 }
 
 // run submits job, waits until all its pods are created and bound, then until

@@ -35,19 +35,20 @@ type pki struct {
 	// (localhost, 127.0.0.1), which the apiserver verifies against the CA.
 	KubeletCert, KubeletKey               string
 	KubeletServingCert, KubeletServingKey string
+	// etcd's own CA and what it signs: etcd's serving pair (also its peer
+	// pair, so server and client usage) and the client pair kube-apiserver
+	// and EachStored present. A CA of its own, so that no certificate of the
+	// cluster CA (which kube-controller-manager also signs approved CSRs
+	// with) opens etcd.
+	EtcdCACert, EtcdCAKey         string
+	EtcdServerCert, EtcdServerKey string
+	EtcdClientCert, EtcdClientKey string
 }
 
-// newPKI generates a CA, the apiserver serving certificate, an admin client
-// certificate, the service-account key pair and the webhook serving
-// certificate into dir. The same CA signs everything so one ca.crt serves as
-// the kubeconfig's certificate authority, the apiserver's --client-ca-file and
-// the webhooks' caBundle. It returns an error if a key cannot be generated or a
-// file cannot be written.
-func newPKI(dir string) (*pki, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	p := &pki{
+// pkiPaths returns the file names of the credentials under dir, as newPKI
+// writes them.
+func pkiPaths(dir string) *pki {
+	return &pki{
 		CACert: filepath.Join(dir, "ca.crt"), CAKey: filepath.Join(dir, "ca.key"),
 		ServingCert: filepath.Join(dir, "apiserver.crt"), ServKey: filepath.Join(dir, "apiserver.key"),
 		AdminCert: filepath.Join(dir, "admin.crt"), AdminKey: filepath.Join(dir, "admin.key"),
@@ -55,36 +56,31 @@ func newPKI(dir string) (*pki, error) {
 		WebhookCert: filepath.Join(dir, "webhook.crt"), WebhookK: filepath.Join(dir, "webhook.key"),
 		KubeletCert: filepath.Join(dir, "kubelet-client.crt"), KubeletKey: filepath.Join(dir, "kubelet-client.key"),
 		KubeletServingCert: filepath.Join(dir, "kubelet.crt"), KubeletServingKey: filepath.Join(dir, "kubelet.key"),
+		EtcdCACert: filepath.Join(dir, "etcd-ca.crt"), EtcdCAKey: filepath.Join(dir, "etcd-ca.key"),
+		EtcdServerCert: filepath.Join(dir, "etcd.crt"), EtcdServerKey: filepath.Join(dir, "etcd.key"),
+		EtcdClientCert: filepath.Join(dir, "etcd-client.crt"), EtcdClientKey: filepath.Join(dir, "etcd-client.key"),
 	}
+}
 
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+// newPKI generates a CA, the apiserver serving certificate, an admin client
+// certificate, the service-account key pair, the webhook serving certificate,
+// the kubelet's pairs and etcd's CA with its serving and client pairs into
+// dir. The same CA signs everything so one ca.crt serves as
+// the kubeconfig's certificate authority, the apiserver's --client-ca-file and
+// the webhooks' caBundle; etcd alone trusts its own CA. It returns an error if a key cannot be generated or a
+// file cannot be written.
+func newPKI(dir string) (*pki, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	p := pkiPaths(dir)
+
+	caCert, caKey, err := newCA("localcluster-ca", p.CACert, p.CAKey)
 	if err != nil {
 		return nil, err
 	}
-	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "localcluster-ca"},
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	caCert, err := signCert(caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		return nil, err
-	}
-	if err := writeCertAndKey(p.CACert, p.CAKey, caCert, caKey); err != nil {
-		return nil, err
-	}
-
 	leaf := func(certFile, keyFile string, tmpl *x509.Certificate) error {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			return err
-		}
-		cert, err := signCert(tmpl, caCert, &key.PublicKey, caKey)
-		if err != nil {
-			return err
-		}
-		return writeCertAndKey(certFile, keyFile, cert, key)
+		return newLeaf(certFile, keyFile, tmpl, caCert, caKey)
 	}
 	loopback := []net.IP{net.ParseIP("127.0.0.1")}
 	if err := leaf(p.ServingCert, p.ServKey, &x509.Certificate{
@@ -133,6 +129,28 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 
+	etcdCACert, etcdCAKey, err := newCA("localcluster-etcd-ca", p.EtcdCACert, p.EtcdCAKey)
+	if err != nil {
+		return nil, err
+	}
+	if err := newLeaf(p.EtcdServerCert, p.EtcdServerKey, &x509.Certificate{
+		Subject:  pkix.Name{CommonName: "etcd"},
+		KeyUsage: x509.KeyUsageDigitalSignature,
+		// Client usage too: etcd presents it as its peer certificate.
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
+		IPAddresses: loopback,
+		DNSNames:    []string{"localhost"},
+	}, etcdCACert, etcdCAKey); err != nil {
+		return nil, err
+	}
+	if err := newLeaf(p.EtcdClientCert, p.EtcdClientKey, &x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kube-apiserver-etcd-client"},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}, etcdCACert, etcdCAKey); err != nil {
+		return nil, err
+	}
+
 	// Service-account tokens are signed with RS256 by default, so this key is RSA.
 	saKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -149,6 +167,39 @@ func newPKI(dir string) (*pki, error) {
 		return nil, err
 	}
 	return p, nil
+}
+
+// newCA generates a self-signed CA named cn and writes it to certFile and
+// keyFile.
+func newCA(cn, certFile, keyFile string) (*x509.Certificate, *ecdsa.PrivateKey, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmpl := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: cn},
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageCRLSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	cert, err := signCert(tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cert, key, writeCertAndKey(certFile, keyFile, cert, key)
+}
+
+// newLeaf generates a key, has ca sign tmpl for it and writes both files.
+func newLeaf(certFile, keyFile string, tmpl, ca *x509.Certificate, caKey *ecdsa.PrivateKey) error {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return err
+	}
+	cert, err := signCert(tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return err
+	}
+	return writeCertAndKey(certFile, keyFile, cert, key)
 }
 
 // signCert signs tmpl with parent's key, filling in serial number and validity,

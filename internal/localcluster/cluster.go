@@ -9,7 +9,9 @@
 //	<root>/state.json             ports, PIDs, command lines, node names (State)
 //	<root>/logs/<component>.log   stdout and stderr of each process
 //	<root>/pids/<component>.pid   PID of each process
-//	<root>/pki/                   CA, serving and client certificates, service-account keys
+//	<root>/pki/                   CA, serving and client certificates, service-account keys;
+//	                              etcd's own CA, serving and client pairs
+//	<root>/admission.yaml         kube-apiserver's admission configuration (Pod Security)
 //	<root>/etcd/                  etcd data
 //
 // Up starts a cluster (or returns the running one), Down stops it and removes
@@ -185,10 +187,15 @@ func Load(dir string) (*Cluster, error) {
 // removes dir. Each live component's process group gets SIGTERM, then SIGKILL
 // after 5 seconds. A process is only signalled if it still runs the recorded
 // binary, so a stale state file cannot hit an unrelated process that reused a
-// PID. Down on a missing dir does nothing. It returns an error, and keeps dir,
-// if dir does not look like a cluster root (no state.json, pids/ or
-// kubeconfig: a guard against removing the wrong directory) or if a process
-// survives SIGKILL.
+// PID. The real node's changes to the host are undone (cleanupRealNode); if
+// state.json cannot be read, the components are those of pids/ and the real
+// node is the one whose names follow from dir (realNodeStateFor). Everything
+// mounted at or below dir is unmounted before dir is removed, so the removal
+// never reaches into a mount. Down on a missing dir does nothing. It returns
+// an error, and keeps dir, if dir does not look like a cluster root (no
+// state.json, pids/ or kubeconfig: a guard against removing the wrong
+// directory), if a process survives SIGKILL, if undoing the real node's
+// changes fails or if a mount below dir stays.
 func Down(dir string) error {
 	dir, err := resolveDir(dir)
 	if err != nil {
@@ -200,19 +207,45 @@ func Down(dir string) error {
 	if !looksLikeClusterRoot(dir) {
 		return fmt.Errorf("%s does not look like a local cluster root (no %s, pids/ or kubeconfig); not removing it", dir, stateFileName)
 	}
-	components, err := recordedComponents(dir)
-	if err != nil {
+	st, stateErr := readState(dir)
+	if err := terminate(recordedComponents(dir, st), stopGrace); err != nil {
 		return err
 	}
-	if err := terminate(components, stopGrace); err != nil {
-		return err
+	var rn *RealNodeState
+	if st != nil {
+		rn = st.RealNode
+	} else if stateErr != nil {
+		// Nothing says whether a real node ran: undo one if its namespace
+		// or cgroups are there. What it recorded only in the state (the
+		// sysctls' old values, the host paths it created) is lost.
+		if guess := realNodeStateFor(dir); realNodeLeft(guess) {
+			rn = guess
+		}
 	}
-	if st, _ := readState(dir); st != nil && st.RealNode != nil {
-		if err := cleanupRealNode(dir, st.RealNode); err != nil {
+	if rn != nil {
+		if err := cleanupRealNode(dir, rn); err != nil {
 			return fmt.Errorf("cleaning up the real node (its state stays in %s): %w", dir, err)
 		}
 	}
+	// os.RemoveAll descends into mount points: it would delete what a
+	// mount below dir shows (a pod volume's source, a container's root).
+	if err := unmountUnder([]string{dir}); err != nil {
+		return fmt.Errorf("not removing %s: %w", dir, err)
+	}
 	return os.RemoveAll(dir)
+}
+
+// realNodeLeft reports whether the network namespace or a cgroup of rn exists.
+func realNodeLeft(rn *RealNodeState) bool {
+	if _, err := os.Stat(filepath.Join("/run/netns", rn.Netns)); err == nil {
+		return true
+	}
+	for _, h := range cgroupHierarchies() {
+		if _, err := os.Stat(filepath.Join(h, rn.CgroupRoot)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ComponentStatus is a recorded component and whether its process runs.
@@ -326,16 +359,13 @@ func looksLikeClusterRoot(dir string) bool {
 	return false
 }
 
-// recordedComponents returns the components of state.json plus any found only
-// in pids/ (state.json is written after each start, but Up may have been
-// killed between writing a PID file and the state). For the latter the binary
-// is unknown, so the process must run a binary named after the component
-// (vc-controller-manager also matches vc-controller-manager-stock).
-func recordedComponents(dir string) ([]ComponentState, error) {
-	st, err := readState(dir)
-	if err != nil {
-		return nil, err
-	}
+// recordedComponents returns the components of st (nil if state.json is
+// missing or unreadable) plus any found only in pids/ (state.json is written
+// after each start, but Up may have been killed between writing a PID file
+// and the state). For the latter the binary is unknown, so the process must
+// run a binary named after the component (vc-controller-manager also matches
+// vc-controller-manager-stock).
+func recordedComponents(dir string, st *State) []ComponentState {
 	var comps []ComponentState
 	known := map[string]bool{}
 	if st != nil {
@@ -362,7 +392,7 @@ func recordedComponents(dir string) ([]ComponentState, error) {
 			comps = append(comps, ComponentState{Name: name, PID: pid, Binary: bin})
 		}
 	}
-	return comps, nil
+	return comps
 }
 
 // binaryOf returns argv[0] of pid, or "".

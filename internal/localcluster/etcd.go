@@ -2,9 +2,15 @@ package localcluster
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,16 +29,99 @@ const etcdPrefix = "/registry/"
 // 500 inline TensorFlow pods of a 2,048-worker Job are ~50 MB.
 const storedPage = 500
 
-// EtcdEndpoint returns the client URL of the cluster's etcd: plain HTTP on
-// 127.0.0.1, no client certificate (see startEtcd).
-func (s State) EtcdEndpoint() string {
-	return fmt.Sprintf("http://127.0.0.1:%d", s.Ports[Etcd])
+// EtcdAccess is how a client reaches the cluster's etcd: its URL and the
+// PEM files of etcd's CA and of the client pair etcd requires.
+type EtcdAccess struct {
+	URL                       string // https://127.0.0.1:<port>
+	CAFile, CertFile, KeyFile string
+}
+
+// EtcdEndpoint returns how to reach the cluster's etcd: TLS on 127.0.0.1 with
+// a client certificate of etcd's own CA (see etcdArgs). The key is readable
+// by the user that started the cluster only.
+func (s State) EtcdEndpoint() EtcdAccess {
+	p := pkiPaths(filepath.Join(s.RootDir, "pki"))
+	return EtcdAccess{URL: etcdURL(s.Ports[Etcd]), CAFile: p.EtcdCACert, CertFile: p.EtcdClientCert, KeyFile: p.EtcdClientKey}
+}
+
+// etcdURL is the URL etcd serves clients (or, with the peer port, peers) at.
+func etcdURL(port int) string {
+	return fmt.Sprintf("https://127.0.0.1:%d", port)
+}
+
+// etcdArgs are etcd's flags for the cluster at root: TLS on both of its
+// ports, and a certificate of etcd's own CA required of every client and
+// peer. Without them any local user could read and write every object, and
+// through a pod on the real node become root.
+func etcdArgs(root string, clientPort, peerPort int, p *pki) []string {
+	client, peer := etcdURL(clientPort), etcdURL(peerPort)
+	return []string{
+		"--name", "default",
+		"--data-dir", filepath.Join(root, "etcd"),
+		"--listen-client-urls", client, "--advertise-client-urls", client,
+		"--client-cert-auth", "--trusted-ca-file", p.EtcdCACert,
+		"--cert-file", p.EtcdServerCert, "--key-file", p.EtcdServerKey,
+		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+		"--initial-cluster", "default=" + peer,
+		"--peer-client-cert-auth", "--peer-trusted-ca-file", p.EtcdCACert,
+		"--peer-cert-file", p.EtcdServerCert, "--peer-key-file", p.EtcdServerKey,
+		// Durability is worthless for a throw-away test cluster, and
+		// fsync dominates etcd's latency on shared CI disks.
+		"--unsafe-no-fsync",
+		"--quota-backend-bytes", strconv.Itoa(8 << 30),
+	}
+}
+
+// apiServerEtcdArgs are kube-apiserver's flags for reaching etcd at a.
+func apiServerEtcdArgs(a EtcdAccess) []string {
+	return []string{"--etcd-servers", a.URL, "--etcd-cafile", a.CAFile, "--etcd-certfile", a.CertFile, "--etcd-keyfile", a.KeyFile}
+}
+
+// tlsConfig loads a's files into a client TLS configuration. It returns an
+// error if a file cannot be read or parsed.
+func (a EtcdAccess) tlsConfig() (*tls.Config, error) {
+	pair, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("etcd client certificate: %w", err)
+	}
+	ca, err := os.ReadFile(a.CAFile)
+	if err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(ca) {
+		return nil, fmt.Errorf("%s holds no certificate", a.CAFile)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, RootCAs: pool, MinVersion: tls.VersionTLS12}, nil
+}
+
+// etcdHealthy reports whether etcd at a answers GET /health with 200.
+func etcdHealthy(ctx context.Context, a EtcdAccess) (bool, error) {
+	tc, err := a.tlsConfig()
+	if err != nil {
+		return false, err
+	}
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: tc}}
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL+"/health", nil)
+	if err != nil {
+		return false, err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("GET %s/health: %s", a.URL, resp.Status)
+	}
+	return true, nil
 }
 
 // StoredSizes returns, by object name, the size in bytes of the value etcd
 // holds for every object of resource (the API's plural, e.g. "pods",
 // "configmaps") in namespace, as EachStored reads them.
-func StoredSizes(ctx context.Context, endpoint, resource, namespace string) (map[string]int, error) {
+func StoredSizes(ctx context.Context, endpoint EtcdAccess, resource, namespace string) (map[string]int, error) {
 	sizes := map[string]int{}
 	err := EachStored(ctx, endpoint, resource, namespace, func(name string, value []byte) error {
 		sizes[name] = len(value)
@@ -50,15 +139,20 @@ func StoredSizes(ctx context.Context, endpoint, resource, namespace string) (map
 // (State.EtcdEndpoint) in pages of storedPage keys, and value is only valid
 // during the call. It returns an error if etcd cannot be reached, a read
 // fails or each returns one.
-func EachStored(ctx context.Context, endpoint, resource, namespace string, each func(name string, value []byte) error) error {
+func EachStored(ctx context.Context, endpoint EtcdAccess, resource, namespace string, each func(name string, value []byte) error) error {
+	tc, err := endpoint.tlsConfig()
+	if err != nil {
+		return err
+	}
 	cli, err := clientv3.New(clientv3.Config{
-		Endpoints:   []string{endpoint},
+		Endpoints:   []string{endpoint.URL},
+		TLS:         tc,
 		DialTimeout: 10 * time.Second,
 		// Its retries and reconnects would go to stderr otherwise.
 		Logger: zap.NewNop(),
 	})
 	if err != nil {
-		return fmt.Errorf("etcd client for %s: %w", endpoint, err)
+		return fmt.Errorf("etcd client for %s: %w", endpoint.URL, err)
 	}
 	defer cli.Close()
 	prefix := etcdPrefix + resource + "/" + namespace + "/"

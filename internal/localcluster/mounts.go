@@ -57,9 +57,16 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
+// mountinfoFile and unmount are the host's mount table and unmount(2),
+// replaced by tests.
+var (
+	mountinfoFile = "/proc/self/mountinfo"
+	unmount       = func(point string) error { return unix.Unmount(point, unix.MNT_DETACH) }
+)
+
 // mountsUnder returns the mount points at or below any of dirs, deepest first.
 func mountsUnder(dirs []string) ([]string, error) {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	data, err := os.ReadFile(mountinfoFile)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +101,7 @@ func unmountUnder(dirs []string) error {
 			return nil
 		}
 		for _, p := range points {
-			_ = unix.Unmount(p, unix.MNT_DETACH)
+			_ = unmount(p)
 		}
 	}
 	points, _ := mountsUnder(dirs)

@@ -108,8 +108,9 @@ type RealNodeState struct {
 	// before the node started (directories containerd and the kubelet create at
 	// fixed places); Down removes them.
 	CreatedPaths []string `json:"createdPaths"`
-	// NetnsBefore are the entries of /run/netns before the node started; pod
-	// namespaces containerd leaves behind are the new cni-* entries.
+	// NetnsBefore are the entries of /run/netns before the node started. A
+	// pod namespace Down deletes is a new cni-* entry that a process of the
+	// node's cgroups is in (podNetnsOf), never one of the host's.
 	NetnsBefore []string `json:"netnsBefore"`
 }
 
@@ -180,6 +181,45 @@ func realNodePreflight(cfg Config) error {
 	if len(others) > 0 {
 		return fmt.Errorf("another real node runs on this machine (network namespace %s); one per machine", filepath.Base(others[0]))
 	}
+	return hostRuntimeRunning("/proc")
+}
+
+// hostRuntimes are the process names (comm) of a kubelet or container
+// runtime of the host: k3s runs its kubelet in k3s-server or k3s-agent, and
+// Docker and k3s start a containerd of their own. The real node would share
+// their fixed paths (/run/containerd, /var/lib/kubelet, /var/lib/cni,
+// /run/netns) and Down would undo what they made there.
+var hostRuntimes = map[string]bool{"kubelet": true, "containerd": true, "dockerd": true, "k3s-server": true, "k3s-agent": true}
+
+// hostRuntimeRunning returns an error naming the first process (by PID) of
+// procDir (a /proc) whose name is one of hostRuntimes, nil if there is none.
+// containerd's shims are not such a process (comm "containerd-shim" and
+// longer).
+func hostRuntimeRunning(procDir string) error {
+	entries, _ := os.ReadDir(procDir)
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	sort.Ints(pids)
+	for _, pid := range pids {
+		dir := filepath.Join(procDir, strconv.Itoa(pid))
+		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+		if err != nil {
+			continue // gone meanwhile
+		}
+		name := strings.TrimSpace(string(comm))
+		if !hostRuntimes[name] {
+			continue
+		}
+		exe, _ := os.Readlink(filepath.Join(dir, "exe"))
+		if exe == "" {
+			exe = name
+		}
+		return fmt.Errorf("a %s already runs on this machine (pid %d, %s); the real node would share its paths", name, pid, exe)
+	}
 	return nil
 }
 
@@ -198,15 +238,8 @@ const pauseImage = "docker.io/vcplugins/pause:local"
 func (u *upper) realNode(ctx context.Context) error {
 	cfg := u.cfg
 	root := filepath.Join(cfg.RootDir, "node")
-	sum := sha256.Sum256([]byte(cfg.RootDir))
-	id := hex.EncodeToString(sum[:4])
-	rn := &RealNodeState{
-		Netns:            netnsPrefix + id,
-		CgroupRoot:       kubeletCgroupPrefix + id,
-		ContainerdSocket: filepath.Join(root, "containerd.sock"),
-		DNS:              podGateway,
-		Sysctls:          map[string]string{},
-	}
+	rn := realNodeStateFor(cfg.RootDir)
+	rn.DNS = podGateway
 	for _, s := range kernelSysctls {
 		v, err := os.ReadFile(sysctlPath(s))
 		if err != nil {
@@ -302,6 +335,20 @@ func (u *upper) realNode(ctx context.Context) error {
 		"--node-labels", RealNodeLabel+"=true",
 		"--v", "1",
 	)
+}
+
+// realNodeStateFor returns what of the real node's state of the cluster at
+// root follows from root alone: the names of its network namespace, cgroup
+// root and containerd socket. Down uses it when state.json cannot be read.
+func realNodeStateFor(root string) *RealNodeState {
+	sum := sha256.Sum256([]byte(root))
+	id := hex.EncodeToString(sum[:4])
+	return &RealNodeState{
+		Netns:            netnsPrefix + id,
+		CgroupRoot:       kubeletCgroupPrefix + id,
+		ContainerdSocket: filepath.Join(root, "node", "containerd.sock"),
+		Sysctls:          map[string]string{},
+	}
 }
 
 // startIn starts a component like start, inside the network namespace at
@@ -501,6 +548,18 @@ func realNodeReady(ctx context.Context, kc kubernetes.Interface, rn *RealNodeSta
 func cleanupRealNode(root string, rn *RealNodeState) error {
 	var errs []error
 	hiers := cgroupHierarchies()
+	// The pods' network namespaces are known by their processes, so they
+	// are found before those are killed.
+	before := map[string]bool{}
+	for _, n := range rn.NetnsBefore {
+		before[n] = true
+	}
+	var podNetns []string
+	for _, p := range podNetnsOf("/run/netns", "/proc", cgroupPIDs(hiers, rn.CgroupRoot)) {
+		if !before[filepath.Base(p)] {
+			podNetns = append(podNetns, p)
+		}
+	}
 	// Container processes: everything in the node's cgroups.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -519,18 +578,6 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 		time.Sleep(200 * time.Millisecond)
 	}
 
-	// Pod network namespaces containerd made and did not remove.
-	before := map[string]bool{}
-	for _, n := range rn.NetnsBefore {
-		before[n] = true
-	}
-	var podNetns []string
-	entries, _ := os.ReadDir("/run/netns")
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "cni-") && !before[e.Name()] {
-			podNetns = append(podNetns, filepath.Join("/run/netns", e.Name()))
-		}
-	}
 	// Only the cluster's own directory and the pods' namespaces: the node's
 	// containerd and kubelet mount nothing else, and a containerd of the host
 	// may have mounts under /run/containerd that are not ours to touch (the
@@ -572,6 +619,42 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 	return errors.Join(errs...)
 }
 
+// podNetnsOf returns the entries of netnsDir (a /run/netns) named cni-*, as
+// containerd names pod network namespaces, that are the network namespace of
+// one of pids, read in procDir (a /proc): those of the real node's pods, whose
+// sandbox processes live in its cgroups. A namespace of the host's own
+// containerd or k3s, which has the same kind of name, is never among them.
+// Unreadable entries are skipped.
+func podNetnsOf(netnsDir, procDir string, pids []int) []string {
+	var ours []os.FileInfo
+	for _, pid := range pids {
+		// Stat follows ns/net to the namespace: the device and inode that a
+		// bind mount of it under netnsDir shows too.
+		if fi, err := os.Stat(filepath.Join(procDir, strconv.Itoa(pid), "ns", "net")); err == nil {
+			ours = append(ours, fi)
+		}
+	}
+	var out []string
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "cni-") {
+			continue
+		}
+		p := filepath.Join(netnsDir, e.Name())
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		for _, o := range ours {
+			if os.SameFile(fi, o) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
 // sysctlPath returns the /proc/sys file of a sysctl name such as kernel.panic.
 func sysctlPath(name string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
@@ -580,7 +663,7 @@ func sysctlPath(name string) string {
 // cgroupHierarchies returns the mount points of the cgroup v1 hierarchies
 // (/sys/fs/cgroup/cpu, memory, ...), each once.
 func cgroupHierarchies() []string {
-	data, err := os.ReadFile("/proc/self/mountinfo")
+	data, err := os.ReadFile(mountinfoFile)
 	if err != nil {
 		return nil
 	}

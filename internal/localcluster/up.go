@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -154,37 +155,50 @@ func (u *upper) makeCertificates(context.Context) (err error) {
 
 // startEtcd starts etcd and waits for its /health.
 func (u *upper) startEtcd(ctx context.Context) error {
-	root := u.cfg.RootDir
-	ports := u.state.Ports
-	bins := u.bins
-	client := fmt.Sprintf("http://127.0.0.1:%d", ports[Etcd])
-	peer := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd-peer"])
-	if err := u.start(bins[Etcd], Etcd, nil,
-		"--name", "default",
-		"--data-dir", filepath.Join(root, "etcd"),
-		"--listen-client-urls", client, "--advertise-client-urls", client,
-		"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
-		"--initial-cluster", "default="+peer,
-		// Durability is worthless for a throw-away test cluster, and
-		// fsync dominates etcd's latency on shared CI disks.
-		"--unsafe-no-fsync",
-		"--quota-backend-bytes", strconv.Itoa(8<<30),
-	); err != nil {
+	if err := u.start(u.bins[Etcd], Etcd, nil, etcdArgs(u.cfg.RootDir, u.state.Ports[Etcd], u.state.Ports["etcd-peer"], u.pki)...); err != nil {
 		return err
 	}
 	return u.waitFor(ctx, "etcd /health", Etcd, func(ctx context.Context) (bool, error) {
-		return httpOK(ctx, client+"/health")
+		return etcdHealthy(ctx, u.state.EtcdEndpoint())
 	})
 }
 
-// startAPIServer starts kube-apiserver and waits for its /readyz.
-func (u *upper) startAPIServer(ctx context.Context) error {
+// podSecurityExemptNamespaces are the namespaces the default Pod Security
+// level does not apply to: Volcano's chart (the install test's) runs its
+// scheduler there with a hostPath volume (/tmp/klog-socks).
+var podSecurityExemptNamespaces = []string{"volcano-system"}
+
+// writeAdmissionConfig writes kube-apiserver's admission configuration to
+// file: Pod Security "baseline" (latest) enforced on every namespace that does
+// not set a level of its own by label, except podSecurityExemptNamespaces.
+// Baseline refuses privileged containers, host namespaces, ports and paths:
+// what would make a pod on the real node root on the host.
+func writeAdmissionConfig(file string) error {
+	conf := fmt.Sprintf(`apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults:
+      enforce: baseline
+      enforce-version: latest
+    exemptions:
+      usernames: []
+      runtimeClasses: []
+      namespaces: [%s]
+`, strings.Join(podSecurityExemptNamespaces, ", "))
+	return os.WriteFile(file, []byte(conf), 0o644)
+}
+
+// apiServerArgs are kube-apiserver's flags, but for the in-cluster ones
+// (inClusterAPIServerArgs).
+func (u *upper) apiServerArgs() []string {
 	root := u.cfg.RootDir
 	ports := u.state.Ports
-	bins := u.bins
 	p := u.pki
-	if err := u.start(bins[KubeAPIServer], KubeAPIServer, nil, append([]string{
-		"--etcd-servers", fmt.Sprintf("http://127.0.0.1:%d", ports[Etcd]),
+	return append(apiServerEtcdArgs(u.state.EtcdEndpoint()),
 		"--bind-address", "127.0.0.1",
 		// Without it the apiserver advertises the first non-loopback address.
 		"--advertise-address", "127.0.0.1",
@@ -201,7 +215,9 @@ func (u *upper) startAPIServer(ctx context.Context) error {
 		// ServiceAccount, Priority and the webhook plugins; listing the
 		// extra one keeps the defaults.
 		"--enable-admission-plugins", "NodeRestriction",
-		"--allow-privileged=true",
+		"--admission-control-config-file", filepath.Join(root, admissionConfigName),
+		// No --allow-privileged: nothing of the cluster runs privileged
+		// (CoreDNS and the node's parts are host processes, not pods).
 		// Endpoints may not hold loopback addresses, so the reconciler
 		// of the "kubernetes" Service would only log errors.
 		"--endpoint-reconciler-type", "none",
@@ -210,7 +226,18 @@ func (u *upper) startAPIServer(ctx context.Context) error {
 		"--kubelet-preferred-address-types", "Hostname",
 		"--kubelet-client-certificate", p.AdminCert, "--kubelet-client-key", p.AdminKey,
 		"--kubelet-certificate-authority", p.CACert,
-	}, u.inClusterArgs...)...); err != nil {
+	)
+}
+
+// admissionConfigName is the file, under the root, of writeAdmissionConfig.
+const admissionConfigName = "admission.yaml"
+
+// startAPIServer starts kube-apiserver and waits for its /readyz.
+func (u *upper) startAPIServer(ctx context.Context) error {
+	if err := writeAdmissionConfig(filepath.Join(u.cfg.RootDir, admissionConfigName)); err != nil {
+		return err
+	}
+	if err := u.start(u.bins[KubeAPIServer], KubeAPIServer, nil, append(u.apiServerArgs(), u.inClusterArgs...)...); err != nil {
 		return err
 	}
 	return u.waitFor(ctx, "kube-apiserver /readyz", KubeAPIServer, func(ctx context.Context) (bool, error) {

@@ -213,3 +213,42 @@ var _ = Describe("Wait containers in a namespace enforcing the restricted Pod Se
 			}, SpecTimeout(framework.SpecTimeout))
 	})
 })
+
+var _ = Describe("A namespace that sets no Pod Security level", func() {
+	f := framework.New("baseline")
+
+	It("refuses pods that would reach the host: the local cluster enforces baseline by default", func(ctx SpecContext) {
+		dryRun := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+		pod := func(name string, mutate func(*corev1.PodSpec)) *corev1.Pod {
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: f.Namespace}, Spec: corev1.PodSpec{
+				Containers: []corev1.Container{{Name: "main", Image: "busybox:1.36.1", Command: []string{"true"}}},
+			}}
+			mutate(&p.Spec)
+			return p
+		}
+		By("a plain pod: admitted")
+		_, err := f.Kube.CoreV1().Pods(f.Namespace).Create(ctx, pod("plain", func(*corev1.PodSpec) {}), dryRun)
+		Expect(err).NotTo(HaveOccurred())
+		for _, tc := range []struct {
+			name   string
+			mutate func(*corev1.PodSpec)
+			says   string
+		}{
+			{"hostpath", func(s *corev1.PodSpec) {
+				s.Volumes = []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}}
+			}, "hostPath volumes"},
+			{"hostnetwork", func(s *corev1.PodSpec) { s.HostNetwork = true }, "host namespaces"},
+		} {
+			By("a pod with " + tc.says + ": refused")
+			_, err := f.Kube.CoreV1().Pods(f.Namespace).Create(ctx, pod(tc.name, tc.mutate), dryRun)
+			Expect(apierrors.IsForbidden(err)).To(BeTrue(), "%s: %v", tc.name, err)
+			Expect(err.Error()).To(And(ContainSubstring(`violates PodSecurity "baseline:latest"`), ContainSubstring(tc.says)))
+		}
+		By("a privileged container: refused")
+		priv := true
+		_, err = f.Kube.CoreV1().Pods(f.Namespace).Create(ctx, pod("privileged", func(s *corev1.PodSpec) {
+			s.Containers[0].SecurityContext = &corev1.SecurityContext{Privileged: &priv}
+		}), dryRun)
+		Expect(err).To(HaveOccurred(), "a privileged container")
+	}, SpecTimeout(framework.SpecTimeout))
+})
