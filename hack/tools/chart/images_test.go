@@ -46,8 +46,8 @@ func owned(image string) (bool, error) {
 func TestOwned(t *testing.T) {
 	for image, want := range map[string]bool{
 		"REGISTRY.example.invalid/framework-plugins/vc-controller-manager:v1.10.0-fp.1": true,
-		"docker.io/volcanosh/vc-scheduler:v1.10.0":                                     true,
-		"volcanosh/vc-webhook-manager:v1.10.0":                                         true,
+		"docker.io/volcanosh/vc-scheduler:v1.10.0":                                      true,
+		"volcanosh/vc-webhook-manager:v1.10.0":                                          true,
 		"docker.io/vcplugins/vc-controller-manager:v1.10.0":                             false,
 		"vcplugins/vc-scheduler:v1.10.0-fp.1":                                           false,
 		"busybox:1.36.1":                                                                false,
