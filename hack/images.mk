@@ -3,8 +3,8 @@
 # Makefile; paths are relative to the repository root.
 #
 #   make node-images      busybox (docker.io/library/busybox:1.36.1, from Debian's
-#                         busybox-static) and pause (docker.io/vcplugins/pause:local)
-#   make node-images-training  docker.io/vcplugins/training:local (mmdebstrap'd Debian
+#                         busybox-static) and pause (localhost/framework-plugins/pause:local)
+#   make node-images-training  localhost/framework-plugins/training:local (mmdebstrap'd Debian
 #                         bookworm with PyTorch, scikit-learn, Open MPI, MPICH, ssh)
 #
 # Each image is $(IMAGES_DIR)/<name>.tar, skipped when $(IMAGES_DIR)/<name>.inputs
