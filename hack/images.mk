@@ -2,8 +2,9 @@
 # offline by hack/tools/images as docker-save tarballs. Included from the top
 # Makefile; paths are relative to the repository root.
 #
-#   make node-images      busybox (docker.io/library/busybox:1.36.1, from Debian's
-#                         busybox-static) and pause (localhost/framework-plugins/pause:local)
+#   make node-images      busybox (localhost/framework-plugins/busybox:1.35.0-debian,
+#                         Debian's busybox-static; the local cluster's --wait-image)
+#                         and pause (localhost/framework-plugins/pause:local)
 #   make node-images-training  localhost/framework-plugins/training:local (mmdebstrap'd Debian
 #                         bookworm with PyTorch, scikit-learn, Open MPI, MPICH, ssh)
 #
