@@ -34,9 +34,11 @@ INSTALLER_API_VERSIONS := --api-versions admissionregistration.k8s.io/v1/Validat
 # Images: <IMAGE_REPO>/vc-controller-manager:<IMAGE_TAG>, same for
 # vc-webhook-manager. Volcano's chart gives the scheduler image the same tag,
 # so that registry needs vc-scheduler under it too
-# (installer/helm/volcano-values.yaml explains why).
+# (installer/helm/volcano-values.yaml explains why). The default is a local
+# name, the one make images gives its tarballs; images-push needs IMAGE_REPO
+# set to a registry path of yours (no default names somebody else's).
 DOCKER             ?= docker
-IMAGE_REPO         ?= docker.io/vcplugins
+IMAGE_REPO         ?= localhost/framework-plugins
 IMAGE_TAG          ?= $(VERSION)
 IMAGE_PLATFORMS    ?= linux/amd64,linux/arm64
 IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -106,7 +108,7 @@ images-docker: image-vc-controller-manager image-vc-webhook-manager ## Build bot
 
 # Without a container engine: hack/tools/images builds the binaries and writes
 # docker-save tarballs (containerd's `ctr images import` reads them). Ours are
-# docker.io/vcplugins/<name>:$(VERSION); Volcano's, built from the volcano
+# localhost/framework-plugins/<name>:$(VERSION); Volcano's, built from the volcano
 # module in go.mod for the install test's "before", docker.io/volcanosh/<name>:v1.10.0.
 # They are kept out of _output/images, whose every tarball the local cluster
 # loads at start.
@@ -127,6 +129,8 @@ images-load: images ## Import the tarballs of make images into the real node's c
 	done
 
 images-push: ## Build both images for IMAGE_PLATFORMS and push them to IMAGE_REPO.
+	@case "$(IMAGE_REPO)" in localhost/*|*.invalid/*) \
+		echo "set IMAGE_REPO to the registry path to push to, e.g. make images-push IMAGE_REPO=registry.example.com/framework-plugins" >&2; exit 1;; esac
 	$(call installer_image,vc-controller-manager,--platform $(IMAGE_PLATFORMS) --push)
 	$(call installer_image,vc-webhook-manager,--platform $(IMAGE_PLATFORMS) --push)
 
