@@ -2,9 +2,10 @@
 # offline by hack/tools/images as docker-save tarballs. Included from the top
 # Makefile; paths are relative to the repository root.
 #
-#   make node-images      busybox (docker.io/library/busybox:1.36.1, from Debian's
-#                         busybox-static) and pause (docker.io/vcplugins/pause:local)
-#   make node-images-training  docker.io/vcplugins/training:local (mmdebstrap'd Debian
+#   make node-images      busybox (localhost/framework-plugins/busybox:1.35.0-debian,
+#                         Debian's busybox-static; the local cluster's --wait-image)
+#                         and pause (localhost/framework-plugins/pause:local)
+#   make node-images-training  localhost/framework-plugins/training:local (mmdebstrap'd Debian
 #                         bookworm with PyTorch, scikit-learn, Open MPI, MPICH, ssh)
 #
 # Each image is $(IMAGES_DIR)/<name>.tar, skipped when $(IMAGES_DIR)/<name>.inputs

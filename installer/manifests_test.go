@@ -108,13 +108,18 @@ func TestManifestObjects(t *testing.T) {
 		"Role framework-plugins-admission-endpoints",
 		"RoleBinding framework-plugins-admission-endpoints",
 	}
+	policy := []string{
+		"ValidatingAdmissionPolicy framework-plugins-controller-configmaps",
+		"ValidatingAdmissionPolicyBinding framework-plugins-controller-configmaps",
+	}
 	for file, want := range map[string][]string{
-		manifestFile: append(slices.Clone(rbac),
-			"MutatingWebhookConfiguration "+webhook.ConfigurationName(webhook.MutatePath),
-			"ValidatingWebhookConfiguration "+webhook.ConfigurationName(webhook.ValidatePath)),
+		manifestFile: slices.Concat(rbac,
+			[]string{"MutatingWebhookConfiguration " + webhook.ConfigurationName(webhook.MutatePath)},
+			policy,
+			[]string{"ValidatingWebhookConfiguration " + webhook.ConfigurationName(webhook.ValidatePath)}),
 		// The upgrade without Helm: the webhook manager creates the
 		// configurations once every admission endpoint serves them.
-		rbacManifestFile: rbac,
+		rbacManifestFile: slices.Concat(rbac, policy),
 	} {
 		var got []string
 		for _, obj := range decodeManifestFile(t, file) {
@@ -276,7 +281,8 @@ func allows(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
 }
 
 // The controller ClusterRole grants exactly what the plugins call (pkg/ownedcm:
-// ConfigMaps get, create, update, delete; pkg/events: Events create), to
+// ConfigMaps get, create, update, delete; pkg/events: Events create;
+// pkg/waitwatch: Pods patch), to
 // Volcano's controller ServiceAccount, and nothing Volcano's own role does not
 // grant already.
 func TestManifestControllerRBAC(t *testing.T) {
@@ -296,6 +302,7 @@ func TestManifestControllerRBAC(t *testing.T) {
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
 	}
 	if diff := cmp.Diff(want, role.Rules); diff != "" {
 		t.Errorf("controller ClusterRole rules (-want +got):\n%s", diff)
@@ -374,6 +381,30 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 	}
 	basic := ours["basic"].(map[string]any)
 	// The shared tag is this project's release, set once in the Makefile.
+	if got, want := basic["image_tag_version"], makefileVersion(t); got != want {
+		t.Errorf("basic.image_tag_version = %v, want the Makefile's VERSION %s", got, want)
+	}
+	// The registry is a placeholder that cannot resolve: Volcano's chart
+	// pulls with Always, so a default naming a registry namespace this
+	// project does not own would run whoever owns it.
+	if got := basic["image_registry"]; got != placeholderRegistry {
+		t.Errorf("basic.image_registry = %v, want the placeholder %s", got, placeholderRegistry)
+	}
+	for key, image := range map[string]string{"controller_image_name": "/vc-controller-manager", "admission_image_name": "/vc-webhook-manager", "scheduler_image_name": "/vc-scheduler"} {
+		if name, _ := basic[key].(string); !strings.HasSuffix(name, image) || strings.HasPrefix(name, "volcanosh/") {
+			t.Errorf("basic.%s = %q, want this project's %s image", key, name, image)
+		}
+	}
+}
+
+// placeholderRegistry stands for the user's registry in volcano-values.yaml
+// and the patches: .invalid never resolves (RFC 6761).
+const placeholderRegistry = "REGISTRY.example.invalid"
+
+// makefileVersion returns the Makefile's VERSION, this project's release and
+// the tag of its images.
+func makefileVersion(t *testing.T) string {
+	t.Helper()
 	mk, err := os.ReadFile("../Makefile")
 	if err != nil {
 		t.Fatal(err)
@@ -382,14 +413,7 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 	if m == nil {
 		t.Fatal("../Makefile sets no VERSION")
 	}
-	if got := basic["image_tag_version"]; got != string(m[1]) {
-		t.Errorf("basic.image_tag_version = %v, want the Makefile's VERSION %s", got, m[1])
-	}
-	for key, image := range map[string]string{"controller_image_name": "/vc-controller-manager", "admission_image_name": "/vc-webhook-manager", "scheduler_image_name": "/vc-scheduler"} {
-		if name, _ := basic[key].(string); !strings.HasSuffix(name, image) || strings.HasPrefix(name, "volcanosh/") {
-			t.Errorf("basic.%s = %q, want this project's %s image", key, name, image)
-		}
-	}
+	return string(m[1])
 }
 
 // restricted fails the test when spec does not pass the Pod Security Standard
@@ -496,8 +520,8 @@ func TestVolcanoPatches(t *testing.T) {
 	for _, c := range []struct {
 		deployment, container, image, sc, csc string
 	}{
-		{"volcano-controllers", "volcano-controllers", "/vc-controller-manager:v1.10.0", "controller_sc", "controller_default_csc"},
-		{"volcano-admission", "admission", "/vc-webhook-manager:v1.10.0", "admission_sc", "admission_default_csc"},
+		{"volcano-controllers", "volcano-controllers", "REGISTRY.example.invalid/framework-plugins/vc-controller-manager:" + makefileVersion(t), "controller_sc", "controller_default_csc"},
+		{"volcano-admission", "admission", "REGISTRY.example.invalid/framework-plugins/vc-webhook-manager:" + makefileVersion(t), "admission_sc", "admission_default_csc"},
 	} {
 		t.Run(c.deployment, func(t *testing.T) {
 			original, ok := deployments[c.deployment]
@@ -532,8 +556,10 @@ func TestVolcanoPatches(t *testing.T) {
 				t.Fatalf("containers after the patch: %v, want [%s]", names, c.container)
 			}
 			ctr := spec.Containers[0]
-			if !strings.HasSuffix(ctr.Image, c.image) || strings.Contains(ctr.Image, "volcanosh/") {
-				t.Errorf("image %q, want this project's ...%s", ctr.Image, c.image)
+			// A placeholder that cannot resolve (docs/install.md, "Images"):
+			// applied unedited, nobody's image is pulled.
+			if ctr.Image != c.image {
+				t.Errorf("image %q, want the placeholder %s", ctr.Image, c.image)
 			}
 			if diff := cmp.Diff(before.Spec.Template.Spec.Containers[0].Args, ctr.Args); diff != "" {
 				t.Errorf("arguments changed (-before +after):\n%s", diff)

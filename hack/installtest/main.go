@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -179,6 +180,13 @@ func (x *t) sh(name string, args ...string) error {
 	return nil
 }
 
+// Where hack/tools/images puts this project's images (make images):
+// <ourRegistry>/<ourPath><name>:<version>, local names no registry serves.
+const (
+	ourRegistry = "localhost"
+	ourPath     = "framework-plugins/"
+)
+
 // The values the test adds to every Volcano install and upgrade: the real
 // node (the KWOK node cannot run pods for real) and the images imported into
 // its containerd, which no registry serves.
@@ -247,13 +255,17 @@ func (x *t) steps(ctx context.Context) error {
 	}
 
 	heading("a Job of each framework with this project's plugins")
-	x.job(ctx, "ours-"+tensorflow.Name, tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
-	x.job(ctx, "ours-"+pytorch.Name, pytorch.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(pytorch.DefaultPort)},
-		pytorch.EnvMasterAddr, pytorch.DefaultPort)
-	x.job(ctx, "ours-"+mxnet.Name, mxnet.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask}, mxnet.EnvRole, mxnet.DefaultPort)
+	// Volcano's chart passes the controller manager no extra arguments, so
+	// its --wait-image stays the public default: each Job names the local
+	// one (imported with the node's images) in its plugin's arguments.
+	wi := "--wait-image=" + localcluster.WaitImage
+	x.job(ctx, "ours-"+tensorflow.Name, tensorflow.Name, append(slices.Clone(tfArgs), wi), tensorflow.EnvTFConfig, tensorflow.DefaultPort)
+	x.job(ctx, "ours-"+pytorch.Name, pytorch.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(pytorch.DefaultPort),
+		"--wait-master-image=" + localcluster.WaitImage}, pytorch.EnvMasterAddr, pytorch.DefaultPort)
+	x.job(ctx, "ours-"+mxnet.Name, mxnet.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask, wi}, mxnet.EnvRole, mxnet.DefaultPort)
 	// The MPI launcher (workerTask) waits for its worker's ssh port
 	// (leadTask listens there) and gets the worker hosts in MPI_HOST.
-	x.job(ctx, "ours-"+mpi.Name, mpi.Name, []string{"--master=" + workerTask, "--worker=" + leadTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort)},
+	x.job(ctx, "ours-"+mpi.Name, mpi.Name, []string{"--master=" + workerTask, "--worker=" + leadTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort), wi},
 		mpi.EnvMPIHost, tensorflow.DefaultPort)
 
 	heading("roll back and uninstall (docs/install.md)")
@@ -280,9 +292,20 @@ func (x *t) upgrade(ns string) error {
 		"--set", "webhook.create=false", "--wait"); err != nil {
 		return err
 	}
-	if err := x.helm("upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
-		"-f", "installer/helm/volcano-values.yaml", "-f", realNodeValues,
-		"--wait", "--timeout", "5m"); err != nil {
+	args := []string{"upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
+		"-f", "installer/helm/volcano-values.yaml", "-f", realNodeValues}
+	// volcano-values.yaml names a placeholder registry: the images are the
+	// tarballs of make images, imported into the node's containerd.
+	for key, image := range map[string]string{
+		"basic.image_registry":        ourRegistry,
+		"basic.controller_image_name": ourPath + "vc-controller-manager",
+		"basic.admission_image_name":  ourPath + "vc-webhook-manager",
+		"basic.scheduler_image_name":  ourPath + "vc-scheduler",
+		"basic.image_tag_version":     x.o.version,
+	} {
+		args = append(args, "--set", key+"="+image)
+	}
+	if err := x.helm(append(args, "--wait", "--timeout", "5m")...); err != nil {
 		return err
 	}
 	return x.sh("timeout", "180", "sh", "-c", "until kubectl get mutatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.MutatePath)+
@@ -353,7 +376,7 @@ func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 	}
 	for _, d := range deps.Items {
 		for _, c := range d.Spec.Template.Spec.Containers {
-			if strings.Contains(c.Image, "vcplugins/") {
+			if strings.HasPrefix(c.Image, ourRegistry+"/"+ourPath) {
 				left = append(left, "Deployment "+d.Name+" image "+c.Image)
 			}
 		}
@@ -486,7 +509,7 @@ func realNodeJob(name, plugin string, args []string, script string) *batch.Job {
 				NodeSelector:  map[string]string{localcluster.RealNodeLabel: "true"},
 				Tolerations:   []corev1.Toleration{localcluster.RealNodeToleration()},
 				Containers: []corev1.Container{{
-					Name: "main", Image: "docker.io/library/busybox:1.36.1", ImagePullPolicy: corev1.PullNever,
+					Name: "main", Image: localcluster.WaitImage, ImagePullPolicy: corev1.PullNever,
 					Command: []string{"sh", "-c", script},
 					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 						corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},

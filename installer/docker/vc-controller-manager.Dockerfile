@@ -7,14 +7,24 @@
 # Build from the repository root (the build context must be the repository):
 #
 #   docker buildx build -f installer/docker/vc-controller-manager.Dockerfile \
-#     -t docker.io/vcplugins/vc-controller-manager:v1.10.0 .
+#     -t <registry>/<path>/vc-controller-manager:<VERSION> .
 #
 # or `make image-vc-controller-manager` (hack/installer.mk); docs/install.md.
 # vc-controller-manager.Dockerfile.dockerignore, next to this file, keeps
 # _output/ and .git/ out of the context (BuildKit).
 
-ARG GO_IMAGE=golang:1.24
-ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot
+# Base images pinned by digest (multi-platform index digests), so that a
+# rebuild uses the same bytes and a moved or hijacked tag changes nothing:
+# golang:1.24 and gcr.io/distroless/static-debian12:nonroot as pinned by
+# several public projects in 2026 (this repository's build host has no
+# registry access, so they were not checked against the registries here).
+# Check and update them with
+#   crane digest golang:1.24
+#   crane digest gcr.io/distroless/static-debian12:nonroot
+# (or docker buildx imagetools inspect <image>), or override with
+# --build-arg GO_IMAGE=...@sha256:... / BASE_IMAGE=...@sha256:... .
+ARG GO_IMAGE=golang:1.24@sha256:10c131810f80a4802c49cab0961bbe18a16f4bb2fb99ef16deaa23e4246fc817
+ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853ca7fcf1f12c3edb23f7eeef36189728842dd51042ff57f7ab
 
 # The builder runs on the build machine's platform and cross-compiles for the
 # target platform (buildx --platform linux/amd64,linux/arm64).

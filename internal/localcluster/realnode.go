@@ -229,7 +229,12 @@ func hostRuntimeRunning(procDir string) error {
 var RealNodeImages = []string{"pause.tar", "busybox.tar"}
 
 // pauseImage is the sandbox image containerd runs for every pod.
-const pauseImage = "docker.io/vcplugins/pause:local"
+const pauseImage = "localhost/framework-plugins/pause:local"
+
+// WaitImage is busybox.tar's image (Debian's busybox-static 1.35.0, built by
+// hack/tools/images), the controller manager's --wait-image here: a local
+// name, which no registry serves.
+const WaitImage = "localhost/framework-plugins/busybox:1.35.0-debian"
 
 // realNode starts the node's parts in order: network namespace and bridge,
 // containerd (with the images), the proxy, CoreDNS and the kubelet, each in the

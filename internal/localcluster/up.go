@@ -389,13 +389,17 @@ func (u *upper) startControllerManager(context.Context) error {
 	}
 	root := u.cfg.RootDir
 	bins := u.bins
-	return u.start(bins[ControllerManager], ControllerManager, volcanoEnv(root),
+	args := []string{
 		"--kubeconfig", u.state.Kubeconfig,
 		"--leader-elect=false",
 		// The defaults (50/100) throttle the job controller when a
 		// test submits many Jobs; the apiserver here is not shared.
 		"--kube-api-qps", "500", "--kube-api-burst", "1000",
-	)
+	}
+	if u.cfg.ControllerManagerBinary == ControllerManager { // Volcano's has no such flag
+		args = append(args, "--wait-image", WaitImage)
+	}
+	return u.start(bins[ControllerManager], ControllerManager, volcanoEnv(root), args...)
 }
 
 // startKwok writes the KWOK configuration and starts KWOK.

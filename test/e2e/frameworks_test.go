@@ -28,10 +28,10 @@ import (
 )
 
 // The wait container every framework plugin adds, as the controller of the
-// local cluster (no --wait-image) makes it.
+// local cluster (--wait-image=localcluster.WaitImage) makes it.
 const (
 	waitContainer        = "wait-for-dependencies"
-	waitImage            = "busybox:1.36.1"
+	waitImage            = localcluster.WaitImage
 	waitTimeoutSeconds   = "600"
 	waitTargetsVariable  = "WAIT_TARGETS"
 	waitFileVariable     = "WAIT_TARGETS_FILE"

@@ -17,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -40,7 +41,8 @@ var restrictedWaiters = map[string]bool{
 // inTreeWaitForMaster is the init container newer Volcano releases' in-tree
 // pytorch plugin adds to workers with --wait-master-enabled (Volcano v1.10.0,
 // which this repository builds on, has none): named wait-for-master, image
-// busybox:1.36.1, `sh -c` with a loop that retries nslookup of the master
+// busybox:1.36.1 (here the local busybox image, localcluster.WaitImage), `sh -c`
+// with a loop that retries nslookup of the master
 // until a timeout (default 300 seconds), no resources and no securityContext.
 // The script is reproduced in substance; Pod Security admission only looks at
 // the container's securityContext, which upstream leaves empty.
@@ -59,7 +61,7 @@ done
 echo "master %[1]s is ready"`, masterAddr)
 	return corev1.Container{
 		Name:    "wait-for-master",
-		Image:   "busybox:1.36.1",
+		Image:   localcluster.WaitImage,
 		Command: []string{"sh", "-c", script},
 	}
 }

@@ -191,7 +191,7 @@ func probeJob(ctx context.Context, f *framework.Framework, r realJob) *batch.Job
 	for i := range job.Spec.Tasks {
 		t := &job.Spec.Tasks[i]
 		c := &t.Template.Spec.Containers[0]
-		c.Image = "busybox:1.36.1"
+		c.Image = localcluster.WaitImage
 		c.Command = []string{"sh", "-c", probeScript}
 		c.Args = nil
 		c.Resources = corev1.ResourceRequirements{Requests: corev1.ResourceList{

@@ -33,24 +33,42 @@ type rendered struct {
 // volcano-system on Kubernetes kubeVersion with vals.
 func render(t *testing.T, kubeVersion string, vals map[string]any) (*rendered, error) {
 	t.Helper()
-	ch, err := loader.Load(chartDir)
+	return renderChart(t, chartDir, "framework-plugins", kubeVersion, nil, vals)
+}
+
+// vapAPI is what a cluster that serves ValidatingAdmissionPolicy v1 (1.30+)
+// adds to Helm's capabilities; without a cluster Helm knows only versions.
+var vapAPI = []string{"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy"}
+
+// renderChart installs the chart in dir client-only as release in
+// volcano-system on Kubernetes kubeVersion, whose API also serves
+// apiVersions ("group/version/Kind"), with vals.
+func renderChart(t *testing.T, dir, release, kubeVersion string, apiVersions []string, vals map[string]any) (*rendered, error) {
+	t.Helper()
+	ch, err := loader.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := action.NewInstall(&action.Configuration{})
 	in.DryRun, in.ClientOnly, in.Replace = true, true, true
-	in.ReleaseName, in.Namespace = "framework-plugins", "volcano-system"
+	in.ReleaseName, in.Namespace = release, "volcano-system"
 	kv, err := chartutil.ParseKubeVersion(kubeVersion)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in.KubeVersion = kv
+	in.APIVersions = apiVersions
 	rel, err := in.Run(ch, vals)
 	if err != nil {
 		return nil, err
 	}
 	r := &rendered{docs: map[string]string{}, notes: rel.Info.Notes}
-	for _, doc := range releaseutil.SplitManifests(rel.Manifest) {
+	// Hooks (Volcano's admission-init Job) too: they run like the rest.
+	all := rel.Manifest
+	for _, h := range rel.Hooks {
+		all += "\n---\n" + h.Manifest
+	}
+	for _, doc := range releaseutil.SplitManifests(all) {
 		var meta struct {
 			Kind     string `json:"kind"`
 			Metadata struct {
@@ -225,9 +243,10 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 	}
 }
 
-// RBAC: the controller role is what the plugins do (the mpi hostfile
-// ConfigMap, Events), bound to Volcano's controller service account; the
-// webhook manager's, when enabled, reaches only webhook configurations.
+// RBAC: the controller role is what the plugins do (the tensorflow and mpi
+// ConfigMaps, Events, the wait-timeout controller's pod patch), bound to
+// Volcano's controller service account; the webhook manager's, when enabled,
+// is what it calls on its two webhook configurations.
 func TestRenderedRBAC(t *testing.T) {
 	r, err := render(t, "1.30.2", values(t, "rbac: {webhookManager: true}\nvolcano: {controllerServiceAccount: vc-ctrl, admissionServiceAccount: vc-adm}"))
 	if err != nil {
@@ -237,6 +256,7 @@ func TestRenderedRBAC(t *testing.T) {
 	wantRules := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update", "delete"}},
 		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
 	}
 	if diff := cmp.Diff(wantRules, role.Rules); diff != "" {
 		t.Errorf("controller rules (-want +got):\n%s", diff)
@@ -265,18 +285,17 @@ func TestRenderedRBAC(t *testing.T) {
 		epb.RoleRef != (rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: ep.Name}) {
 		t.Errorf("endpoints role %s/%s, binding %s/%s to %+v, subjects (-want +got):\n%s", ep.Namespace, ep.Name, epb.Namespace, epb.Name, epb.RoleRef, diff)
 	}
+	// The webhook manager's: the verbs webhook/configurations.go calls (Get,
+	// Update of the two configurations by name; Create, which RBAC cannot
+	// narrow by name), no patch.
 	wh := decode[rbacv1.ClusterRole](t, r, whRole)
-	for _, rule := range wh.Rules {
-		for _, g := range rule.APIGroups {
-			if g != "admissionregistration.k8s.io" {
-				t.Errorf("webhook manager role reaches group %q: %+v", g, rule)
-			}
-		}
-		for _, res := range rule.Resources {
-			if res != "mutatingwebhookconfigurations" && res != "validatingwebhookconfigurations" {
-				t.Errorf("webhook manager role reaches %q: %+v", res, rule)
-			}
-		}
+	g := []string{"admissionregistration.k8s.io"}
+	if diff := cmp.Diff([]rbacv1.PolicyRule{
+		{APIGroups: g, Resources: []string{"mutatingwebhookconfigurations"}, ResourceNames: []string{"volcano-admission-service-jobs-frameworks-mutate"}, Verbs: []string{"get", "update"}},
+		{APIGroups: g, Resources: []string{"validatingwebhookconfigurations"}, ResourceNames: []string{"volcano-admission-service-jobs-frameworks-validate"}, Verbs: []string{"get", "update"}},
+		{APIGroups: g, Resources: []string{"mutatingwebhookconfigurations", "validatingwebhookconfigurations"}, Verbs: []string{"create"}},
+	}, wh.Rules); diff != "" {
+		t.Errorf("webhook manager rules (-want +got):\n%s", diff)
 	}
 }
 

@@ -36,7 +36,7 @@ type options struct {
 	version  string // this project's images' tag and version label, e.g. v1.10.0-fp.1
 	revision string // their revision label (a git commit)
 	repoRoot string // framework-plugins module dir; "" = two levels above toolsDir
-	caCerts  string // CA bundle of the binary images; "" = Debian's ca-certificates
+	caCerts  string // CA bundle of the binary images; "" = the certificates of Debian's ca-certificates package
 }
 
 // recipe is one image this program knows how to build.

@@ -2,18 +2,23 @@ package main
 
 import (
 	"archive/tar"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
 
-// The Volcano images: this project's (vcplugins/..., tagged with --version)
+// The Volcano images: this project's (localhost/framework-plugins/..., tagged
+// with --version; local names, for the user to push under their registry)
 // and Volcano's own built from the volcano.sh/volcano module of the
 // repository's go.mod (volcanosh/..., tagged v1.10.0, what Volcano's chart
 // runs by default). All of them are static Go binaries on distrolessBase.
@@ -63,16 +68,16 @@ func webhookBinaries(manager string) []goBinary {
 }
 
 var goImages = []goImage{
-	{name: "vc-controller-manager", repo: "docker.io/vcplugins/vc-controller-manager",
+	{name: "vc-controller-manager", repo: "localhost/framework-plugins/vc-controller-manager",
 		title: "vc-controller-manager", desc: "Volcano v1.10.0's controller manager with the framework plugins (cmd/vc-controller-manager)",
 		binaries: []goBinary{{pkg: "./cmd/vc-controller-manager", file: "vc-controller-manager"}}},
-	{name: "vc-webhook-manager", repo: "docker.io/vcplugins/vc-webhook-manager",
+	{name: "vc-webhook-manager", repo: "localhost/framework-plugins/vc-webhook-manager",
 		title: "vc-webhook-manager", desc: "Volcano v1.10.0's webhook manager with the framework admissions (cmd/vc-webhook-manager) and /gen-admission-secret.sh for the chart's admission-init hook",
 		binaries: webhookBinaries("./cmd/vc-webhook-manager")},
-	{name: "vc-scheduler", repo: "docker.io/vcplugins/vc-scheduler",
+	{name: "vc-scheduler", repo: "localhost/framework-plugins/vc-scheduler",
 		title: "vc-scheduler", desc: "Volcano v1.10.0's scheduler, unchanged, under this project's tag (Volcano's chart shares one tag among all its images)",
 		binaries: []goBinary{{pkg: "volcano.sh/volcano/cmd/scheduler", file: "vc-scheduler"}}},
-	{name: "gen-admission-secret", repo: "docker.io/vcplugins/gen-admission-secret",
+	{name: "gen-admission-secret", repo: "localhost/framework-plugins/gen-admission-secret",
 		title: "gen-admission-secret", desc: "Makes the admission webhook's serving certificate Secret (installer/gen-admission-secret)",
 		binaries: []goBinary{{pkg: "./installer/gen-admission-secret", file: "gen-admission-secret"}}},
 	{name: "stock-vc-controller-manager", repo: "docker.io/volcanosh/vc-controller-manager", stock: true,
@@ -244,33 +249,90 @@ const caBundlePath = "/etc/ssl/certs/ca-certificates.crt"
 
 // distrolessBase is the part of every binary image that is not a binary: what
 // gcr.io/distroless/static holds and a static Go program may need. CA
-// certificates from this machine's Debian ca-certificates package, /etc/passwd
-// and /etc/group with root, nobody and nonroot (65532, distroless's), the
+// certificates of Debian's ca-certificates package, /etc/passwd and
+// /etc/group with root, nobody and nonroot (65532, distroless's), the
 // nonroot home and /tmp.
 type distrolessBase struct {
-	caFile string
+	ca     []byte
 	inputs map[string]string
 	desc   string
 }
 
-// planDistrolessBase finds the CA bundle (--ca-certs, default Debian's) and
-// the package version it comes from.
+// planDistrolessBase reads the CA bundle (--ca-certs, default Debian's
+// package's certificates, debianCABundle).
 func planDistrolessBase(o *options) (*distrolessBase, error) {
-	ca := o.caCerts
-	desc := "CA certificates from " + ca
-	if ca == "" {
-		ca = caBundlePath
-		out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "ca-certificates").Output()
+	var ca []byte
+	var desc string
+	if o.caCerts != "" {
+		b, err := os.ReadFile(o.caCerts)
 		if err != nil {
-			return nil, fmt.Errorf("ca-certificates is not installed (apt-get install ca-certificates): dpkg-query: %v", err)
+			return nil, fmt.Errorf("CA bundle: %w", err)
 		}
-		desc = "CA certificates of Debian's ca-certificates " + strings.TrimSpace(string(out))
+		ca, desc = b, "CA certificates from "+o.caCerts
+	} else {
+		version, files, err := caCertificatesFiles()
+		if err != nil {
+			return nil, err
+		}
+		if ca, err = concatFiles(files); err != nil {
+			return nil, fmt.Errorf("CA bundle: %w", err)
+		}
+		desc = fmt.Sprintf("the %d CA certificates of Debian's ca-certificates %s", len(files), version)
 	}
-	sum, err := fileSHA256(ca)
+	sum := sha256.Sum256(ca)
+	return &distrolessBase{ca: ca, desc: desc, inputs: map[string]string{"ca-certificates-sha256": hex.EncodeToString(sum[:])}}, nil
+}
+
+// caCertificatesFiles returns the version of the installed ca-certificates
+// package and the certificates it ships (/usr/share/ca-certificates/.../*.crt,
+// as dpkg -L lists them), sorted. The bundle is made from these, not from
+// /etc/ssl/certs/ca-certificates.crt: update-ca-certificates adds to that
+// file whatever the build machine's administrator put in
+// /usr/local/share/ca-certificates (a proxy's interception CA, say), which
+// the images must not trust. A variable for tests.
+var caCertificatesFiles = func() (version string, files []string, err error) {
+	out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "ca-certificates").Output()
 	if err != nil {
-		return nil, fmt.Errorf("CA bundle: %w", err)
+		return "", nil, fmt.Errorf("ca-certificates is not installed (apt-get install ca-certificates): dpkg-query: %v", err)
 	}
-	return &distrolessBase{caFile: ca, desc: desc, inputs: map[string]string{"ca-certificates-sha256": sum}}, nil
+	list, err := exec.Command("dpkg", "-L", "ca-certificates").Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("dpkg -L ca-certificates: %v", err)
+	}
+	files = packagedCerts(string(list))
+	if len(files) == 0 {
+		return "", nil, errors.New("dpkg -L ca-certificates lists no /usr/share/ca-certificates/*.crt")
+	}
+	return strings.TrimSpace(string(out)), files, nil
+}
+
+// packagedCerts picks the certificate files out of a dpkg -L listing, sorted.
+func packagedCerts(list string) []string {
+	var files []string
+	for _, l := range strings.Split(list, "\n") {
+		if l = strings.TrimSpace(l); strings.HasPrefix(l, "/usr/share/ca-certificates/") && strings.HasSuffix(l, ".crt") {
+			files = append(files, l)
+		}
+	}
+	sort.Strings(files)
+	return files
+}
+
+// concatFiles concatenates files, each ending in a newline, as
+// update-ca-certificates concatenates the PEM certificates it selects.
+func concatFiles(files []string) ([]byte, error) {
+	var buf bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		buf.Write(b)
+		if len(b) > 0 && b[len(b)-1] != '\n' {
+			buf.WriteByte('\n')
+		}
+	}
+	return buf.Bytes(), nil
 }
 
 // Users of the base, as distroless has them.
@@ -282,10 +344,7 @@ const (
 )
 
 func (b *distrolessBase) entries() ([]tarEntry, error) {
-	ca, err := os.ReadFile(b.caFile)
-	if err != nil {
-		return nil, err
-	}
+	ca := b.ca
 	return []tarEntry{
 		{name: "etc", typ: tar.TypeDir, mode: 0o755},
 		{name: "etc/passwd", typ: tar.TypeReg, mode: 0o644, data: []byte(basePasswd)},

@@ -2,8 +2,11 @@ package main
 
 import (
 	"bytes"
+	"encoding/pem"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,10 +20,10 @@ func TestBinaryImageRefs(t *testing.T) {
 	if rc := run([]string{"list", "--only", strings.Join(installNames, ","), "--version", "v1.10.0-fp.7"}, &stdout, &stderr); rc != 0 {
 		t.Fatalf("list: exit %d: %s", rc, stderr.String())
 	}
-	want := `docker.io/vcplugins/vc-controller-manager:v1.10.0-fp.7
-docker.io/vcplugins/vc-webhook-manager:v1.10.0-fp.7
-docker.io/vcplugins/vc-scheduler:v1.10.0-fp.7
-docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.7
+	want := `localhost/framework-plugins/vc-controller-manager:v1.10.0-fp.7
+localhost/framework-plugins/vc-webhook-manager:v1.10.0-fp.7
+localhost/framework-plugins/vc-scheduler:v1.10.0-fp.7
+localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.7
 docker.io/volcanosh/vc-controller-manager:v1.10.0
 docker.io/volcanosh/vc-webhook-manager:v1.10.0
 docker.io/volcanosh/vc-scheduler:v1.10.0
@@ -81,10 +84,10 @@ func TestBuildBinaryImage(t *testing.T) {
 		}
 		return stdout.String()
 	}
-	if got := build("v1.10.0-fp.1"); !strings.Contains(got, "docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.1 ... built (") {
+	if got := build("v1.10.0-fp.1"); !strings.Contains(got, "localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.1 ... built (") {
 		t.Fatalf("first build: %q", got)
 	}
-	img := loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.1")
+	img := loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.1")
 	cfg := configOf(t, img)
 	if diff := cmp.Diff([]string{"/gen-admission-secret"}, cfg.Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
@@ -127,5 +130,78 @@ func TestBuildBinaryImage(t *testing.T) {
 	if got := build("v1.10.0-fp.2"); !strings.Contains(got, "gen-admission-secret:v1.10.0-fp.2 ... built (") {
 		t.Errorf("build with another version: %q, want built", got)
 	}
-	loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "docker.io/vcplugins/gen-admission-secret:v1.10.0-fp.2")
+	loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.2")
+}
+
+// pemBlocks returns the DER bytes of each PEM block of data, as strings.
+func pemBlocks(data []byte) []string {
+	var out []string
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return out
+		}
+		out = append(out, string(b.Bytes))
+	}
+}
+
+// The default CA bundle holds exactly the certificates Debian's
+// ca-certificates package ships: none an administrator added to this machine
+// (/usr/local/share/ca-certificates, which /etc/ssl/certs/ca-certificates.crt
+// also holds), none missing.
+func TestDefaultCABundleIsThePackages(t *testing.T) {
+	list, err := exec.Command("dpkg", "-L", "ca-certificates").Output()
+	if err != nil {
+		t.Skipf("needs Debian's ca-certificates: dpkg -L: %v", err)
+	}
+	base, err := planDistrolessBase(&options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, l := range strings.Split(string(list), "\n") {
+		if strings.HasSuffix(l, ".crt") {
+			b, err := os.ReadFile(l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range pemBlocks(b) {
+				want[c] = true
+			}
+		}
+	}
+	got := pemBlocks(base.ca)
+	if len(got) != len(want) {
+		t.Errorf("bundle has %d certificates, the package %d", len(got), len(want))
+	}
+	for i, c := range got {
+		if !want[c] {
+			t.Errorf("certificate %d of the bundle is not one of the package's", i)
+		}
+	}
+	local, _ := filepath.Glob("/usr/local/share/ca-certificates/*.crt")
+	for _, f := range local {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range pemBlocks(b) {
+			if !want[c] && slices.Contains(got, c) {
+				t.Errorf("the bundle holds %s, a certificate of this machine's, not the package's", f)
+			}
+		}
+	}
+	if !strings.Contains(base.desc, "Debian's ca-certificates") {
+		t.Errorf("description %q", base.desc)
+	}
+}
+
+func TestPackagedCerts(t *testing.T) {
+	list := "/.\n/etc/ssl/certs\n/usr/sbin/update-ca-certificates\n/usr/share/ca-certificates/mozilla/B.crt\n" +
+		"/usr/share/ca-certificates/mozilla/A.crt\n/usr/share/doc/ca-certificates/README.Debian\n/usr/local/share/ca-certificates/x.crt\n"
+	want := []string{"/usr/share/ca-certificates/mozilla/A.crt", "/usr/share/ca-certificates/mozilla/B.crt"}
+	if diff := cmp.Diff(want, packagedCerts(list)); diff != "" {
+		t.Errorf("packagedCerts (-want +got):\n%s", diff)
+	}
 }

@@ -36,7 +36,7 @@ func TestBuildSmallImages(t *testing.T) {
 		t.Fatalf("want 2 images built, got:\n%s", stdout.String())
 	}
 
-	bb := loadImage(t, filepath.Join(out, "busybox.tar"), "docker.io/library/busybox:1.36.1")
+	bb := loadImage(t, filepath.Join(out, "busybox.tar"), "localhost/framework-plugins/busybox:1.35.0-debian")
 	cfg := configOf(t, bb)
 	if got := strings.Join(cfg.Config.Cmd, " "); got != "sh" || len(cfg.Config.Entrypoint) != 0 {
 		t.Errorf("busybox Cmd %q Entrypoint %q, want sh and none", cfg.Config.Cmd, cfg.Config.Entrypoint)
@@ -63,7 +63,7 @@ func TestBuildSmallImages(t *testing.T) {
 		t.Errorf("etc/passwd or etc/group lacks nobody/nogroup 65534")
 	}
 
-	pause := loadImage(t, filepath.Join(out, "pause.tar"), "docker.io/vcplugins/pause:local")
+	pause := loadImage(t, filepath.Join(out, "pause.tar"), "localhost/framework-plugins/pause:local")
 	pcfg := configOf(t, pause)
 	if got := strings.Join(pcfg.Config.Entrypoint, " "); got != "/pause" || pcfg.Config.User != "65535:65535" {
 		t.Errorf("pause Entrypoint %q User %q, want /pause and 65535:65535", got, pcfg.Config.User)
@@ -206,11 +206,11 @@ func TestSelectRecipes(t *testing.T) {
 		t.Error("unknown image accepted")
 	}
 	var stdout, stderr bytes.Buffer
-	if rc := run([]string{"list"}, &stdout, &stderr); rc != 0 || stdout.String() != "docker.io/library/busybox:1.36.1\ndocker.io/vcplugins/pause:local\n" {
+	if rc := run([]string{"list"}, &stdout, &stderr); rc != 0 || stdout.String() != "localhost/framework-plugins/busybox:1.35.0-debian\nlocalhost/framework-plugins/pause:local\n" {
 		t.Errorf("list: exit %d, %q", rc, stdout.String())
 	}
 	stdout.Reset()
-	if rc := run([]string{"list", "--only", "training"}, &stdout, &stderr); rc != 0 || stdout.String() != "docker.io/vcplugins/training:local\n" {
+	if rc := run([]string{"list", "--only", "training"}, &stdout, &stderr); rc != 0 || stdout.String() != "localhost/framework-plugins/training:local\n" {
 		t.Errorf("list --only training: exit %d, %q", rc, stdout.String())
 	}
 	if args := strings.Join(mmdebstrapArgs(), " "); !strings.Contains(args, "python3-torch") || !strings.HasSuffix(args, " bookworm") {
@@ -218,5 +218,32 @@ func TestSelectRecipes(t *testing.T) {
 	}
 	if rc := run([]string{"build"}, &stdout, &stderr); rc != 2 {
 		t.Errorf("build without --out: exit %d, want 2", rc)
+	}
+}
+
+// The busybox image's tag is the version inside: a binary of another version
+// is refused rather than built under the wrong name.
+func TestBusyboxVersionMatchesTag(t *testing.T) {
+	for _, tc := range []struct {
+		banner  string
+		wantErr bool
+	}{
+		{"BusyBox v1.35.0 (Debian 1:1.35.0-4+deb12u1+b1) multi-call binary.", false},
+		{"BusyBox v1.36.1 (2023-01-01 00:00:00 UTC) multi-call binary.", true},
+	} {
+		bin := filepath.Join(t.TempDir(), "busybox")
+		script := "#!/bin/sh\necho '" + tc.banner + "'\necho 'Usage: busybox [function [arguments]...]'\n"
+		if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p, err := planBusybox(&options{busybox: bin})
+		if gotErr := err != nil; gotErr != tc.wantErr {
+			t.Errorf("%q: error %v, want one: %v", tc.banner, err, tc.wantErr)
+		}
+		if err == nil {
+			if v := p.Config.Config.Labels["org.opencontainers.image.version"]; v != busyboxVersion || !strings.HasSuffix(busyboxRecipe.ref, ":"+v+"-debian") {
+				t.Errorf("version label %q, ref %s", v, busyboxRecipe.ref)
+			}
+		}
 	}
 }

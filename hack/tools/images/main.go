@@ -19,7 +19,7 @@
 // The binary images (gobin.go) are static Go binaries on a distroless-style
 // base (Debian's CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532)
 // with the OCI labels source, revision and version: this project's
-// docker.io/vcplugins/{vc-controller-manager,vc-webhook-manager,vc-scheduler,
+// localhost/framework-plugins/{vc-controller-manager,vc-webhook-manager,vc-scheduler,
 // gen-admission-secret}:<--version>, and Volcano v1.10.0's own managers and
 // scheduler built from the volcano.sh/volcano module in go.mod,
 // docker.io/volcanosh/{vc-controller-manager,vc-webhook-manager,vc-scheduler}:v1.10.0
@@ -82,7 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&opts.goCmd, "go", "go", "go command used to build pause and the binary images")
 		fs.StringVar(&opts.revision, "revision", "unknown", "org.opencontainers.image.revision of this project's images (a git commit)")
 		fs.StringVar(&opts.repoRoot, "repo-root", "", "the framework-plugins module directory the binary images are built from (default: two levels above --tools-dir)")
-		fs.StringVar(&opts.caCerts, "ca-certs", "", "CA bundle of the binary images (default: /etc/ssl/certs/ca-certificates.crt of Debian's ca-certificates)")
+		fs.StringVar(&opts.caCerts, "ca-certs", "", "CA bundle of the binary images (default: the certificates Debian's ca-certificates package ships, not the host's /etc/ssl/certs bundle)")
 		fs.StringVar(&opts.version, "version", "", "tag and version label of this project's images, e.g. v1.10.0-fp.1 (required to build them)")
 	case "list":
 		fs.StringVar(&opts.version, "version", "", "tag of this project's images")

@@ -58,11 +58,22 @@ func writeLayerTar(entries []tarEntry) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// busybox:1.36.1 is the name the wait init container (pkg/wait.BuiltinImage) and
-// the tests reference; what is inside is Debian's busybox-static, which is 1.35.
+// busyboxVersion is the upstream version of the busybox-static package
+// hack/node.mk pins (1:1.35.0-4+deb12u1+b1), part of the image's tag: the
+// build fails when the binary is another version, so that the name says
+// what is inside.
+const busyboxVersion = "1.35.0"
+
+// busyboxRef is the busybox image's name.
+const busyboxRef = "localhost/framework-plugins/busybox:" + busyboxVersion + "-debian"
+
+// The local cluster's wait image (internal/localcluster.WaitImage, passed to
+// the controller manager as --wait-image) and the image of the tests' own
+// containers: Debian's busybox-static under a local name of its own, not
+// Docker Hub's busybox, which it is not.
 var busyboxRecipe = &recipe{
 	name: "busybox",
-	ref:  "docker.io/library/busybox:1.36.1",
+	ref:  busyboxRef,
 	plan: planBusybox,
 }
 
@@ -115,6 +126,10 @@ func planBusybox(o *options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if upstream != busyboxVersion {
+		return nil, fmt.Errorf("%s is BusyBox %s, but the image is tagged %s (busyboxVersion): update the tag and the references to it (internal/localcluster.WaitImage)",
+			bin, upstream, busyboxRef)
+	}
 	cfg := baseConfig()
 	cfg.Config = v1.Config{
 		Cmd: []string{"sh"},
@@ -124,8 +139,7 @@ func planBusybox(o *options) (*plan, error) {
 			"org.opencontainers.image.version": upstream,
 			"org.opencontainers.image.description": fmt.Sprintf(
 				"BusyBox %s from Debian's busybox-static (banner: %s), built locally by hack/tools/images "+
-					"(no registry is reachable). Tagged busybox:1.36.1 only because that is the image "+
-					"the wait init container and the tests reference; the applets they use are in both.",
+					"(no registry is reachable): the local cluster's wait image and the tests' container image.",
 				upstream, build),
 			"org.opencontainers.image.base.name": "scratch",
 		},
@@ -185,7 +199,7 @@ func busyboxLayer(bin string) ([]byte, error) {
 // (sandbox_image), built from hack/tools/pause.
 var pauseRecipe = &recipe{
 	name: "pause",
-	ref:  "docker.io/vcplugins/pause:local",
+	ref:  "localhost/framework-plugins/pause:local",
 	plan: planPause,
 }
 

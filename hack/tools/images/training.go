@@ -17,7 +17,7 @@ import (
 // and MPICH's tools, and ssh for the MPI plugin's launcher.
 var trainingRecipe = &recipe{
 	name: "training",
-	ref:  "docker.io/vcplugins/training:local",
+	ref:  "localhost/framework-plugins/training:local",
 	plan: planTraining,
 }
 

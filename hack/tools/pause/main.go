@@ -1,5 +1,5 @@
 // Command pause is the sandbox ("pause") container of the local cluster's real node,
-// built by hack/tools/images into docker.io/vcplugins/pause:local because no registry
+// built by hack/tools/images into localhost/framework-plugins/pause:local because no registry
 // is reachable to pull registry.k8s.io/pause.
 //
 // It runs as PID 1 of the pod's PID namespace and does only two things:

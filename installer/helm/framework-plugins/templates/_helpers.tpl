@@ -117,3 +117,12 @@ namespace/name of that Certificate, for cert-manager's CA injector
 {{- define "framework-plugins.certificateRef" -}}
 {{ .Values.webhook.service.namespace }}/{{ include "framework-plugins.certificateName" . }}
 {{- end }}
+
+{{/*
+The name suffixes of the ConfigMaps Volcano's controller manager keeps per
+Job, as a CEL list: this project's tensorflow and mpi plugins' and Volcano's
+svc plugin's (templates/configmap-policy.yaml).
+*/}}
+{{- define "framework-plugins.configMapSuffixes" -}}
+["-tf-cluster", "-mpi-hostfile", "-svc"]
+{{- end }}

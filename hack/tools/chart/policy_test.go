@@ -1,0 +1,65 @@
+package chart
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	admv1 "k8s.io/api/admissionregistration/v1"
+)
+
+const (
+	cmPolicy     = "ValidatingAdmissionPolicy/framework-plugins-controller-configmaps"
+	cmPolicyBind = "ValidatingAdmissionPolicyBinding/framework-plugins-controller-configmaps"
+)
+
+// The ConfigMap policy is rendered, bound with Deny, where the cluster
+// serves ValidatingAdmissionPolicy v1 (1.30+) and rbac.controllerConfigMapPolicy
+// is on (the default); it applies to the controller ServiceAccount of the
+// values. What it admits is tested on the rendered manifest in installer/
+// (configmappolicy_test.go) with kube-apiserver's CEL code.
+func TestRenderedConfigMapPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		kube string
+		apis []string
+		vals string
+		want bool
+	}{
+		{"served", "1.30.2", vapAPI, "", true},
+		{"RBAC only", "1.30.2", vapAPI, "webhook: {create: false}", true},
+		{"not served (before 1.30, or turned off)", "1.29.6", nil, "", false},
+		{"switched off", "1.30.2", vapAPI, "rbac: {controllerConfigMapPolicy: false}", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := renderChart(t, chartDir, "framework-plugins", tc.kube, tc.apis, values(t, tc.vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, gotPolicy := r.docs[cmPolicy]
+			_, gotBinding := r.docs[cmPolicyBind]
+			if gotPolicy != tc.want || gotBinding != tc.want {
+				t.Errorf("policy rendered %v, binding %v, want %v (objects %v)", gotPolicy, gotBinding, tc.want, r.keys())
+			}
+		})
+	}
+
+	r, err := renderChart(t, chartDir, "framework-plugins", "1.30.2", vapAPI,
+		values(t, "volcano: {namespace: batch-system, controllerServiceAccount: vc-ctrl}\nwebhook: {service: {namespace: batch-system}}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := decode[admv1.ValidatingAdmissionPolicy](t, r, cmPolicy)
+	want := []admv1.MatchCondition{{Name: "volcano-controllers", Expression: `request.userInfo.username == "system:serviceaccount:batch-system:vc-ctrl"`}}
+	if diff := cmp.Diff(want, p.Spec.MatchConditions); diff != "" {
+		t.Errorf("matchConditions (-want +got):\n%s", diff)
+	}
+	ops := []admv1.OperationType{admv1.Create, admv1.Update, admv1.Delete}
+	if rules := p.Spec.MatchConstraints.ResourceRules; len(rules) != 1 || !cmp.Equal(rules[0].Operations, ops) ||
+		!cmp.Equal(rules[0].Resources, []string{"configmaps"}) || !cmp.Equal(rules[0].APIGroups, []string{""}) {
+		t.Errorf("resourceRules %+v, want configmaps %v", rules, ops)
+	}
+	b := decode[admv1.ValidatingAdmissionPolicyBinding](t, r, cmPolicyBind)
+	if b.Spec.PolicyName != p.Name || !cmp.Equal(b.Spec.ValidationActions, []admv1.ValidationAction{admv1.Deny}) {
+		t.Errorf("binding %+v, want %s with Deny", b.Spec, p.Name)
+	}
+}

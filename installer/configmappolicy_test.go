@@ -1,0 +1,190 @@
+package installer
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	admv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apiserver/pkg/admission"
+	"k8s.io/apiserver/pkg/admission/plugin/cel"
+	"k8s.io/apiserver/pkg/admission/plugin/policy/validating"
+	"k8s.io/apiserver/pkg/admission/plugin/webhook/matchconditions"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/authentication/user"
+	"k8s.io/apiserver/pkg/cel/environment"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vchelpers "volcano.sh/apis/pkg/apis/helpers"
+
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+)
+
+// manifestPolicy returns the rendered ValidatingAdmissionPolicy on the
+// controllers' ConfigMap writes and checks its binding.
+func manifestPolicy(t *testing.T) *admv1.ValidatingAdmissionPolicy {
+	t.Helper()
+	var policy *admv1.ValidatingAdmissionPolicy
+	var binding *admv1.ValidatingAdmissionPolicyBinding
+	for _, obj := range decodeManifest(t) {
+		switch o := obj.(type) {
+		case *admv1.ValidatingAdmissionPolicy:
+			policy = o
+		case *admv1.ValidatingAdmissionPolicyBinding:
+			binding = o
+		}
+	}
+	if policy == nil || binding == nil {
+		t.Fatalf("%s lacks the ConfigMap ValidatingAdmissionPolicy or its binding", manifestFile)
+	}
+	if binding.Spec.PolicyName != policy.Name || len(binding.Spec.ValidationActions) != 1 || binding.Spec.ValidationActions[0] != admv1.Deny ||
+		binding.Spec.ParamRef != nil || binding.Spec.MatchResources != nil {
+		t.Errorf("binding %+v, want policy %s with Deny, no params, no narrowing", binding.Spec, policy.Name)
+	}
+	if p := policy.Spec.FailurePolicy; p == nil || *p != admv1.Fail {
+		t.Errorf("failurePolicy %v, want Fail", p)
+	}
+	return policy
+}
+
+// compilePolicy compiles policy as kube-apiserver v1.30's
+// ValidatingAdmissionPolicy plugin does (k8s.io/apiserver
+// pkg/admission/plugin/policy/validating, compilePolicy): the same CEL
+// environment, variables, match conditions and message expressions.
+func compilePolicy(t *testing.T, policy *admv1.ValidatingAdmissionPolicy) validating.Validator {
+	t.Helper()
+	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := cel.OptionalVariableDeclarations{HasAuthorizer: true, StrictCost: true}
+	for _, v := range policy.Spec.Variables {
+		if r := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, opts, environment.StoredExpressions); r.Error != nil {
+			t.Fatalf("variable %s: %v", v.Name, r.Error)
+		}
+	}
+	var conditions, validations, messages []cel.ExpressionAccessor
+	for i := range policy.Spec.MatchConditions {
+		conditions = append(conditions, (*matchconditions.MatchCondition)(&policy.Spec.MatchConditions[i]))
+	}
+	for _, v := range policy.Spec.Validations {
+		validations = append(validations, &validating.ValidationCondition{Expression: v.Expression, Message: v.Message, Reason: v.Reason})
+		messages = append(messages, &validating.MessageExpressionCondition{MessageExpression: v.MessageExpression})
+	}
+	// Compile errors only show at evaluation; check every expression here.
+	for _, a := range slices.Concat(conditions, validations, messages) {
+		if r := compiler.CompileCELExpression(a, opts, environment.StoredExpressions); r.Error != nil {
+			t.Fatalf("%q: %v", a.GetExpression(), r.Error)
+		}
+	}
+	matcher := matchconditions.NewMatcher(compiler.Compile(conditions, opts, environment.StoredExpressions), policy.Spec.FailurePolicy, "policy", "validate", policy.Name)
+	return validating.NewValidator(
+		compiler.Compile(validations, opts, environment.StoredExpressions),
+		matcher,
+		compiler.Compile(nil, opts, environment.StoredExpressions),
+		compiler.Compile(messages, cel.OptionalVariableDeclarations{StrictCost: true}, environment.StoredExpressions),
+		policy.Spec.FailurePolicy,
+	)
+}
+
+// configMap is a ConfigMap in namespace "team" with the owner references refs.
+func configMap(name string, refs ...metav1.OwnerReference) *corev1.ConfigMap {
+	return &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team", OwnerReferences: refs},
+		Data:       map[string]string{"k": "v"},
+	}
+}
+
+// The policy lets Volcano's controllers write the ConfigMaps the plugins keep
+// per Job (this project's tensorflow and mpi ones, Volcano's svc one), each
+// named after and controlled by its Volcano Job, and nothing else; other
+// users are not its business.
+func TestManifestConfigMapPolicy(t *testing.T) {
+	validator := compilePolicy(t, manifestPolicy(t))
+	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
+	// The references the writers set: pkg/ownedcm for ours, Volcano's
+	// helpers.CreateOrUpdateConfigMap for the svc plugin's.
+	ours := ownedcm.ControllerRef(job)
+	volcanos := *metav1.NewControllerRef(job, vchelpers.JobKind)
+	notController := ours
+	notController.Controller = nil
+	batchJob := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}
+	other := *metav1.NewControllerRef(&batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "uid-2"}}, vchelpers.JobKind)
+	svcName := job.Name + "-svc" // Volcano v1.10.0 pkg/controllers/job/plugins/svc: cmName
+
+	const controllers = "system:serviceaccount:" + volcanoNamespace + ":" + controllerSA
+	for _, tc := range []struct {
+		name       string
+		user       string
+		op         admission.Operation
+		obj, old   *corev1.ConfigMap
+		wantDenied bool
+	}{
+		{"tensorflow cluster created", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job), ours), nil, false},
+		{"mpi hostfile created", controllers, admission.Create, configMap(mpi.ConfigMapName(job), ours), nil, false},
+		{"Volcano's svc hosts created", controllers, admission.Create, configMap(svcName, volcanos), nil, false},
+		{"tensorflow cluster updated", controllers, admission.Update, configMap(tensorflow.ConfigMapName(job), ours), configMap(tensorflow.ConfigMapName(job), ours), false},
+		{"Volcano's svc hosts updated", controllers, admission.Update, configMap(svcName, volcanos), configMap(svcName, volcanos), false},
+		{"mpi hostfile deleted", controllers, admission.Delete, nil, configMap(mpi.ConfigMapName(job), ours), false},
+		{"Volcano's svc hosts deleted", controllers, admission.Delete, nil, configMap(svcName, volcanos), false},
+
+		{"any other name", controllers, admission.Create, configMap("app-config", ours), nil, true},
+		{"another suffix", controllers, admission.Create, configMap(job.Name+"-config", ours), nil, true},
+		{"no owner", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job)), nil, true},
+		{"owner not controller", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job), notController), nil, true},
+		{"Kubernetes Job as owner", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job), batchJob), nil, true},
+		{"another Job's name", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job), other), nil, true},
+		{"update of somebody else's ConfigMap", controllers, admission.Update, configMap("app-config", ours), configMap("app-config"), true},
+		{"takeover by adding the reference", controllers, admission.Update, configMap(svcName, volcanos), configMap(svcName), true},
+		{"reference removed", controllers, admission.Update, configMap(svcName), configMap(svcName, volcanos), true},
+		{"delete of somebody else's ConfigMap", controllers, admission.Delete, nil, configMap("app-config"), true},
+		{"delete of an unowned ConfigMap with our name", controllers, admission.Delete, nil, configMap(mpi.ConfigMapName(job)), true},
+
+		{"another user", "system:serviceaccount:team:app", admission.Create, configMap("app-config"), nil, false},
+		{"the webhook manager", "system:serviceaccount:" + volcanoNamespace + ":volcano-admission", admission.Delete, nil, configMap("app-config"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var obj, old runtime.Object
+			name := ""
+			if tc.obj != nil {
+				obj, name = tc.obj, tc.obj.Name
+			}
+			if tc.old != nil {
+				old, name = tc.old, tc.old.Name
+			}
+			gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
+			gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
+			attr := admission.NewAttributesRecord(obj, old, gvk, "team", name, gvr, "", tc.op, nil, false, &user.DefaultInfo{Name: tc.user})
+			va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: obj, VersionedOldObject: old}
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
+			res := validator.Validate(context.Background(), gvr, va, nil, ns, celconfig.RuntimeCELCostBudget, nil)
+			denied := false
+			for _, d := range res.Decisions {
+				switch d.Action {
+				case validating.ActionDeny:
+					denied = true
+					if d.Evaluation == validating.EvalError {
+						t.Errorf("evaluation error: %s", d.Message)
+					} else if !strings.Contains(d.Message, controllers+" may only write ConfigMaps named <job>-tf-cluster|-mpi-hostfile|-svc") || !strings.Contains(d.Message, "team/"+name) {
+						t.Errorf("message %q", d.Message)
+					}
+				case validating.ActionAdmit:
+				default:
+					t.Errorf("decision %+v", d)
+				}
+			}
+			if denied != tc.wantDenied {
+				t.Errorf("denied %v, want %v (decisions %+v)", denied, tc.wantDenied, res.Decisions)
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
