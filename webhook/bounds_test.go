@@ -184,6 +184,7 @@ func TestAdmissionCostOverBounds(t *testing.T) {
 				if resp.Allowed || resp.Result.Code != http.StatusUnprocessableEntity {
 					t.Fatalf("%s: %+v; want a 422 denial", what, resp.Result)
 				}
+				t.Logf("%s: denial of %d bytes", what, len(resp.Result.Message))
 				if msg := resp.Result.Message; len(msg) > maxDenialBytes || !strings.Contains(msg, tc.want) {
 					t.Errorf("%s: denial of %d bytes %.300q...; want at most %d bytes containing %q", what, len(msg), msg, maxDenialBytes, tc.want)
 				}
