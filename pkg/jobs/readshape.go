@@ -16,23 +16,21 @@ import (
 // error means raw is not a JSON object of the expected types; decoding it as a
 // Job then fails too.
 func ReadShape(raw []byte) (Shape, error) {
-	// The plugins are counted first, their values unread: a map of many
-	// plugins' argument lists costs ten times its JSON.
-	var first struct {
+	var view struct {
 		Spec struct {
 			Tasks []struct {
 				DependsOn *struct {
 					Name []length `json:"name"`
 				} `json:"dependsOn"`
 			} `json:"tasks"`
-			Plugins members `json:"plugins"`
+			Plugins pluginsShape `json:"plugins"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(raw, &first); err != nil {
+	if err := json.Unmarshal(raw, &view); err != nil {
 		return Shape{}, err
 	}
-	tasks := first.Spec.Tasks
-	s := Shape{Tasks: len(tasks), Plugins: int(first.Spec.Plugins)}
+	tasks := view.Spec.Tasks
+	s := Shape{Tasks: len(tasks), Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args}
 	for i := 0; i < len(tasks) && i < MaxTasks; i++ {
 		n := 0
 		if d := tasks[i].DependsOn; d != nil {
@@ -40,26 +38,39 @@ func ReadShape(raw []byte) (Shape, error) {
 		}
 		s.DependsOn = append(s.DependsOn, n)
 	}
-	if s.Plugins > MaxPlugins {
-		return s, nil
-	}
-	var second struct {
-		Spec struct {
-			Plugins map[string][]length `json:"plugins"`
-		} `json:"spec"`
-	}
-	if err := json.Unmarshal(raw, &second); err != nil {
-		return Shape{}, err
-	}
-	for name, args := range second.Spec.Plugins {
-		p := PluginShape{Name: name, Args: len(args), FirstLong: -1}
-		for i, n := range args {
-			p.notice(i, int(n))
-		}
-		s.Args = append(s.Args, p)
-	}
-	sort.Slice(s.Args, func(i, j int) bool { return s.Args[i].Name < s.Args[j].Name })
 	return s, nil
+}
+
+// pluginsShape reads spec.plugins: the number of plugins, and each plugin's
+// arguments when there are at most MaxPlugins (a map of many plugins'
+// argument lists would cost ten times its JSON).
+type pluginsShape struct {
+	n    int
+	args []PluginShape
+}
+
+func (p *pluginsShape) UnmarshalJSON(b []byte) error {
+	var n members
+	if err := n.UnmarshalJSON(b); err != nil {
+		return err
+	}
+	p.n = int(n)
+	if p.n == 0 || p.n > MaxPlugins {
+		return nil
+	}
+	var plugins map[string][]length
+	if err := json.Unmarshal(b, &plugins); err != nil {
+		return err
+	}
+	for name, args := range plugins {
+		ps := PluginShape{Name: name, Args: len(args), FirstLong: -1}
+		for i, n := range args {
+			ps.notice(i, int(n))
+		}
+		p.args = append(p.args, ps)
+	}
+	sort.Slice(p.args, func(i, j int) bool { return p.args[i].Name < p.args[j].Name })
+	return nil
 }
 
 // length reads a JSON string for its length in bytes: exact when over
