@@ -2,8 +2,10 @@
 # images. Included from the top-level Makefile.
 #
 #   make node-prereqs  install containerd, runc, CNI plugins, busybox-static and
-#                      mmdebstrap at the versions below (root on Debian 12 only;
-#                      elsewhere it says so and the cluster runs KWOK nodes only)
+#                      mmdebstrap at the versions below (root on Debian 12 with
+#                      cgroup v1 and no container runtime of the host's own, and
+#                      never replacing an installed package; elsewhere it says
+#                      why and the cluster runs KWOK nodes only)
 
 NODE_PACKAGES := \
 	containerd=1.6.20~ds1-1+deb12u3 \
@@ -13,17 +15,22 @@ NODE_PACKAGES := \
 	mmdebstrap=1.3.5-7
 
 .PHONY: node node-training node-prereqs
-# The images are built from busybox-static, so only where node-prereqs could
-# install it; elsewhere the cluster runs KWOK nodes only and needs none.
-node: node-prereqs ## Everything the real node needs besides the binaries: packages and images.
-	@if [ -x /bin/busybox ] && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-images; \
-	else echo "real node: no images built (needs root and busybox-static)"; fi
+# node-prereqs writes "ready" here where the real node's packages are there
+# (removes it elsewhere); the e2e suite then requires the real node.
+NODE_PREREQS_STATE := $(CURDIR)/_output/node-prereqs
 
-node-prereqs: ## Install the real node's Debian packages (pinned; root on Debian only).
-	@hack/node-prereqs.sh $(NODE_PACKAGES)
+# The images only where the real node can run; elsewhere the cluster runs KWOK
+# nodes only and needs none.
+node: node-prereqs ## Everything the real node needs besides the binaries: packages and images.
+	@if [ -f $(NODE_PREREQS_STATE) ] && [ -x /bin/busybox ]; then $(MAKE) --no-print-directory node-images; \
+	else echo "real node: no images built (the real node is skipped here)"; fi
+
+node-prereqs: ## Install the real node's Debian packages (pinned; root on Debian 12 with cgroup v1, no runtime of the host's own).
+	@mkdir -p $(dir $(NODE_PREREQS_STATE))
+	@NODE_PREREQS_STATE=$(NODE_PREREQS_STATE) hack/node-prereqs.sh $(NODE_PACKAGES)
 
 # The training image (PyTorch, MPI; ~10 minutes and 750 MB the first time) for
 # the e2e suite's training specs, where mmdebstrap is installed.
 node-training: node ## The real node's training image too (make test needs it).
-	@if command -v mmdebstrap >/dev/null && [ "$$(id -u)" = 0 ]; then $(MAKE) --no-print-directory node-images-training; \
-	else echo "real node: no training image built (needs root and mmdebstrap)"; fi
+	@if [ -f $(NODE_PREREQS_STATE) ] && command -v mmdebstrap >/dev/null; then $(MAKE) --no-print-directory node-images-training; \
+	else echo "real node: no training image built (the real node is skipped here)"; fi

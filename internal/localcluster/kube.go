@@ -1,9 +1,12 @@
 package localcluster
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +20,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -157,7 +161,11 @@ func applyCRDs(ctx context.Context, cfg *rest.Config, dirs ...string) ([]string,
 			if err != nil {
 				return nil, err
 			}
-			for _, doc := range splitYAML(data) {
+			docs, err := yamlDocuments(data)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", file, err)
+			}
+			for _, doc := range docs {
 				crd := &apiextensionsv1.CustomResourceDefinition{}
 				if err := yaml.Unmarshal(doc, crd); err != nil {
 					return nil, fmt.Errorf("%s: %w", file, err)
@@ -207,16 +215,30 @@ func crdsEstablished(ctx context.Context, cfg *rest.Config, names []string) (boo
 	return true, nil
 }
 
-// splitYAML splits a multi-document YAML stream on "---" separator lines,
-// dropping empty documents.
-func splitYAML(data []byte) [][]byte {
+// yamlDocuments returns the documents of a multi-document YAML stream as
+// apimachinery's YAML reader splits it (on lines that start with "---", which
+// only a comment may follow; an indented "---" in a block scalar is content),
+// without the empty ones (nothing but whitespace and comments). Errors: a
+// separator line followed by more than a comment, a document that is not YAML.
+func yamlDocuments(data []byte) ([][]byte, error) {
+	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs [][]byte
-	for _, doc := range bytes.Split(append([]byte("\n"), data...), []byte("\n---")) {
-		if len(bytes.TrimSpace(doc)) > 0 {
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if err := yaml.Unmarshal(doc, &v); err != nil {
+			return nil, err
+		}
+		if v != nil {
 			docs = append(docs, doc)
 		}
 	}
-	return docs
 }
 
 // nodeName is the name of the i-th fake node.

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
 )
 
 func TestNewPKIChainsToCA(t *testing.T) {
@@ -144,10 +147,53 @@ func TestDownRefusesForeignDirectory(t *testing.T) {
 	}
 }
 
-func TestSplitYAML(t *testing.T) {
-	docs := splitYAML([]byte("---\na: 1\n---\n\n---\nb: 2\n"))
-	if len(docs) != 2 {
-		t.Fatalf("got %d docs, want 2: %q", len(docs), docs)
+func TestYAMLDocuments(t *testing.T) {
+	type m = map[string]any
+	cases := []struct {
+		name    string
+		in      string
+		want    []any // each document, decoded
+		wantErr bool
+	}{
+		{
+			name: "leading separator and empty documents",
+			in:   "---\na: 1\n---\n\n---\nb: 2\n",
+			want: []any{m{"a": 1.0}, m{"b": 2.0}},
+		},
+		{
+			name: "comment-only documents and a commented separator",
+			in:   "# Source: chart/templates/a.yaml\n--- # first\na: 1\n---\n# nothing here\n",
+			want: []any{m{"a": 1.0}},
+		},
+		{
+			name: "--- in a block scalar and in a string is content",
+			in:   "---\ndescription: |\n  above\n  ---\n  below\nnote: \"a\\n--- b\"\n---\nc: 3",
+			want: []any{m{"description": "above\n---\nbelow\n", "note": "a\n--- b"}, m{"c": 3.0}},
+		},
+		{
+			name:    "a separator followed by more than a comment",
+			in:      "a: 1\n--- b: 2\n",
+			wantErr: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			docs, err := yamlDocuments([]byte(tc.in))
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Fatalf("error = %v, want error: %v", err, tc.wantErr)
+			}
+			var got []any
+			for _, d := range docs {
+				var v any
+				if err := yaml.Unmarshal(d, &v); err != nil {
+					t.Fatalf("document %q: %v", d, err)
+				}
+				got = append(got, v)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("documents (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -196,5 +242,22 @@ func TestKwokStagesAnnotations(t *testing.T) {
 		if !strings.Contains(DefaultKwokConfig, `annotations["`+a+`"]`) && !strings.Contains(DefaultKwokConfig, `annotations "`+a+`"`) {
 			t.Errorf("kwokstages.yaml does not read annotation %s", a)
 		}
+	}
+}
+
+// Helm's output starts each template with "---" and a "# Source:" comment; a
+// template that renders nothing leaves a comment-only document.
+func TestDecodeWebhookConfigurations(t *testing.T) {
+	rendered := "---\n# Source: chart/templates/mutatingwebhookconfiguration.yaml\n" +
+		"apiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: m\n" +
+		"---\n# Source: chart/templates/empty.yaml\n# rendered nothing\n" +
+		"---\n# Source: chart/templates/validatingwebhookconfiguration.yaml\n" +
+		"apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: v\n"
+	m, v, err := decodeWebhookConfigurations([]byte(rendered))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Name != "m" || v.Name != "v" {
+		t.Errorf("decoded %q and %q, want m and v", m.Name, v.Name)
 	}
 }

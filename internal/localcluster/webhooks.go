@@ -1,15 +1,12 @@
 package localcluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -21,7 +18,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 )
@@ -213,20 +209,13 @@ func renderChartWebhooks(ctx context.Context, binDir string, port int, caBundle 
 func decodeWebhookConfigurations(data []byte) (
 	*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	docs, err := yamlDocuments(data)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the rendered chart: %w", err)
+	}
 	var mutating []*admissionregistrationv1.MutatingWebhookConfiguration
 	var validating []*admissionregistrationv1.ValidatingWebhookConfiguration
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
-			continue
-		}
+	for _, doc := range docs {
 		obj, gvk, err := decoder.Decode(doc, nil, nil)
 		if err != nil {
 			return nil, nil, fmt.Errorf("decoding the rendered chart: %w\n%s", err, doc)
@@ -245,20 +234,6 @@ func decodeWebhookConfigurations(data []byte) (
 			len(mutating), len(validating))
 	}
 	return mutating[0], validating[0], nil
-}
-
-// stripComments returns doc without its comment and document-separator lines.
-func stripComments(doc []byte) []byte {
-	var out []byte
-	for _, line := range bytes.Split(doc, []byte("\n")) {
-		t := bytes.TrimSpace(line)
-		if len(t) == 0 || t[0] == '#' || string(t) == "---" {
-			continue
-		}
-		out = append(out, line...)
-		out = append(out, '\n')
-	}
-	return out
 }
 
 // registerChartWebhooks creates (or replaces) the webhook configurations of

@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
@@ -40,8 +41,25 @@ func ControllerRef(job *batch.Job) metav1.OwnerReference {
 // Apply makes ConfigMap name in the Job's namespace hold exactly data and labels.
 // It creates the ConfigMap when missing and updates it when its content differs
 // and the Job controls it. It returns a *NotOwnedError when a ConfigMap of that
-// name is not controlled by the Job, and API errors as they come.
+// name is not controlled by the Job, and API errors as they come. A conflict
+// (another writer updated or created the ConfigMap between the read and the
+// write) is retried with a fresh read (retry.DefaultRetry: up to 5 tries, about
+// 10ms apart), so that it does not fail the Job's sync and count towards
+// Volcano's requeues; a conflict that outlasts them is returned.
 func Apply(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string, labels, data map[string]string) error {
+	return onConflict(func() error { return apply(ctx, client, job, name, labels, data) })
+}
+
+// onConflict runs fn again while it fails with a conflict: a stale
+// resourceVersion or UID (409 Conflict) or a create that lost a race (409
+// AlreadyExists). Both are cured by reading again.
+func onConflict(fn func() error) error {
+	return retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err)
+	}, fn)
+}
+
+func apply(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string, labels, data map[string]string) error {
 	cms := client.CoreV1().ConfigMaps(job.Namespace)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
@@ -55,10 +73,6 @@ func Apply(ctx context.Context, client kubernetes.Interface, job *batch.Job, nam
 			Data: data,
 		}
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
-		if apierrors.IsAlreadyExists(err) {
-			// Raced with another worker; the next sync compares contents.
-			return fmt.Errorf("ConfigMap %s/%s was created concurrently: %w", job.Namespace, name, err)
-		}
 		return err
 	}
 	if err != nil {
@@ -92,18 +106,22 @@ func labelsContain(have, want map[string]string) bool {
 // Delete removes ConfigMap name when the Job controls it. A missing ConfigMap is
 // not an error; one the Job does not control is left alone and reported as a
 // *NotOwnedError.
+//
+// The delete is conditional on the UID read: if the ConfigMap was replaced in
+// between (409 Conflict), it is read and checked again, as in Apply.
 func Delete(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string) error {
-	cms := client.CoreV1().ConfigMaps(job.Namespace)
-	cm, err := owned(ctx, client, job, name)
-	if cm == nil || err != nil {
+	return onConflict(func() error {
+		cm, err := owned(ctx, client, job, name)
+		if cm == nil || err != nil {
+			return err
+		}
+		uid := cm.UID
+		err = client.CoreV1().ConfigMaps(job.Namespace).Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
 		return err
-	}
-	uid := cm.UID
-	err = cms.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	})
 }
 
 // Check reports whether a pod may mount ConfigMap name for job: nil when the

@@ -9,7 +9,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
@@ -99,6 +101,125 @@ func TestCheck(t *testing.T) {
 			got := Check(context.Background(), client, job, "h")
 			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
 				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// A write that loses a race with another writer (409) is read again and
+// retried rather than returned: the Job's sync would fail and count towards
+// Volcano's requeues.
+func TestConflictsAreRetried(t *testing.T) {
+	job := utiltesting.MakeJob("mpi").Obj()
+	ours := func(data string) *v1.ConfigMap {
+		return &v1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "default", UID: "uid-1",
+				OwnerReferences: []metav1.OwnerReference{ControllerRef(job)}},
+			Data: map[string]string{"hostfile": data},
+		}
+	}
+	gr := v1.Resource("configmaps")
+	cases := map[string]struct {
+		existing *v1.ConfigMap
+		verb     string
+		// fail is the error of the first verb call; raced, if set, is created
+		// first, as by another worker.
+		fail  error
+		raced *v1.ConfigMap
+		run   func(context.Context, *fake.Clientset) error
+		// wantCalls is how often verb is called: the retry of a lost create
+		// finds the other worker's ConfigMap and updates it.
+		wantCalls int
+		wantData  map[string]string // nil: the ConfigMap is gone
+		wantErr   bool
+	}{
+		"update conflicts once": {
+			existing: ours("old"),
+			verb:     "update",
+			fail:     apierrors.NewConflict(gr, "h", errors.New("the object has been modified")),
+			run: func(ctx context.Context, c *fake.Clientset) error {
+				return Apply(ctx, c, job, "h", nil, map[string]string{"hostfile": "new"})
+			},
+			wantCalls: 2,
+			wantData:  map[string]string{"hostfile": "new"},
+		},
+		"create races with another worker": {
+			verb:  "create",
+			fail:  apierrors.NewAlreadyExists(gr, "h"),
+			raced: ours("theirs"),
+			run: func(ctx context.Context, c *fake.Clientset) error {
+				return Apply(ctx, c, job, "h", nil, map[string]string{"hostfile": "new"})
+			},
+			wantCalls: 1,
+			wantData:  map[string]string{"hostfile": "new"},
+		},
+		"delete of a replaced ConfigMap": {
+			existing: ours("old"),
+			verb:     "delete",
+			fail:     apierrors.NewConflict(gr, "h", errors.New("Precondition failed: UID in precondition")),
+			run: func(ctx context.Context, c *fake.Clientset) error {
+				return Delete(ctx, c, job, "h")
+			},
+			wantCalls: 2,
+		},
+		"a conflict every time is returned": {
+			existing: ours("old"),
+			verb:     "update",
+			run: func(ctx context.Context, c *fake.Clientset) error {
+				c.PrependReactor("update", "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewConflict(gr, "h", errors.New("the object has been modified"))
+				})
+				return Apply(ctx, c, job, "h", nil, map[string]string{"hostfile": "new"})
+			},
+			wantData: map[string]string{"hostfile": "old"},
+			wantErr:  true,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			client := fake.NewSimpleClientset()
+			if tc.existing != nil {
+				if _, err := client.CoreV1().ConfigMaps("default").Create(ctx, tc.existing, metav1.CreateOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			calls := 0
+			client.PrependReactor(tc.verb, "configmaps", func(clienttesting.Action) (bool, runtime.Object, error) {
+				calls++
+				if calls > 1 || tc.fail == nil {
+					return false, nil, nil
+				}
+				if tc.raced != nil {
+					if err := client.Tracker().Add(tc.raced); err != nil {
+						t.Fatal(err)
+					}
+				}
+				return true, nil, tc.fail
+			})
+			err := tc.run(ctx, client)
+			if gotErr := err != nil; gotErr != tc.wantErr {
+				t.Fatalf("error = %v, want error: %v", err, tc.wantErr)
+			}
+			if tc.wantErr && !apierrors.IsConflict(err) {
+				t.Errorf("error = %v, want a conflict", err)
+			}
+			if tc.fail != nil && calls != tc.wantCalls {
+				t.Errorf("%s called %d times, want %d", tc.verb, calls, tc.wantCalls)
+			}
+			cm, err := client.CoreV1().ConfigMaps("default").Get(ctx, "h", metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				cm, err = nil, nil
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]string
+			if cm != nil {
+				got = cm.Data
+			}
+			if diff := cmp.Diff(tc.wantData, got); diff != "" {
+				t.Errorf("data (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/onsi/ginkgo/v2"
@@ -109,7 +107,7 @@ func SetupCluster(ctx context.Context, out io.Writer) (*TestCluster, error) {
 	cl, err := localcluster.Up(ctx, localcluster.Config{
 		RootDir:  dir,
 		Webhook:  localcluster.WebhookOn,
-		RealNode: RealNodeMode(),
+		RealNode: RealNodeMode(root),
 		Timeout:  ClusterUpTimeout,
 		Out:      out,
 	})
@@ -136,16 +134,22 @@ func SetupCluster(ctx context.Context, out io.Writer) (*TestCluster, error) {
 // EnvRealNode overrides the suite's real-node mode: auto, on or off.
 const EnvRealNode = "E2E_REAL_NODE"
 
+// NodePrereqsState is the file, relative to the module root, where `make
+// node-prereqs` writes "ready" when the real node's packages are there (root
+// on Debian 12 with cgroup v1 and no container runtime of the host's own,
+// hack/node-prereqs.sh); it removes it on any other machine.
+const NodePrereqsState = "_output/node-prereqs"
+
 // RealNodeMode is the real-node mode of the suite's local cluster: E2E_REAL_NODE
-// if set; else on where `make node-prereqs` installs the node (root on a
-// Debian-like Linux), so that such a machine fails loudly when the node does
-// not start; else auto (a one-line note, KWOK nodes only, real-node specs
-// skipped with that reason).
-func RealNodeMode() localcluster.RealNodeMode {
+// if set; else on where `make node-prereqs` found or installed the node's
+// packages (NodePrereqsState under root says "ready"), so that such a machine
+// fails loudly when the node does not start; else auto (a one-line note, KWOK
+// nodes only, real-node specs skipped with that reason).
+func RealNodeMode(root string) localcluster.RealNodeMode {
 	if m := os.Getenv(EnvRealNode); m != "" {
 		return localcluster.RealNodeMode(m)
 	}
-	if _, err := exec.LookPath("apt-get"); err == nil && runtime.GOOS == "linux" && os.Geteuid() == 0 {
+	if b, err := os.ReadFile(filepath.Join(root, NodePrereqsState)); err == nil && strings.TrimSpace(string(b)) == "ready" {
 		return localcluster.RealNodeOn
 	}
 	return localcluster.RealNodeAuto
