@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
 // The one list: distinct names, each with builders and a description, and
@@ -46,5 +48,17 @@ func TestRegister(t *testing.T) {
 		if pkg := reflect.TypeOf(p).Elem().PkgPath(); p.Name() != f.Name || pkg != "github.com/vcplugins/framework-plugins/plugins/"+f.Name {
 			t.Errorf("factory builder of %s builds plugin %q of package %s", f.Name, p.Name(), pkg)
 		}
+	}
+}
+
+// The metrics' framework label knows exactly the frameworks, in the order
+// the webhook names them (ByName).
+func TestMetricsFrameworks(t *testing.T) {
+	var names []string
+	for _, f := range ByName() {
+		names = append(names, f.Name)
+	}
+	if diff := cmp.Diff(names, metrics.Frameworks); diff != "" {
+		t.Errorf("metrics.Frameworks (-plugins +metrics):\n%s", diff)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 
 	commonutil "volcano.sh/volcano/pkg/util"
 	"volcano.sh/volcano/pkg/webhooks/router"
@@ -73,10 +74,12 @@ func jobRule(ops ...whv1.OperationType) []whv1.RuleWithOperations {
 // job mutation gives jobs.
 func MutateService(opts Options) *router.AdmissionService {
 	cfg := &router.AdmissionServiceConfig{}
-	admit := guard("mutating", func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return mutate(ar, opts, cfg) })
+	admit := guard("mutating", func(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.AdmissionResponse {
+		return mutate(ar, opts, cfg, v)
+	})
 	return &router.AdmissionService{
 		Path:    MutatePath,
-		Func:    admit,
+		Func:    admit.routerFunc(),
 		Handler: handler(MutatePath, admit),
 		Config:  cfg,
 		MutatingConfig: &whv1.MutatingWebhookConfiguration{
@@ -89,12 +92,13 @@ func MutateService(opts Options) *router.AdmissionService {
 // and UPDATE).
 //
 // Both services' Func and Handler turn a panic into a denial that starts with
-// InternalErrorPrefix; Handler replaces Volcano's router.Serve (see handler).
+// InternalErrorPrefix; Handler replaces Volcano's router.Serve (see handler)
+// and records each request in the metrics (pkg/metrics), Func does not.
 func ValidateService() *router.AdmissionService {
-	admit := guard("validating", AdmitJob)
+	admit := guard("validating", admitJob)
 	return &router.AdmissionService{
 		Path:    ValidatePath,
-		Func:    admit,
+		Func:    admit.routerFunc(),
 		Handler: handler(ValidatePath, admit),
 		Config:  &router.AdmissionServiceConfig{},
 		ValidatingConfig: &whv1.ValidatingWebhookConfiguration{
@@ -103,27 +107,52 @@ func ValidateService() *router.AdmissionService {
 	}
 }
 
-func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionServiceConfig) *admissionv1.AdmissionResponse {
+// verdict is what an admission found, for the metrics: the Job's framework
+// label and, for a response that is not allowed, the reason label
+// (pkg/metrics). An admission sets what it learns; the handler fills in the
+// rest.
+type verdict struct {
+	framework, reason string
+}
+
+// admitFunc is an admission that reports its verdict in v (never nil).
+type admitFunc func(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.AdmissionResponse
+
+// routerFunc returns a as a router.AdmitFunc, its verdict dropped.
+func (a admitFunc) routerFunc() router.AdmitFunc {
+	return func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return a(ar, &verdict{}) }
+}
+
+// badRequest is the response to a review or Job that does not decode.
+func badRequest(v *verdict, err error) *admissionv1.AdmissionResponse {
+	v.reason = metrics.ReasonBadRequest
+	return util.ToAdmissionResponse(err)
+}
+
+func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionServiceConfig, v *verdict) *admissionv1.AdmissionResponse {
 	if ar.Request == nil {
-		return util.ToAdmissionResponse(fmt.Errorf("admission review without a request"))
+		return badRequest(v, fmt.Errorf("admission review without a request"))
 	}
 	if ar.Request.Operation != admissionv1.Create {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
 	// A Job over the bounds is the validation's to deny; it is not decoded
 	// here (see overBounds).
-	if errs, _ := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
+	if errs, framework := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
+		v.framework = boundsFramework(framework)
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
 	job, err := schema.DecodeJob(ar.Request.Object, ar.Request.Resource)
 	if err != nil {
-		return util.ToAdmissionResponse(err)
+		return badRequest(v, err)
 	}
+	v.framework = metrics.FrameworkOf(job.Spec.Plugins)
 	if opts.SchedulerName == "" {
 		opts.SchedulerName = commonutil.GenerateSchedulerName(cfg.SchedulerNames)
 	}
 	patch, warnings, err := MutatePatch(ar.Request.Object.Raw, job, opts)
 	if err != nil {
+		v.reason = metrics.ReasonInternal
 		return util.ToAdmissionResponse(fmt.Errorf("computing the patch of job %s/%s: %v", job.Namespace, job.Name, err))
 	}
 	resp := &admissionv1.AdmissionResponse{Allowed: true, Warnings: warnings}
@@ -139,8 +168,13 @@ func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionS
 // UPDATE that changes its spec, when ValidateJob reports problems; the message
 // is the list of field errors.
 func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	return admitJob(ar, &verdict{})
+}
+
+// admitJob is AdmitJob, reporting its verdict in v.
+func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.AdmissionResponse {
 	if ar.Request == nil {
-		return util.ToAdmissionResponse(fmt.Errorf("admission review without a request"))
+		return badRequest(v, fmt.Errorf("admission review without a request"))
 	}
 	switch ar.Request.Operation {
 	case admissionv1.Create, admissionv1.Update:
@@ -148,35 +182,51 @@ func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
 	if errs, framework := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
+		v.framework = boundsFramework(framework)
 		if framework == "" {
 			return &admissionv1.AdmissionResponse{Allowed: true}
 		}
 		for _, e := range errs {
 			e.Detail = "plugin " + framework + ": " + e.Detail
 		}
+		v.reason = metrics.ReasonBounds
 		return denial(errs.ToAggregate().Error())
 	}
 	job, err := schema.DecodeJob(ar.Request.Object, ar.Request.Resource)
 	if err != nil {
-		return util.ToAdmissionResponse(err)
+		return badRequest(v, err)
 	}
+	v.framework = metrics.FrameworkOf(job.Spec.Plugins)
 	// An old object over the bounds (stored before they existed) is not
 	// decoded: the new one, within them, has another spec.
 	if oldErrs, _ := overBounds(ar.Request.OldObject.Raw); ar.Request.Operation == admissionv1.Update && len(oldErrs) == 0 {
 		old, err := schema.DecodeJob(ar.Request.OldObject, ar.Request.Resource)
 		if err != nil {
-			return util.ToAdmissionResponse(err)
+			return badRequest(v, err)
 		}
 		// Metadata-only updates (labels, finalizers) are not the user's to fix.
 		if apiequality.Semantic.DeepEqual(old.Spec, job.Spec) {
 			return &admissionv1.AdmissionResponse{Allowed: true}
 		}
 	}
-	errs := ValidateJob(job)
+	errs, reason := validateJob(job)
 	if len(errs) == 0 {
 		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
+	v.reason = reason
 	return denial(errs.ToAggregate().Error())
+}
+
+// boundsFramework is the framework label of a Job over the bounds, from
+// overBounds' framework: "" is none, "?" unknown.
+func boundsFramework(framework string) string {
+	switch framework {
+	case "":
+		return metrics.FrameworkNone
+	case "?":
+		return metrics.FrameworkUnknown
+	}
+	return metrics.Framework(framework)
 }
 
 // overBounds reads the shape of a Job's JSON (jobs.ReadShape) and returns the

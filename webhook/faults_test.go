@@ -112,14 +112,14 @@ func serveBody(t testing.TB, h func(http.ResponseWriter, *http.Request), body []
 func TestAdmissionRecoversPanics(t *testing.T) {
 	job := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj()
 	ar := review(t, admissionv1.Create, job, nil)
-	panicking := guard("validating", func(admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	panicking := guard("validating", func(admissionv1.AdmissionReview, *verdict) *admissionv1.AdmissionResponse {
 		var m map[string]int
 		m["boom"]++
 		return nil
 	})
 	want := &admissionv1.AdmissionResponse{Allowed: false, Result: denial(
 		"plugin admission: internal error: validating Job default/tf on CREATE: assignment to entry in nil map").Result}
-	if diff := cmp.Diff(want, panicking(ar)); diff != "" {
+	if diff := cmp.Diff(want, panicking.routerFunc()(ar)); diff != "" {
 		t.Errorf("Func (-want +got):\n%s", diff)
 	}
 	want.UID = ar.Request.UID

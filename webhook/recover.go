@@ -7,6 +7,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,7 +16,8 @@ import (
 
 	"volcano.sh/volcano/pkg/webhooks/router"
 	"volcano.sh/volcano/pkg/webhooks/schema"
-	"volcano.sh/volcano/pkg/webhooks/util"
+
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
 // InternalErrorPrefix starts the denial of a request whose admission failed
@@ -73,14 +75,16 @@ func denial(message string) *admissionv1.AdmissionResponse {
 }
 
 // guard wraps an admission so that a panic in it becomes a denial naming the
-// operation and the object (InternalErrorPrefix), logged with its stack.
-func guard(verb string, admit router.AdmitFunc) router.AdmitFunc {
-	return func(ar admissionv1.AdmissionReview) (resp *admissionv1.AdmissionResponse) {
+// operation and the object (InternalErrorPrefix), logged with its stack, and
+// counted as metrics.ReasonInternal.
+func guard(verb string, admit admitFunc) admitFunc {
+	return func(ar admissionv1.AdmissionReview, v *verdict) (resp *admissionv1.AdmissionResponse) {
 		what := verb + " a request without an object"
 		if r := ar.Request; r != nil {
 			what = fmt.Sprintf("%s %s %s/%s on %s", verb, r.Kind.Kind, r.Namespace, r.Name, r.Operation)
 		}
-		if err := protect(what, func() { resp = admit(ar) }); err != nil {
+		if err := protect(what, func() { resp = admit(ar, v) }); err != nil {
+			v.reason = metrics.ReasonInternal
 			return denial(err.Error())
 		}
 		return resp
@@ -94,34 +98,43 @@ func guard(verb string, admit router.AdmitFunc) router.AdmitFunc {
 // reports as a failed webhook call), and reads bodies of any size. Every
 // response here is an AdmissionReview with status 200, except for a body that
 // is not JSON (415) or over MaxReviewBytes (413), which the API server never
-// sends; a panic anywhere in here is a denial too.
-func handler(path string, admit router.AdmitFunc) router.AdmissionHandler {
+// sends; a panic anywhere in here is a denial too. Every request, those
+// refused with an HTTP error included, is counted and timed in the metrics
+// (record).
+func handler(path string, admit admitFunc) router.AdmissionHandler {
 	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		var v verdict
+		var resp *admissionv1.AdmissionResponse
+		defer func() { record(path, &v, resp, start) }()
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			v.reason = metrics.ReasonBadRequest
 			http.Error(w, "admission reviews are application/json", http.StatusUnsupportedMediaType)
 			return
 		}
 		body, err := readBody(w, r)
 		if err != nil {
+			v.reason = metrics.ReasonBadRequest
 			http.Error(w, fmt.Sprintf("reading the admission review: %v", err), http.StatusRequestEntityTooLarge)
 			return
 		}
 		var uid types.UID
-		var resp *admissionv1.AdmissionResponse
 		if err := protect("serving "+path, func() {
 			ar := admissionv1.AdmissionReview{}
 			if _, _, err := schema.Codecs.UniversalDeserializer().Decode(body, nil, &ar); err != nil {
-				resp = util.ToAdmissionResponse(fmt.Errorf("decoding the admission review: %v", err))
+				resp = badRequest(&v, fmt.Errorf("decoding the admission review: %v", err))
 				return
 			}
 			if ar.Request != nil {
 				uid = ar.Request.UID
 			}
-			resp = admit(ar)
+			resp = admit(ar, &v)
 		}); err != nil {
+			v.reason = metrics.ReasonInternal
 			resp = denial(err.Error())
 		}
 		if resp == nil {
+			v.reason = metrics.ReasonInternal
 			resp = denial(InternalErrorPrefix + "serving " + path + ": no response")
 		}
 		resp.UID = uid
@@ -131,9 +144,11 @@ func handler(path string, admit router.AdmitFunc) router.AdmissionHandler {
 		})
 		if err != nil {
 			klog.ErrorS(err, "Encoding an admission response", "path", path)
+			v.reason = metrics.ReasonInternal
+			resp = &admissionv1.AdmissionResponse{UID: uid, Result: denial(InternalErrorPrefix + "encoding the response").Result}
 			out, _ = json.Marshal(admissionv1.AdmissionReview{
 				TypeMeta: metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"},
-				Response: &admissionv1.AdmissionResponse{UID: uid, Result: denial(InternalErrorPrefix + "encoding the response").Result},
+				Response: resp,
 			})
 		}
 		w.Header().Set("Content-Type", "application/json")
@@ -141,6 +156,29 @@ func handler(path string, admit router.AdmitFunc) router.AdmissionHandler {
 			klog.ErrorS(err, "Writing an admission response", "path", path)
 		}
 	}
+}
+
+// record counts and times one request of the admission at path (pkg/metrics):
+// allowed when resp allows it; otherwise denied when the admission gave a
+// reason of its own (a check of the Job), an error when the reason is
+// metrics.ReasonBadRequest or ReasonInternal, or there is none (no
+// response: the request was refused with an HTTP error). A framework
+// the admission did not learn is metrics.FrameworkUnknown.
+func record(path string, v *verdict, resp *admissionv1.AdmissionResponse, start time.Time) {
+	framework := v.framework
+	if framework == "" {
+		framework = metrics.FrameworkUnknown
+	}
+	result, reason := metrics.ResultDenied, v.reason
+	switch {
+	case resp != nil && resp.Allowed:
+		result, reason = metrics.ResultAllowed, metrics.ReasonNone
+	case reason == metrics.ReasonBadRequest, reason == metrics.ReasonInternal:
+		result = metrics.ResultError
+	case reason == "", reason == metrics.ReasonNone:
+		result, reason = metrics.ResultError, metrics.ReasonInternal
+	}
+	metrics.ObserveAdmission(path, framework, result, reason, start)
 }
 
 // readBody reads a request body of at most MaxReviewBytes, into one buffer of

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
@@ -30,12 +32,24 @@ import (
 //     1 MiB (the mpi hostfile is ParseArgs' own check), and pod hostnames or
 //     subdomains that are not DNS labels of at most 63 characters.
 func ValidateJob(job *batch.Job) field.ErrorList {
+	errs, _ := validateJob(job)
+	return errs
+}
+
+// validateJob is ValidateJob, also returning the metrics reason of the
+// errors (metrics.ReasonNone when there are none): the first check, in the
+// order above, that found a problem.
+func validateJob(job *batch.Job) (field.ErrorList, string) {
 	if !UsesFrameworks(job) {
-		return nil
+		return nil, metrics.ReasonNone
 	}
 	// The checks below count, index and simulate pods; they need sane numbers.
 	if errs := validateShape(job); len(errs) > 0 {
-		return namePlugin(errs, job)
+		reason := metrics.ReasonShape
+		if len(jobs.CheckBounds(job)) > 0 {
+			reason = metrics.ReasonBounds
+		}
+		return namePlugin(errs, job), reason
 	}
 	uses := analyze(job)
 	var errs field.ErrorList
@@ -43,10 +57,21 @@ func ValidateJob(job *batch.Job) field.ErrorList {
 		errs = append(errs, u.Errs...)
 	}
 	errs = append(errs, checkClaims(job, uses)...)
+	reason := metrics.ReasonNone
+	if len(errs) > 0 {
+		reason = metrics.ReasonArguments
+	}
 	order, unlisted := checkLaunchOrder(job, uses, MaxErrors-len(errs))
+	if reason == metrics.ReasonNone && len(order)+unlisted > 0 {
+		reason = metrics.ReasonLaunchOrder
+	}
 	errs = append(errs, order...)
-	errs = append(errs, checkLimits(job, uses)...)
-	return namePlugin(capErrors(errs, unlisted), job)
+	limits := checkLimits(job, uses)
+	if reason == metrics.ReasonNone && len(limits) > 0 {
+		reason = metrics.ReasonLimits
+	}
+	errs = append(errs, limits...)
+	return namePlugin(capErrors(errs, unlisted), job), reason
 }
 
 // MaxErrors is the most problems ValidateJob lists; the rest are counted in a

@@ -2,7 +2,9 @@
 // same flags and the same job, podgroup, queue, jobflow, jobtemplate and garbage
 // collector controllers) with this project's tensorflow, pytorch, mpi and mxnet
 // job plugins registered in place of Volcano's in-tree ones. It is a drop-in
-// replacement for Volcano's vc-controller-manager image.
+// replacement for Volcano's vc-controller-manager image. With --enable-healthz
+// its healthz listener also serves this project's metrics at /metrics
+// (docs/metrics.md).
 package main
 
 import (
@@ -32,6 +34,7 @@ import (
 	"volcano.sh/volcano/pkg/version"
 
 	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	// The wait-timeout controller: fails pods whose wait container timed out.
 	_ "github.com/vcplugins/framework-plugins/pkg/waitwatch"
@@ -73,6 +76,10 @@ func main() {
 
 	klog.StartFlushDaemon(*flushFreq)
 	defer klog.Flush()
+	if err := serveHealthz(opts); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	if err := app.Run(opts); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -85,6 +92,23 @@ func main() {
 func configurePlugins(waitImage string) {
 	wait.SetDefaultImage(waitImage)
 	plugins.Register()
+}
+
+// serveHealthz registers this project's metrics (pkg/metrics) and, with
+// --enable-healthz, serves /healthz and /metrics on --healthz-address in
+// place of Volcano's app.Run, whose healthz server has no metrics
+// (metrics.ServeHealthz). It then clears opts.EnableHealthz, so that app.Run
+// does not listen there too.
+func serveHealthz(opts *options.ServerOption) error {
+	metrics.Register()
+	if !opts.EnableHealthz {
+		return nil
+	}
+	if _, err := metrics.ServeHealthz(opts.HealthzBindAddress, "volcano-controller", opts.CaCertData, opts.CertData, opts.KeyData); err != nil {
+		return err
+	}
+	opts.EnableHealthz = false
+	return nil
 }
 
 // controllerNames lists the controllers linked in, for --controllers.

@@ -6,7 +6,9 @@
 // job validation sees framework Jobs without their framework plugins, whose
 // arguments ours judges alone (webhook.WithoutFrameworkPlugins). Unlike
 // Volcano's, it follows a renewed serving certificate and CA without a
-// restart (server.go). It is a
+// restart (server.go), and its healthz listener (--enable-healthz) also
+// serves the framework admissions' metrics at /metrics (docs/metrics.md).
+// It is a
 // drop-in replacement for Volcano's vc-webhook-manager image. docs/webhook.md
 // describes the admissions, their webhook configurations and the flags.
 package main
@@ -37,6 +39,7 @@ import (
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/validate"
 
 	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -77,6 +80,9 @@ func main() {
 	if err != nil {
 		klog.Fatalf("Loading the serving certificate: %v", err)
 	}
+
+	// Served on the healthz listener (--enable-healthz) by run.
+	metrics.Register()
 
 	// Volcano's job validation rejects plugin names its factory does not know;
 	// registering ours there makes it accept mxnet (and use our builders).

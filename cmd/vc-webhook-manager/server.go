@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	"volcano.sh/apis/pkg/apis/helpers"
 	"volcano.sh/apis/pkg/apis/scheduling/scheme"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
@@ -31,6 +30,7 @@ import (
 	wkconfig "volcano.sh/volcano/pkg/webhooks/config"
 	"volcano.sh/volcano/pkg/webhooks/router"
 
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -78,7 +78,8 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 // HTTPS server's certificate follows --tls-cert-file and
 // --tls-private-key-file (serving), where Volcano's loads them once. Volcano
 // builds its server inside app.Run with no way to supply a certificate
-// callback, so this function does what it does: healthz, the admissions
+// callback, so this function does what it does: healthz (with /metrics
+// beside it, metrics.ServeHealthz), the admissions
 // registered on http.DefaultServeMux with their clients, the CA bundle set
 // on their configurations (waiting up to 5 minutes for each), the
 // admission configuration file watched, and the server closed on SIGTERM or
@@ -86,8 +87,9 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS) error {
 	if config.EnableHealthz {
 		// Healthz keeps Volcano's certificate loaded at start: the kubelet's
-		// HTTPS probes do not verify it.
-		if err := helpers.StartHealthz(config.HealthzBindAddress, "volcano-admission", config.CaCertData, config.CertData, config.KeyData); err != nil {
+		// HTTPS probes do not verify it. It also serves the metrics
+		// (Volcano's helpers.StartHealthz would not).
+		if _, err := metrics.ServeHealthz(config.HealthzBindAddress, "volcano-admission", config.CaCertData, config.CertData, config.KeyData); err != nil {
 			return err
 		}
 	}

@@ -29,6 +29,14 @@ const (
 	Kwok                  = "kwok"
 )
 
+// Keys of State.Ports that are not components: the healthz listeners
+// (--healthz-address) of the two managers, which also serve /metrics; the
+// webhook manager's speaks TLS with its serving certificate.
+const (
+	ControllerManagerHealthz = ControllerManager + "-healthz"
+	WebhookManagerHealthz    = WebhookManager + "-healthz"
+)
+
 // GPUResource is the extended resource the fake nodes advertise for GPUs.
 const GPUResource corev1.ResourceName = "nvidia.com/gpu"
 

@@ -75,7 +75,7 @@ func (u *upper) run(ctx context.Context) (*Cluster, error) {
 	}
 	fmt.Fprintf(cfg.Out, "starting local cluster in %s (%d nodes, webhook manager: %v)\n", root, cfg.Nodes, u.state.Webhook)
 
-	for _, name := range []string{Etcd, "etcd-peer", KubeAPIServer, KubeControllerManager, WebhookManager} {
+	for _, name := range []string{Etcd, "etcd-peer", KubeAPIServer, KubeControllerManager, WebhookManager, WebhookManagerHealthz, ControllerManagerHealthz} {
 		port, err := freePortExcept(u.state.Ports)
 		if err != nil {
 			return nil, err
@@ -359,6 +359,8 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 		"--kube-api-qps", "500", "--kube-api-burst", "1000",
 		// Registered from the chart above instead.
 		"--create-framework-webhook-configurations=false",
+		// As Volcano's chart does; the e2e suite scrapes its /metrics.
+		"--enable-healthz", "--healthz-address", fmt.Sprintf("127.0.0.1:%d", ports[WebhookManagerHealthz]),
 	)
 }
 
@@ -395,6 +397,8 @@ func (u *upper) startControllerManager(context.Context) error {
 		// The defaults (50/100) throttle the job controller when a
 		// test submits many Jobs; the apiserver here is not shared.
 		"--kube-api-qps", "500", "--kube-api-burst", "1000",
+		// As Volcano's chart does; the e2e suite scrapes its /metrics.
+		"--enable-healthz", "--healthz-address", fmt.Sprintf("127.0.0.1:%d", u.state.Ports[ControllerManagerHealthz]),
 	}
 	if u.cfg.ControllerManagerBinary == ControllerManager { // Volcano's has no such flag
 		args = append(args, "--wait-image", WaitImage)

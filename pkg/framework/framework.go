@@ -18,6 +18,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/jobcache"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
 // APITimeout bounds each API call a plugin hook makes; the hooks get no context.
@@ -49,16 +50,27 @@ type planResult[P any] struct {
 }
 
 // Plan returns the per-job plan build makes from the plugin's arguments, computed
-// once per Job revision and arguments (cached in c). When build reports errors the
+// once per Job revision and arguments (cached in c). Each build counts in
+// metrics.PlanBuilds, each answer from c in metrics.PlanCacheHits. When build reports errors the
 // plan is not usable: Plan records one InvalidPluginArguments Warning event on the
 // Job (through client, which may be nil in tests) and returns ok=false, so the
 // caller injects nothing and returns nil rather than an error Volcano would retry.
 func Plan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, args []string, job *batch.Job,
 	build func(args []string, job *batch.Job) (P, field.ErrorList)) (plan P, ok bool) {
+	built := false
 	r := jobcache.Get(c, job, plugin, strings.Join(args, "\x00"), func() planResult[P] {
+		built = true
 		p, errs := boundedBuild(build, args, job)
+		result := metrics.PlanValid
+		if len(errs) > 0 {
+			result = metrics.PlanInvalid
+		}
+		metrics.PlanBuilds.WithLabelValues(metrics.Framework(plugin), result).Inc()
 		return planResult[P]{plan: p, errs: errs, reported: new(sync.Once)}
 	})
+	if !built {
+		metrics.PlanCacheHits.WithLabelValues(metrics.Framework(plugin)).Inc()
+	}
 	if len(r.errs) > 0 {
 		// Once per cached revision, not once per pod; events.Warn dedups the rest.
 		r.reported.Do(func() {

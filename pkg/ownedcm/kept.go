@@ -11,6 +11,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
 // Recheck is how long Kept.Sync trusts an earlier check of a plan's
@@ -51,7 +52,8 @@ func (k *Kept) now() time.Time {
 }
 
 // Sync applies data and the Job-name label to the Job's ConfigMap (Apply)
-// unless s records a success less than Recheck ago. Errors: a *ConflictError
+// unless s records a success less than Recheck ago; each Apply counts in
+// metrics.ConfigMapSyncs. Errors: a *ConflictError
 // (after the event) when another owner's ConfigMap has the name, API errors
 // as they come.
 func (k *Kept) Sync(client kubernetes.Interface, job *batch.Job, s *Synced, data map[string]string) error {
@@ -64,7 +66,20 @@ func (k *Kept) Sync(client kubernetes.Interface, job *batch.Job, s *Synced, data
 	if err == nil {
 		s.at.Store(k.now().UnixNano())
 	}
-	return k.conflict(client, job, err)
+	err = k.conflict(client, job, err)
+	metrics.ConfigMapSyncs.WithLabelValues(metrics.Framework(k.Plugin), syncResult(err)).Inc()
+	return err
+}
+
+// syncResult is the metrics result of a Sync that returned err.
+func syncResult(err error) string {
+	switch {
+	case err == nil:
+		return metrics.SyncOK
+	case errors.As(err, new(*ConflictError)):
+		return metrics.SyncConflict
+	}
+	return metrics.SyncError
 }
 
 // Check returns a *ConflictError (after the event) when the ConfigMap's name

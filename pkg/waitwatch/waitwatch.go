@@ -44,6 +44,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -263,7 +264,8 @@ func lastLine(s string) string {
 // reference names, from the informer's cache; nil when there is none) Owned
 // it: the WaitTimedOut event on job (recorded once per message), then,
 // unless restartPolicy is Never, a patch of spec.activeDeadlineSeconds to
-// FailDeadlineSeconds. It returns API errors of the patch (the event's are
+// FailDeadlineSeconds; the pod then counts in metrics.WaitTimeouts. It
+// returns API errors of the patch (the event's are
 // logged by events.Warn); a pod gone meanwhile is not an error.
 func Handle(ctx context.Context, client kubernetes.Interface, job *batch.Job, pod *v1.Pod) error {
 	if !NeedsAction(pod) {
@@ -275,12 +277,18 @@ func Handle(ctx context.Context, client kubernetes.Interface, job *batch.Job, po
 	}
 	events.Warn(ctx, client, job, events.ReasonWaitTimedOut, Message(pod))
 	if pod.Spec.RestartPolicy == v1.RestartPolicyNever {
+		metrics.WaitTimeouts.Inc()
 		return nil
 	}
 	patch := fmt.Sprintf(`{"spec":{"activeDeadlineSeconds":%d}}`, FailDeadlineSeconds)
 	_, err := client.CoreV1().Pods(pod.Namespace).Patch(ctx, pod.Name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
 	if apierrors.IsNotFound(err) {
 		return nil
+	}
+	if err == nil {
+		// Counted once the pod fails: a failed patch is retried, and a
+		// failing pod no longer NeedsAction.
+		metrics.WaitTimeouts.Inc()
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
@@ -18,6 +19,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
@@ -130,8 +132,13 @@ func TestHandle(t *testing.T) {
 			if job == nil && !tc.noJob {
 				job = mpiJob()
 			}
+			timeouts := testutil.ToFloat64(metrics.WaitTimeouts)
 			if err := Handle(context.Background(), client, job, tc.pod); err != nil {
 				t.Fatalf("Handle: %v", err)
+			}
+			// Every pod acted on is one timed-out wait, each with one event.
+			if got, want := testutil.ToFloat64(metrics.WaitTimeouts)-timeouts, float64(len(tc.wantEvents)); got != want {
+				t.Errorf("%s moved by %v, want %v", "framework_plugins_wait_timeouts_total", got, want)
 			}
 			var got []string
 			for _, ev := range utiltesting.Events(t, client) {

@@ -1,0 +1,121 @@
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
+	"github.com/vcplugins/framework-plugins/test/e2e/framework"
+	"github.com/vcplugins/framework-plugins/webhook"
+)
+
+// scrape fetches url's metrics and returns them by family name.
+func scrape(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	var parser expfmt.TextParser
+	return parser.TextToMetricFamilies(resp.Body)
+}
+
+// sum adds the values of the family's counters whose labels include want.
+func sum(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	total := 0.0
+	f := families[name]
+	if f == nil {
+		return 0
+	}
+next:
+	for _, m := range f.GetMetric() {
+		have := map[string]string{}
+		for _, l := range m.GetLabel() {
+			have[l.GetName()] = l.GetValue()
+		}
+		for k, v := range want {
+			if have[k] != v {
+				continue next
+			}
+		}
+		total += m.GetCounter().GetValue()
+	}
+	return total
+}
+
+var _ = Describe("The managers' metrics", func() {
+	f := framework.New("metrics")
+
+	It("count an allowed and a denied tensorflow Job in the webhook manager and the plan build in the controller manager",
+		func(ctx SpecContext) {
+			tc := framework.Cluster()
+			if tc.Local == nil {
+				Skip("KUBECONFIG cluster: the managers' healthz addresses are not known to the suite")
+			}
+			ca, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pki", "ca.crt"))
+			Expect(err).NotTo(HaveOccurred())
+			pool := x509.NewCertPool()
+			Expect(pool.AppendCertsFromPEM(ca)).To(BeTrue(), "the local cluster's CA")
+			// The webhook manager's healthz listener speaks TLS with its
+			// serving certificate (it has --tls-cert-file); the controller
+			// manager's, given none, plain HTTP.
+			webhookURL := fmt.Sprintf("https://127.0.0.1:%d%s", tc.Local.Ports[localcluster.WebhookManagerHealthz], metrics.Path)
+			controllerURL := fmt.Sprintf("http://127.0.0.1:%d%s", tc.Local.Ports[localcluster.ControllerManagerHealthz], metrics.Path)
+			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+
+			admissions := metrics.Prefix + "admission_requests_total"
+			builds := metrics.Prefix + "plan_builds_total"
+			allowed := map[string]string{"path": webhook.ValidatePath, "framework": "tensorflow", "result": metrics.ResultAllowed}
+			denied := map[string]string{"path": webhook.ValidatePath, "framework": "tensorflow", "result": metrics.ResultDenied, "reason": metrics.ReasonArguments}
+			built := map[string]string{"framework": "tensorflow", "result": metrics.PlanValid}
+
+			By("scraping both managers before")
+			before, err := scrape(ctx, client, webhookURL)
+			Expect(err).NotTo(HaveOccurred())
+			beforeCM, err := scrape(ctx, client, controllerURL)
+			Expect(err).NotTo(HaveOccurred())
+
+			By("creating a valid and a denied tensorflow Job")
+			job := f.CreateJob(ctx, framework.LoadJob(filepath.Join(testdata, "tf-only.yaml")))
+			bad := framework.LoadJob(filepath.Join(testdata, "tf-only.yaml"))
+			bad.Name = "bad-tf"
+			bad.Spec.Plugins["tensorflow"] = []string{"--no-such-flag"}
+			_, err = f.TryCreateJob(ctx, bad)
+			Expect(err).To(HaveOccurred(), "creating Job %s with an unknown tensorflow flag", bad.Name)
+
+			By("scraping the webhook manager: one more allowed and one more denied (arguments)")
+			after, err := scrape(ctx, client, webhookURL)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(sum(after, admissions, allowed)-sum(before, admissions, allowed)).To(BeNumerically(">=", 1), "%s%v", admissions, allowed)
+			Expect(sum(after, admissions, denied)-sum(before, admissions, denied)).To(BeNumerically(">=", 1), "%s%v", admissions, denied)
+			Expect(after).To(HaveKey(metrics.Prefix+"admission_duration_seconds"), "the admission latency histogram")
+
+			By("scraping the controller manager until it has built the plan of " + job.Name)
+			framework.Eventually(ctx, func(ctx context.Context) (float64, error) {
+				now, err := scrape(ctx, client, controllerURL)
+				if err != nil {
+					return 0, err
+				}
+				return sum(now, builds, built) - sum(beforeCM, builds, built), nil
+			}, framework.ObjectCreatedTimeout).Should(BeNumerically(">=", 1), "%s%v", builds, built)
+		}, SpecTimeout(framework.SpecTimeout))
+})
