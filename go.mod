@@ -207,8 +207,11 @@ require (
 // Volcano v1.10.0 builds against Kubernetes v1.30.2. A module that requires it does
 // not inherit its replace block, so the staging modules are pinned here. Volcano's
 // runc replace is deliberately not repeated: kube-controller-manager needs runc v1.1.x.
+// gRPC: Volcano v1.10.0 replaces it with v1.57.0 (set in 2023, before the HTTP/2
+// rapid-reset fix, CVE-2023-44487); v1.58.3 is what Kubernetes v1.30.2 and etcd
+// v3.5.10 themselves require, and has the fix.
 replace (
-	google.golang.org/grpc => google.golang.org/grpc v1.57.0
+	google.golang.org/grpc => google.golang.org/grpc v1.58.3
 	k8s.io/api => k8s.io/api v0.30.2
 	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.30.2
 	k8s.io/apimachinery => k8s.io/apimachinery v0.30.2

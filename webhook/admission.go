@@ -66,7 +66,9 @@ func jobRule(ops ...whv1.OperationType) []whv1.RuleWithOperations {
 	}}
 }
 
-// MutateService returns the mutating admission (MutatePath, Job CREATE). When
+// MutateService returns the mutating admission (MutatePath, Job CREATE of
+// Jobs that use a framework plugin: MutatingConfiguration's rules and match
+// conditions). When
 // opts.SchedulerName is empty, GPU jobs get the first of the service's
 // Config.SchedulerNames, which Volcano's router fills in for the admissions it
 // starts, else DefaultSchedulerName. vc-webhook-manager serves it with Handle
@@ -83,13 +85,14 @@ func MutateService(opts Options) *router.AdmissionService {
 		Handler: handler(MutatePath, admit),
 		Config:  cfg,
 		MutatingConfig: &whv1.MutatingWebhookConfiguration{
-			Webhooks: []whv1.MutatingWebhook{{Name: MutateWebhookName, Rules: jobRule(whv1.Create)}},
+			Webhooks: []whv1.MutatingWebhook{{Name: MutateWebhookName, Rules: jobRule(whv1.Create), MatchConditions: mutatingConditions()}},
 		},
 	}
 }
 
 // ValidateService returns the validating admission (ValidatePath, Job CREATE
-// and UPDATE).
+// and spec UPDATE of Jobs that use a framework plugin: ValidatingConfiguration's
+// rules and match conditions).
 //
 // Both services' Func and Handler turn a panic into a denial that starts with
 // InternalErrorPrefix; Handler replaces Volcano's router.Serve (see handler)
@@ -102,7 +105,7 @@ func ValidateService() *router.AdmissionService {
 		Handler: handler(ValidatePath, admit),
 		Config:  &router.AdmissionServiceConfig{},
 		ValidatingConfig: &whv1.ValidatingWebhookConfiguration{
-			Webhooks: []whv1.ValidatingWebhook{{Name: ValidateWebhookName, Rules: jobRule(whv1.Create, whv1.Update)}},
+			Webhooks: []whv1.ValidatingWebhook{{Name: ValidateWebhookName, Rules: jobRule(whv1.Create, whv1.Update), MatchConditions: validatingConditions()}},
 		},
 	}
 }
