@@ -165,6 +165,27 @@ func deniedCorpus(file string, pick ...string) sample {
 	return func(t *testing.T) string { return denied(corpus(t, file), pick...)(t) }
 }
 
+// example reads a Job of example/ and applies the edits, as sed would.
+func example(t *testing.T, file string, edits ...string) *batch.Job {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "example", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(raw)
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(s, edits[i]) {
+			t.Fatalf("%s has no %q", file, edits[i])
+		}
+		s = strings.Replace(s, edits[i], edits[i+1], 1)
+	}
+	job := &batch.Job{}
+	if err := yaml.UnmarshalStrict([]byte(s), job); err != nil {
+		t.Fatal(err)
+	}
+	return job
+}
+
 // Jobs several samples share.
 var (
 	tfPSWorker = func(args ...string) *batch.Job {
@@ -203,7 +224,10 @@ func withDependsOn(t batch.TaskSpec, names ...string) batch.TaskSpec {
 func withMinAvailable(t batch.TaskSpec, n int32) batch.TaskSpec { t.MinAvailable = &n; return t }
 
 var samples = map[string]sample{
-	// getting-started.md, install.md, webhook.md: the first denial.
+	// getting-started.md, install.md: the sed of the example; webhook.md.
+	"example-tf-port-zero": func(t *testing.T) string {
+		return denied(example(t, "tensorflow/tensorflow.yaml", "name: tf-dist", "name: tf-bad", `"--port=2222"`, `"--port=0"`))(t)
+	},
 	"tf-port-zero": denied(tfPSWorker("--ps=ps", "--worker=worker", "--port=0")),
 
 	// troubleshooting.md
