@@ -103,6 +103,7 @@ func objectKey(obj runtime.Object) string {
 
 func TestManifestObjects(t *testing.T) {
 	rbac := []string{
+		"PodDisruptionBudget framework-plugins-admission",
 		"ClusterRole framework-plugins-controller",
 		"ClusterRoleBinding framework-plugins-controller",
 		"Role framework-plugins-admission-endpoints",
@@ -124,11 +125,12 @@ func TestManifestObjects(t *testing.T) {
 		var got []string
 		for _, obj := range decodeManifestFile(t, file) {
 			got = append(got, objectKey(obj))
-			// Only the endpoints Role lives in Volcano's namespace, beside
-			// the admission service.
+			// Only the endpoints Role and the admission pods' disruption
+			// budget live in Volcano's namespace, beside the admission
+			// service.
 			kind := obj.GetObjectKind().GroupVersionKind().Kind
 			wantNS := ""
-			if kind == "Role" || kind == "RoleBinding" {
+			if kind == "Role" || kind == "RoleBinding" || kind == "PodDisruptionBudget" {
 				wantNS = "volcano-system"
 			}
 			if ns := obj.(metav1.Object).GetNamespace(); ns != wantNS {

@@ -152,12 +152,12 @@ func (k Keeper) Run(ctx context.Context) error {
 func SetCABundleOn(ctx context.Context, client kubernetes.Interface, caBundle []byte, names Configurations) error {
 	admission := client.AdmissionregistrationV1()
 	for _, name := range names.Mutating {
-		if err := setCABundle[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), name, caBundle, mutatingClientConfigs); err != nil {
+		if err := setCABundle[*whv1.MutatingWebhookConfiguration](ctx, admission.MutatingWebhookConfigurations(), name, caBundle, mutatingHooks); err != nil {
 			return fmt.Errorf("MutatingWebhookConfiguration %s: %w", name, err)
 		}
 	}
 	for _, name := range names.Validating {
-		if err := setCABundle[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), name, caBundle, validatingClientConfigs); err != nil {
+		if err := setCABundle[*whv1.ValidatingWebhookConfiguration](ctx, admission.ValidatingWebhookConfigurations(), name, caBundle, validatingHooks); err != nil {
 			return fmt.Errorf("ValidatingWebhookConfiguration %s: %w", name, err)
 		}
 	}

@@ -117,6 +117,7 @@ const (
 	epRole     = "Role/framework-plugins-admission-endpoints"
 	epBind     = "RoleBinding/framework-plugins-admission-endpoints"
 	cert       = "Certificate/volcano-admission-service-cert"
+	pdb        = "PodDisruptionBudget/framework-plugins-admission"
 )
 
 func TestRenderedObjects(t *testing.T) {
@@ -125,12 +126,13 @@ func TestRenderedObjects(t *testing.T) {
 		vals string
 		want []string
 	}{
-		{"defaults", ``, []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating}},
-		{"configurations from the manager", "webhook: {create: false}\nrbac: {webhookManager: true}", []string{ctrlRole, whRole, ctrlBind, whBind, epRole, epBind}},
-		{"RBAC only", "webhook: {create: false}", []string{ctrlRole, ctrlBind, epRole, epBind}},
-		{"no RBAC", "rbac: {controller: false, admissionEndpoints: false}", []string{mutating, validating}},
-		{"a URL has no service endpoints", "webhook: {url: \"https://127.0.0.1:8443\"}", []string{ctrlRole, ctrlBind, mutating, validating}},
-		{"cert-manager", "certManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, ctrlBind, epRole, epBind, mutating, validating}},
+		{"defaults", ``, []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating, pdb}},
+		{"configurations from the manager", "webhook: {create: false}\nrbac: {webhookManager: true}", []string{ctrlRole, whRole, ctrlBind, whBind, epRole, epBind, pdb}},
+		{"RBAC only", "webhook: {create: false}", []string{ctrlRole, ctrlBind, epRole, epBind, pdb}},
+		{"no RBAC", "rbac: {controller: false, admissionEndpoints: false}", []string{mutating, validating, pdb}},
+		{"no disruption budget", "admissionDisruptionBudget: {create: false}", []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating}},
+		{"a URL has no service endpoints nor admission pods", "webhook: {url: \"https://127.0.0.1:8443\"}", []string{ctrlRole, ctrlBind, mutating, validating}},
+		{"cert-manager", "certManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, ctrlBind, epRole, epBind, mutating, validating, pdb}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := render(t, "1.30.2", values(t, tc.vals))
