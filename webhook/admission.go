@@ -189,8 +189,14 @@ func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.Admission
 		if framework == "" {
 			return &admissionv1.AdmissionResponse{Allowed: true}
 		}
+		// With too many plugins to read, which framework it names is not
+		// known: the denial names the admission.
+		prefix := "plugin " + framework + ": "
+		if framework == "?" {
+			prefix = "plugin admission: "
+		}
 		for _, e := range errs {
-			e.Detail = "plugin " + framework + ": " + e.Detail
+			e.Detail = prefix + e.Detail
 		}
 		v.reason = metrics.ReasonBounds
 		return denial(errs.ToAggregate().Error())

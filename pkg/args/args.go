@@ -291,12 +291,12 @@ func (s *Set) Task(job *batch.Job, flagName, taskName string, required bool, max
 	switch {
 	case !ok:
 		if required || s.IsSet(flagName) {
-			s.Invalid(flagName, taskName, fmt.Sprintf("--%s names task %q, which the job does not have (tasks: %s)", flagName, taskName, jobs.TaskNames(job)))
+			s.Invalid(flagName, taskName, fmt.Sprintf("--%s names task %q, which the job does not have (tasks: %s)", flagName, jobs.Abbrev(taskName), jobs.TaskNames(job)))
 		}
 		return nil
 	case task.Replicas < 1:
 		if required || s.IsSet(flagName) {
-			s.Invalid(flagName, taskName, fmt.Sprintf("--%s names task %q, which has no replicas", flagName, taskName))
+			s.Invalid(flagName, taskName, fmt.Sprintf("--%s names task %q, which has no replicas", flagName, jobs.Abbrev(taskName)))
 		}
 		return nil
 	case maxReplicas > 0 && task.Replicas > maxReplicas:
