@@ -19,7 +19,7 @@ import (
 //
 // The bounds sit far above any training Job: Volcano's own examples and
 // Kubeflow's job kinds have at most 5 roles, a plugin of this project has at
-// most 12 flags, and its longest value (an image, a duration, a task name) is
+// most 15 flags, and its longest value (an image, a duration, a task name) is
 // under 300 bytes.
 const (
 	// MaxTasks is the most tasks (spec.tasks) a Job may have.
