@@ -9,6 +9,11 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"volcano.sh/volcano/cmd/webhook-manager/app/options"
+	"volcano.sh/volcano/pkg/webhooks/router"
+
+	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
@@ -135,31 +140,33 @@ func boundsCases() []boundsCase {
 }
 
 // Any Job the API server can send is answered by both admissions and by
-// Volcano's job validation (which vc-webhook-manager serves in the same
-// process) with a short denial, and at a bounded cost. Before the bounds, the
+// Volcano's job mutation and validation (which vc-webhook-manager serves in
+// the same process, BoundVolcanoJobAdmissions) with a short denial, and at a
+// bounded cost. Before the bounds, the
 // Jobs above took the manager to 1.6–2.5 GB, timed the mutation out, came back
 // as denials of up to 2 MB, or took 3 to 13 s.
 func TestAdmissionCostOverBounds(t *testing.T) {
 	plugins.Register()
 	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
-	volcano := WithoutFrameworkPlugins(volcanoValidate(t))
+	volcano := DeniedOverBounds(WithoutFrameworkPlugins(volcanoValidate(t)))
+	volcanoMutation := UnchangedOverBounds(vcmutate.Jobs)
 	for _, tc := range boundsCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			if len(tc.job) > apiServerMaxBody {
 				t.Fatalf("the Job is %d bytes; the API server accepts at most %d", len(tc.job), apiServerMaxBody)
 			}
 			within := strings.HasPrefix(tc.name, "Max")
-			var mutated, validated, volcanoResp *admissionv1.AdmissionResponse
+			var mutated, validated, volcanoResp, volcanoMutated *admissionv1.AdmissionResponse
 			create := fuzzReview(admissionv1.Create, tc.job, nil)
+			volcanoReview := admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+				UID: "fuzz", Operation: admissionv1.Create, Resource: jobsResource, Namespace: "fuzz",
+				Object: runtime.RawExtension{Raw: tc.job},
+			}}
 			costs := map[string]uint64{
-				"mutation":   allocated(func() { mutated = fuzzCall(t, "mutation", mutateH, create) }),
-				"validation": allocated(func() { validated = fuzzCall(t, "validation", validateH, create) }),
-				"volcano's validation": allocated(func() {
-					volcanoResp = volcano(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
-						UID: "fuzz", Operation: admissionv1.Create, Resource: jobsResource, Namespace: "fuzz",
-						Object: runtime.RawExtension{Raw: tc.job},
-					}})
-				}),
+				"volcano's mutation":   allocated(func() { volcanoMutated = volcanoMutation(volcanoReview) }),
+				"mutation":             allocated(func() { mutated = fuzzCall(t, "mutation", mutateH, create) }),
+				"validation":           allocated(func() { validated = fuzzCall(t, "validation", validateH, create) }),
+				"volcano's validation": allocated(func() { volcanoResp = volcano(volcanoReview) }),
 			}
 			// Reading the review is the floor: the body and the review's copy
 			// of the object. A Job over the bounds is not decoded; one
@@ -174,8 +181,10 @@ func TestAdmissionCostOverBounds(t *testing.T) {
 					t.Errorf("%s allocated %d bytes; want at most %d", what, n, budget)
 				}
 			}
-			if !mutated.Allowed || (!within && len(mutated.Patch) > 0) {
-				t.Errorf("mutation: allowed %v, patch of %d bytes; want it left alone", mutated.Allowed, len(mutated.Patch))
+			for what, resp := range map[string]*admissionv1.AdmissionResponse{"mutation": mutated, "volcano's mutation": volcanoMutated} {
+				if !resp.Allowed || (!within && len(resp.Patch) > 0) {
+					t.Errorf("%s: allowed %v, patch of %d bytes; want it left alone", what, resp.Allowed, len(resp.Patch))
+				}
 			}
 			for what, resp := range map[string]*admissionv1.AdmissionResponse{"validation": validated, "volcano's validation": volcanoResp} {
 				if what == "volcano's validation" && within {
@@ -234,5 +243,58 @@ func BenchmarkAdmissionOverBounds(b *testing.B) {
 				serveBody(b, validateH, create, nil)
 			}
 		})
+	}
+}
+
+// BoundVolcanoJobAdmissions changes what Volcano's registered /jobs/mutate and
+// /jobs/validate answer through their own HTTP handlers (router.Serve), as the
+// manager serves them: a Job over the bounds is left unchanged by the
+// mutation (which would otherwise rewrite its 100 tasks) and denied by the
+// validation, naming the bound; a Job within them gets Volcano's answers.
+func TestBoundVolcanoJobAdmissions(t *testing.T) {
+	plugins.Register()
+	volcanoValidate(t) // gives the validation a fake client with an open queue
+	services := map[string]*router.AdmissionService{}
+	for _, path := range []string{VolcanoMutatePath, VolcanoValidatePath} {
+		if err := router.ForEachAdmission(&options.Config{EnabledAdmission: path}, func(s *router.AdmissionService) error {
+			services[path] = s
+			stock := s.Func
+			t.Cleanup(func() { s.Func = stock })
+			return nil
+		}); err != nil || services[path] == nil {
+			t.Fatalf("Volcano's %s is not registered: %v", path, err)
+		}
+	}
+	var tasks []map[string]any
+	for i := 0; i <= jobs.MaxTasks; i++ {
+		tasks = append(tasks, task(fmt.Sprintf("t%d", i), 1))
+	}
+	over := rawJob("over", tasks, nil)
+	within := rawJob("within", tasks[:2], nil)
+	serve := func(path string, raw []byte) *admissionv1.AdmissionResponse {
+		t.Helper()
+		return serveBody(t, services[path].Handler, fuzzReview(admissionv1.Create, raw, nil), types.UID("fuzz"))
+	}
+	for _, stage := range []string{"stock", "bounded"} {
+		if stage == "bounded" {
+			if err := BoundVolcanoJobAdmissions(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		mutated, validated := serve(VolcanoMutatePath, over), serve(VolcanoValidatePath, over)
+		bounded := stage == "bounded"
+		if got := mutated.Allowed && len(mutated.Patch) == 0; got != bounded {
+			t.Errorf("%s: mutation of the Job over the bounds: allowed %v, patch of %d bytes", stage, mutated.Allowed, len(mutated.Patch))
+		}
+		want := BoundsDenialPrefix + "spec.tasks: Too many: 65: must have at most 64 items"
+		if got := !validated.Allowed && validated.Result.Message == want; got != bounded {
+			t.Errorf("%s: validation of the Job over the bounds: %+v; want %v for the denial %q", stage, validated.Result, bounded, want)
+		}
+		if resp := serve(VolcanoMutatePath, within); !resp.Allowed || len(resp.Patch) == 0 {
+			t.Errorf("%s: mutation of a Job within the bounds: allowed %v, patch %s; want Volcano's defaults", stage, resp.Allowed, resp.Patch)
+		}
+		if resp := serve(VolcanoValidatePath, within); !resp.Allowed {
+			t.Errorf("%s: validation of a Job within the bounds: %+v", stage, resp.Result)
+		}
 	}
 }

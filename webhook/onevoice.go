@@ -46,7 +46,7 @@ func WrapVolcanoValidation() error {
 		return err
 	}
 	if !found {
-		return fmt.Errorf("volcano's job validation %s is not registered", VolcanoValidatePath)
+		return errNotRegistered(VolcanoValidatePath)
 	}
 	return nil
 }
@@ -72,48 +72,13 @@ func WrapVolcanoValidation() error {
 // API server always sends JSON), so that Volcano gives its own answer, byte
 // for byte. A panic while removing the entries is logged and the review goes
 // to Volcano unchanged.
-//
-// Before all that, every Job on CREATE and UPDATE, with a framework plugin or
-// not, is held to jobs.CheckBounds: Volcano's checks loop over tasks, dependsOn
-// names and plugins, and build their message by appending to a string, so an
-// unbounded Job could stall this process, which also admits every Pod in the
-// cluster (Volcano's /pods paths). Such a Job is denied with the bounds it
-// exceeds (BoundsDenialPrefix).
 func WithoutFrameworkPlugins(volcano router.AdmitFunc) router.AdmitFunc {
 	return func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
-		if resp := boundsDenial(ar); resp != nil {
-			return resp
-		}
 		if stripped := safeStrip(ar); stripped != nil {
 			return volcano(*stripped)
 		}
 		return volcano(ar)
 	}
-}
-
-// BoundsDenialPrefix starts the denial of a Job that is over jobs.CheckBounds
-// on Volcano's job validation path.
-const BoundsDenialPrefix = "the job is over the bounds vc-webhook-manager admits: "
-
-// boundsDenial returns the denial of a Job CREATE or UPDATE whose object is
-// over jobs.CheckBounds, nil for every other review (including objects that do
-// not decode: Volcano answers those).
-func boundsDenial(ar admissionv1.AdmissionReview) (resp *admissionv1.AdmissionResponse) {
-	if ar.Request == nil || ar.Request.Resource != volcanoJobs {
-		return nil
-	}
-	if op := ar.Request.Operation; op != admissionv1.Create && op != admissionv1.Update {
-		return nil
-	}
-	err := protect("bounding "+ar.Request.Namespace+"/"+ar.Request.Name, func() {
-		if errs, _ := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
-			resp = denial(BoundsDenialPrefix + errs.ToAggregate().Error())
-		}
-	})
-	if err != nil {
-		return nil
-	}
-	return resp
 }
 
 // safeStrip is stripFrameworks with a panic logged and turned into nil: a
@@ -175,4 +140,8 @@ func stripFrameworks(ar admissionv1.AdmissionReview) *admissionv1.AdmissionRevie
 	out := ar
 	out.Request = &req
 	return &out
+}
+
+func errNotRegistered(path string) error {
+	return fmt.Errorf("volcano's job admission %s is not registered", path)
 }

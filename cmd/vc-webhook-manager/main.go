@@ -105,6 +105,13 @@ func main() {
 			klog.Fatalf("Wrapping Volcano's job validation: %v", err)
 		}
 		config.EnabledAdmission = webhook.WithoutPaths(config.EnabledAdmission)
+	}
+	// Every Job Volcano's own job admissions see is held to the bounds
+	// first: the process also answers Volcano's fail-closed Pod admissions.
+	if err := webhook.BoundVolcanoJobAdmissions(); err != nil {
+		klog.Fatalf("Bounding Volcano's job admissions: %v", err)
+	}
+	if *frameworks {
 		keeper, err := newKeeper(config, *createConfigs)
 		if err != nil {
 			klog.Fatalf("%v", err)
