@@ -1,7 +1,6 @@
 package webhook
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -18,126 +17,12 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
-
-// apiServerMaxBody is the largest request body the API server accepts, hence
-// the largest Job a review can carry (MaxRequestBodyBytes, 3 MiB).
-const apiServerMaxBody = 3 << 20
 
 // maxDenialBytes bounds the message of any denial: MaxErrors errors of a few
 // hundred bytes each, no value quoted whole.
 const maxDenialBytes = 64 << 10
-
-// boundsCase is a Job that is as large as the API server accepts in one
-// dimension, as JSON, and a substring of its denial (every one is denied).
-type boundsCase struct {
-	name string
-	job  []byte
-	want string
-}
-
-// rawJob is a Job as JSON: tasks (each {"name", "replicas", "template"} plus
-// extra members), and plugins.
-func rawJob(name string, tasks []map[string]any, plugins map[string][]string) []byte {
-	for _, t := range tasks {
-		t["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}
-	}
-	raw, _ := json.Marshal(map[string]any{
-		"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-		"metadata": map[string]any{"name": name, "namespace": "fuzz"},
-		"spec":     map[string]any{"queue": "default", "tasks": tasks, "plugins": plugins},
-	})
-	return raw
-}
-
-func task(name string, replicas int) map[string]any {
-	return map[string]any{"name": name, "replicas": replicas}
-}
-
-// fill repeats item until about budget bytes of JSON.
-func fill(item string, budget int) []string {
-	out := make([]string, budget/(len(item)+3))
-	for i := range out {
-		out[i] = item
-	}
-	return out
-}
-
-// boundsCases are the Jobs a security review measured (each cost the manager
-// hundreds of MB to GB, or seconds), grown to the API server's limit, and the
-// largest Jobs within jobs.CheckBounds that make the most errors.
-func boundsCases() []boundsCase {
-	ptTasks := func() []map[string]any { return []map[string]any{task("master", 1), task("worker", 2)} }
-	const body = apiServerMaxBody - 4096
-	var cases []boundsCase
-
-	cases = append(cases, boundsCase{"unknown arguments", rawJob("args", ptTasks(),
-		map[string][]string{"pytorch": fill("--x", body)}), "spec.plugins[pytorch]: Too many"})
-	cases = append(cases, boundsCase{"one long argument", rawJob("long-arg", ptTasks(),
-		map[string][]string{"pytorch": {"--master=" + strings.Repeat("a", body)}}), "a plugin argument may have at most 4096"})
-
-	var many []map[string]any
-	for i := 0; len(many)*100 < body; i++ {
-		many = append(many, task(fmt.Sprintf("t%d", i), 1))
-	}
-	cases = append(cases, boundsCase{"tasks and a role naming a missing one", rawJob("tasks", many,
-		map[string][]string{"tensorflow": {"--ps=missing"}}), "spec.tasks: Too many"})
-
-	var deps []map[string]any
-	for i := 0; i < 400; i++ {
-		t := task(fmt.Sprintf("t%d", i), 1)
-		t["dependsOn"] = map[string]any{"name": fill(fmt.Sprintf("bogus-%d", i), 50*12)}
-		deps = append(deps, t)
-	}
-	cases = append(cases, boundsCase{"400 tasks of 50 missing dependsOn names", rawJob("deps", deps,
-		map[string][]string{"tensorflow": nil}), "spec.tasks: Too many"})
-
-	var names []map[string]any
-	for i := 0; i < 3; i++ {
-		t := task([]string{"ps", "worker", "x"}[i], 1)
-		t["dependsOn"] = map[string]any{"name": fill("no-such-task", body/3)}
-		names = append(names, t)
-	}
-	cases = append(cases, boundsCase{"dependsOn names by the thousand", rawJob("dep-names", names,
-		map[string][]string{"tensorflow": nil}), "dependsOn.name: Too many"})
-
-	plugins := map[string][]string{"tensorflow": nil}
-	for i := 0; len(plugins)*16 < body; i++ {
-		plugins[fmt.Sprintf("p%d", i)] = nil
-	}
-	cases = append(cases, boundsCase{"plugins", rawJob("plugins",
-		[]map[string]any{task("ps", 1), task("worker", 1)}, plugins), "spec.plugins: Too many"})
-	cases = append(cases, boundsCase{"a long plugin name", rawJob("plugin-name",
-		[]map[string]any{task("ps", 1), task("worker", 1)},
-		map[string][]string{"tensorflow": nil, strings.Repeat("p", body): nil}), "a plugin name may have at most 63"})
-
-	// Within the bounds: the most errors a Job can make.
-	var full []map[string]any
-	for i := 0; i < jobs.MaxTasks; i++ {
-		t := task(fmt.Sprintf("t%d", i), 1)
-		missing := make([]string, jobs.MaxDependsOn)
-		for j := range missing {
-			missing[j] = fmt.Sprintf("missing-%d-%d", i, j)
-		}
-		t["dependsOn"] = map[string]any{"name": missing}
-		full = append(full, t)
-	}
-	cases = append(cases, boundsCase{"MaxTasks tasks of MaxDependsOn missing names", rawJob("deps-within", full,
-		map[string][]string{"tensorflow": {"--ps=t0", "--worker=t1"}}), "more problems not listed"})
-
-	longArgs := map[string][]string{}
-	for _, p := range []string{"tensorflow", "pytorch", "mpi", "mxnet"} {
-		args := make([]string, jobs.MaxPluginArgs)
-		for i := range args {
-			args[i] = fmt.Sprintf("--unknown-%d=%s", i, strings.Repeat("v", jobs.MaxPluginArgBytes-20))
-		}
-		longArgs[p] = args
-	}
-	cases = append(cases, boundsCase{"MaxPluginArgs arguments of MaxPluginArgBytes", rawJob("args-within",
-		[]map[string]any{task("ps", 1), task("worker", 1), task("master", 1), task("scheduler", 1), task("server", 1)}, longArgs),
-		"more problems not listed"})
-	return cases
-}
 
 // Any Job the API server can send is answered by both admissions and by
 // Volcano's job mutation and validation (which vc-webhook-manager serves in
@@ -150,17 +35,17 @@ func TestAdmissionCostOverBounds(t *testing.T) {
 	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
 	volcano := DeniedOverBounds(WithoutFrameworkPlugins(volcanoValidate(t)))
 	volcanoMutation := UnchangedOverBounds(vcmutate.Jobs)
-	for _, tc := range boundsCases() {
-		t.Run(tc.name, func(t *testing.T) {
-			if len(tc.job) > apiServerMaxBody {
-				t.Fatalf("the Job is %d bytes; the API server accepts at most %d", len(tc.job), apiServerMaxBody)
+	for _, tc := range webhooktest.BoundsCases("fuzz") {
+		t.Run(tc.Name, func(t *testing.T) {
+			if len(tc.JSON) > webhooktest.APIServerMaxBody {
+				t.Fatalf("the Job is %d bytes; the API server accepts at most %d", len(tc.JSON), webhooktest.APIServerMaxBody)
 			}
-			within := strings.HasPrefix(tc.name, "Max")
+			within := tc.Within
 			var mutated, validated, volcanoResp, volcanoMutated *admissionv1.AdmissionResponse
-			create := fuzzReview(admissionv1.Create, tc.job, nil)
+			create := fuzzReview(admissionv1.Create, tc.JSON, nil)
 			volcanoReview := admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
 				UID: "fuzz", Operation: admissionv1.Create, Resource: jobsResource, Namespace: "fuzz",
-				Object: runtime.RawExtension{Raw: tc.job},
+				Object: runtime.RawExtension{Raw: tc.JSON},
 			}}
 			costs := map[string]uint64{
 				"volcano's mutation":   allocated(func() { volcanoMutated = volcanoMutation(volcanoReview) }),
@@ -171,12 +56,12 @@ func TestAdmissionCostOverBounds(t *testing.T) {
 			// Reading the review is the floor: the body and the review's copy
 			// of the object. A Job over the bounds is not decoded; one
 			// within them is, and the mutation encodes and diffs it twice.
-			budget := uint64(maxAdmissionBytes + 4*len(tc.job))
+			budget := uint64(maxAdmissionBytes + 4*len(tc.JSON))
 			if within {
-				budget = uint64(maxAdmissionBytes + 20*len(tc.job))
+				budget = uint64(maxAdmissionBytes + 20*len(tc.JSON))
 			}
 			for what, n := range costs {
-				t.Logf("%s: %d bytes allocated for a %d-byte Job", what, n, len(tc.job))
+				t.Logf("%s: %d bytes allocated for a %d-byte Job", what, n, len(tc.JSON))
 				if n > budget {
 					t.Errorf("%s allocated %d bytes; want at most %d", what, n, budget)
 				}
@@ -194,8 +79,8 @@ func TestAdmissionCostOverBounds(t *testing.T) {
 					t.Fatalf("%s: %+v; want a 422 denial", what, resp.Result)
 				}
 				t.Logf("%s: denial of %d bytes", what, len(resp.Result.Message))
-				if msg := resp.Result.Message; len(msg) > maxDenialBytes || !strings.Contains(msg, tc.want) {
-					t.Errorf("%s: denial of %d bytes %.300q...; want at most %d bytes containing %q", what, len(msg), msg, maxDenialBytes, tc.want)
+				if msg := resp.Result.Message; len(msg) > maxDenialBytes || !strings.Contains(msg, tc.Want) {
+					t.Errorf("%s: denial of %d bytes %.300q...; want at most %d bytes containing %q", what, len(msg), msg, maxDenialBytes, tc.Want)
 				}
 			}
 		})
@@ -234,9 +119,9 @@ func TestCapErrors(t *testing.T) {
 func BenchmarkAdmissionOverBounds(b *testing.B) {
 	plugins.Register()
 	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
-	for _, tc := range boundsCases() {
-		create := fuzzReview(admissionv1.Create, tc.job, nil)
-		b.Run(tc.name, func(b *testing.B) {
+	for _, tc := range webhooktest.BoundsCases("fuzz") {
+		create := fuzzReview(admissionv1.Create, tc.JSON, nil)
+		b.Run(tc.Name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; i < b.N; i++ {
 				serveBody(b, mutateH, create, nil)
@@ -267,10 +152,10 @@ func TestBoundVolcanoJobAdmissions(t *testing.T) {
 	}
 	var tasks []map[string]any
 	for i := 0; i <= jobs.MaxTasks; i++ {
-		tasks = append(tasks, task(fmt.Sprintf("t%d", i), 1))
+		tasks = append(tasks, webhooktest.Task(fmt.Sprintf("t%d", i), 1))
 	}
-	over := rawJob("over", tasks, nil)
-	within := rawJob("within", tasks[:2], nil)
+	over := webhooktest.RawJob("over", "fuzz", tasks, nil)
+	within := webhooktest.RawJob("within", "fuzz", tasks[:2], nil)
 	serve := func(path string, raw []byte) *admissionv1.AdmissionResponse {
 		t.Helper()
 		return serveBody(t, services[path].Handler, fuzzReview(admissionv1.Create, raw, nil), types.UID("fuzz"))

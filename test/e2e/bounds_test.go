@@ -1,0 +1,98 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/test/e2e/framework"
+	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
+)
+
+const (
+	// boundsAnswerTimeout bounds the API server's answer to one of the Jobs
+	// over the bounds, a few MiB each: decoding and our webhooks' answers
+	// take a fraction of it; the webhooks' own timeout is 10 s.
+	boundsAnswerTimeout = 5 * time.Second
+	// boundsPeakGrowth bounds how much the peak RSS of vc-webhook-manager
+	// (VmHWM) may grow while it answers them all, one at a time. Before the
+	// bounds, four such Jobs took it from 86 MiB to 2.5 GB.
+	boundsPeakGrowth = 100 << 20
+)
+
+// The reviewers' Jobs, grown to what the API server accepts (3 MiB), through
+// the real kube-apiserver with server-side dry runs (nothing stored): each is
+// denied quickly, by our validation and Volcano's, and vc-webhook-manager,
+// which also answers Volcano's fail-closed Pod admissions, stays small.
+var _ = Describe("Jobs over the bounds through the real kube-apiserver", Serial, func() {
+	f := framework.New("bounds")
+
+	It("are denied within seconds, naming the bound, and the webhook manager's peak memory barely grows", func(ctx SpecContext) {
+		tc := framework.Cluster()
+		pid := 0
+		if tc.Local != nil {
+			raw, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pids", localcluster.WebhookManager+".pid"))
+			Expect(err).NotTo(HaveOccurred())
+			pid, err = strconv.Atoi(strings.TrimSpace(string(raw)))
+			Expect(err).NotTo(HaveOccurred())
+		}
+		before := peakRSS(pid)
+		for _, tc := range webhooktest.BoundsCases(f.Namespace) {
+			By(fmt.Sprintf("%s: %d bytes", tc.Name, len(tc.JSON)))
+			reqCtx, cancel := context.WithTimeout(ctx, 2*boundsAnswerTimeout)
+			start := time.Now()
+			err := f.Volcano.BatchV1alpha1().RESTClient().Post().Namespace(f.Namespace).Resource("jobs").
+				Param("dryRun", metav1.DryRunAll).SetHeader("Content-Type", "application/json").
+				Body(tc.JSON).Do(reqCtx).Error()
+			elapsed := time.Since(start)
+			cancel()
+			GinkgoWriter.Printf("%s: answered in %v: %.200v\n", tc.Name, elapsed, err)
+			Expect(err).To(HaveOccurred(), "%s was admitted", tc.Name)
+			Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err)).To(BeTrue(),
+				"%s: the answer is a clean denial, not a failed call: %v", tc.Name, err)
+			if !tc.Within {
+				// Within the bounds, Volcano's own validation may deny first
+				// for its own reasons (missing dependsOn tasks).
+				Expect(err.Error()).To(ContainSubstring(tc.Want), tc.Name)
+			}
+			Expect(elapsed).To(BeNumerically("<", boundsAnswerTimeout), tc.Name)
+		}
+		if pid != 0 {
+			after := peakRSS(pid)
+			GinkgoWriter.Printf("vc-webhook-manager peak RSS: %d MiB before, %d MiB after\n", before>>20, after>>20)
+			Expect(after-before).To(BeNumerically("<=", boundsPeakGrowth), "growth of vc-webhook-manager's peak RSS (VmHWM)")
+		}
+	})
+})
+
+// peakRSS returns the peak resident set size of process pid (VmHWM of
+// /proc/<pid>/status), in bytes; 0 for pid 0.
+func peakRSS(pid int) int64 {
+	if pid == 0 {
+		return 0
+	}
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	Expect(err).NotTo(HaveOccurred())
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			return kb << 10
+		}
+	}
+	Fail("no VmHWM in /proc/" + strconv.Itoa(pid) + "/status")
+	return 0
+}
