@@ -31,6 +31,7 @@ import (
 	"volcano.sh/volcano/pkg/webhooks/router"
 
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
+	"github.com/vcplugins/framework-plugins/pkg/tlsconfig"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -45,17 +46,7 @@ const volcanoConfigurationWait = 5 * time.Minute
 
 // baseTLS is the TLS configuration of Volcano's v1.10.0 manager less its
 // certificate (servingTLS supplies it).
-func baseTLS() *tls.Config {
-	return &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		ClientAuth: tls.VerifyClientCertIfGiven,
-		CipherSuites: []uint16{
-			tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-			tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
-			tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
-		},
-	}
-}
+func baseTLS() *tls.Config { return tlsconfig.Volcano() }
 
 // volcanoConfigurations returns the names of the webhook configurations of
 // the admissions Volcano's router serves under config.EnabledAdmission.

@@ -101,26 +101,30 @@ func ShapeOf(job *batch.Job) Shape {
 	if s.Plugins > MaxPlugins {
 		return s
 	}
-	for name, args := range job.Spec.Plugins {
-		p := PluginShape{Name: name, Args: len(args), FirstLong: -1}
-		for i, a := range args {
-			p.notice(i, len(a))
-		}
-		s.Args = append(s.Args, p)
-	}
-	sort.Slice(s.Args, func(i, j int) bool { return s.Args[i].Name < s.Args[j].Name })
+	s.Args = pluginShapes(job.Spec.Plugins, func(a string) int { return len(a) })
 	return s
 }
 
-// notice counts argument i of n bytes.
-func (p *PluginShape) notice(i, n int) {
-	if n <= MaxPluginArgBytes {
-		return
+// pluginShapes returns the PluginShape of every plugin, in name order, given
+// the length in bytes of each argument (size).
+func pluginShapes[A any](plugins map[string][]A, size func(A) int) []PluginShape {
+	var out []PluginShape
+	for name, args := range plugins {
+		p := PluginShape{Name: name, Args: len(args), FirstLong: -1}
+		for i, a := range args {
+			n := size(a)
+			if n <= MaxPluginArgBytes {
+				continue
+			}
+			p.Long++
+			if p.FirstLong < 0 {
+				p.FirstLong, p.FirstLongBytes = i, n
+			}
+		}
+		out = append(out, p)
 	}
-	p.Long++
-	if p.FirstLong < 0 {
-		p.FirstLong, p.FirstLongBytes = i, n
-	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // Check returns the field errors of the dimensions over their bounds. Its

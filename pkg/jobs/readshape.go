@@ -3,7 +3,6 @@ package jobs
 import (
 	"encoding/json"
 	"reflect"
-	"sort"
 )
 
 // ReadShape returns the Shape of a Job given as JSON (an admission review's
@@ -62,14 +61,7 @@ func (p *pluginsShape) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &plugins); err != nil {
 		return err
 	}
-	for name, args := range plugins {
-		ps := PluginShape{Name: name, Args: len(args), FirstLong: -1}
-		for i, n := range args {
-			ps.notice(i, int(n))
-		}
-		p.args = append(p.args, ps)
-	}
-	sort.Slice(p.args, func(i, j int) bool { return p.args[i].Name < p.args[j].Name })
+	p.args = pluginShapes(plugins, func(n length) int { return int(n) })
 	return nil
 }
 

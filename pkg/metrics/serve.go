@@ -13,6 +13,8 @@ import (
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"github.com/vcplugins/framework-plugins/pkg/tlsconfig"
 )
 
 // Path is where the managers serve their metrics, on the healthz listener.
@@ -42,17 +44,9 @@ func ServeHealthz(addr, name string, caData, certData, keyData []byte) (net.Addr
 		}
 		pool := x509.NewCertPool()
 		pool.AppendCertsFromPEM(caData)
-		server.TLSConfig = &tls.Config{
-			Certificates: []tls.Certificate{cert},
-			RootCAs:      pool,
-			MinVersion:   tls.VersionTLS12,
-			ClientAuth:   tls.VerifyClientCertIfGiven,
-			CipherSuites: []uint16{
-				tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
-				tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
-				tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
-			},
-		}
+		server.TLSConfig = tlsconfig.Volcano()
+		server.TLSConfig.Certificates = []tls.Certificate{cert}
+		server.TLSConfig.RootCAs = pool
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
