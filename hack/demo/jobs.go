@@ -22,13 +22,15 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
 // frameworks are the example directories (example/<name>/<name>.yaml), in
-// the order the demo runs them.
-var frameworks = plugins.Names()
+// the order the demo runs them. From package catalog, not plugins: plugins
+// imports Volcano's plugin factory, whose dependencies log a klog error at
+// init on a machine without ~/.kube/config (TestNoInitTimeLogs).
+var frameworks = catalog.Names()
 
 const (
 	pollEvery     = 250 * time.Millisecond
