@@ -1,58 +1,32 @@
 // Package plugins lists this project's framework plugins and registers them
-// with Volcano's job plugin factory. Frameworks is the one list: the
-// controller, the admission webhook, the demo, the benchmarks and the e2e
-// tables take theirs from it. A new framework is a package under plugins/
-// exporting a framework.Framework, and one line here.
+// with Volcano's job plugin factory. Frameworks is the one list (kept in
+// package catalog, which programs that need no factory import instead: the
+// factory's init-time dependencies log on stderr): the controller, the
+// admission webhook, the demo, the benchmarks and the e2e tables take theirs
+// from it. A new framework is a package under plugins/ exporting a
+// framework.Framework, and one line in catalog.Frameworks.
 package plugins
 
 import (
-	"slices"
-	"strings"
-
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/mxnet"
-	"github.com/vcplugins/framework-plugins/plugins/pytorch"
-	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
 )
 
 // Frameworks lists the framework plugins, in the order the demo, the
-// benchmarks and the documentation present them.
-var Frameworks = []*framework.Framework{
-	&tensorflow.Framework,
-	&pytorch.Framework,
-	&mpi.Framework,
-	&mxnet.Framework,
-}
+// benchmarks and the documentation present them: catalog.Frameworks, the
+// same slice.
+var Frameworks = catalog.Frameworks
 
-// ByName returns Frameworks ordered by name: the order in which the webhook
-// examines a Job's plugins, so that its messages come out in a stable order.
-func ByName() []*framework.Framework {
-	out := slices.Clone(Frameworks)
-	slices.SortFunc(out, func(a, b *framework.Framework) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
+// ByName returns Frameworks ordered by name (catalog.ByName).
+func ByName() []*framework.Framework { return catalog.ByName() }
 
-// Lookup returns the framework named name, or nil.
-func Lookup(name string) *framework.Framework {
-	for _, f := range Frameworks {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
-}
+// Lookup returns the framework named name, or nil (catalog.Lookup).
+func Lookup(name string) *framework.Framework { return catalog.Lookup(name) }
 
-// Names returns the frameworks' names, in Frameworks order.
-func Names() []string {
-	out := make([]string, len(Frameworks))
-	for i, f := range Frameworks {
-		out[i] = f.Name
-	}
-	return out
-}
+// Names returns the frameworks' names, in Frameworks order (catalog.Names).
+func Names() []string { return catalog.Names() }
 
 // Builders maps each framework's name to its builder (Framework.New), in the
 // form Volcano's factory takes.

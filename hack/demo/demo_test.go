@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -56,5 +61,29 @@ func TestSortedPodsAndAddedEnv(t *testing.T) {
 	added := addedEnv(c, tmpl)
 	if len(added) != 2 || added[0].Name != "TF_CONFIG" || !volcanoEnv(added[1].Name) {
 		t.Errorf("addedEnv = %v", added)
+	}
+}
+
+// Nothing the demo imports logs at init: Volcano's vgpu device package (a
+// dependency of its job plugin factory) logs "init kubeclient in hamivgpu
+// failed" on stderr when ~/.kube/config is missing, before the demo's first
+// line. The binary runs with -h, in a HOME without .kube and no KUBECONFIG.
+func TestNoInitTimeLogs(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "demo")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "-h")
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("demo -h: %v\n%s", err, stderr.String())
+	}
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	if !strings.HasPrefix(first, "Usage of ") || strings.Contains(stderr.String(), "hamivgpu") {
+		t.Errorf("demo -h: stderr must start with the usage and hold no init-time log; got:\n%s", stderr.String())
 	}
 }

@@ -22,17 +22,18 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
 // frameworks are the example directories (example/<name>/<name>.yaml), in
-// the order the demo runs them.
-var frameworks = plugins.Names()
+// the order the demo runs them. From package catalog, not plugins: plugins
+// imports Volcano's plugin factory, whose dependencies log a klog error at
+// init on a machine without ~/.kube/config (TestNoInitTimeLogs).
+var frameworks = catalog.Names()
 
 const (
-	pollEvery     = 250 * time.Millisecond
-	progressEvery = 3 * time.Second
+	pollEvery = 250 * time.Millisecond
 	// namespaceTimeout bounds deleting the namespace of an earlier run and
 	// creating the new one.
 	namespaceTimeout = 2 * time.Minute
@@ -150,7 +151,7 @@ type run struct {
 	verdict    string                // the judge's summary of a real run
 	podLogs    map[string]string     // the followed logs by pod name, once collected
 
-	lastLine    string    // phase and succeeded count last printed
+	progress    progress  // which progress lines to print
 	ended       time.Time // when a final phase was seen; done follows at the next poll
 	done        bool
 	ok          bool
@@ -182,7 +183,7 @@ func (c *clients) submit(ctx context.Context, root string, examples []*example) 
 		}
 	}
 	for _, ex := range examples {
-		r := &run{example: ex, pods: map[string]*corev1.Pod{}, gone: map[string]bool{}}
+		r := &run{example: ex, pods: map[string]*corev1.Pod{}, gone: map[string]bool{}, progress: progress{name: ex.job.Name}}
 		var tasks []string
 		for _, t := range ex.job.Spec.Tasks {
 			r.want += int(t.Replicas)
@@ -242,13 +243,12 @@ func (c *clients) watchPods(ctx context.Context) (watch.Interface, error) {
 
 // follow follows the jobs until each has finished, failed or timed out, or
 // ctx is cancelled. It prints a line when a pod is bound, when a job's phase
-// or number of succeeded pods changes, and the progress of unfinished jobs
-// every few seconds.
+// or number of created, running or succeeded pods changes, and "still
+// waiting" for a job whose state stays the same (type progress).
 func (c *clients) follow(ctx context.Context, runs []*run, pods watch.Interface, timeout time.Duration) {
 	defer pods.Stop()
 	fmt.Println()
 	t0 := time.Now()
-	lastProgress := t0
 	byName := map[string]*run{}
 	for _, r := range runs {
 		byName[r.example.job.Name] = r
@@ -302,14 +302,6 @@ func (c *clients) follow(ctx context.Context, runs []*run, pods watch.Interface,
 		if pending == 0 {
 			return
 		}
-		if time.Since(lastProgress) >= progressEvery {
-			lastProgress = time.Now()
-			for _, r := range runs {
-				if !r.done && r.ended.IsZero() {
-					fmt.Printf("  %s %-13s %-11s %s\n", stamp(t0), r.job.Name, phaseOf(r.job), r.counts())
-				}
-			}
-		}
 	}
 }
 
@@ -317,7 +309,7 @@ func (c *clients) follow(ctx context.Context, runs []*run, pods watch.Interface,
 func (r *run) observe(p *corev1.Pod, deleted bool, t0 time.Time) {
 	old := r.pods[p.Name]
 	if p.Spec.NodeName != "" && (old == nil || old.Spec.NodeName == "") {
-		fmt.Printf("  %s %-13s pod %-22s bound to %s\n", stamp(t0), r.example.job.Name, p.Name, p.Spec.NodeName)
+		fmt.Println(r.progress.bound(time.Since(t0), p.Name, p.Spec.NodeName))
 	}
 	r.pods[p.Name] = p.DeepCopy()
 	if deleted {
@@ -371,12 +363,9 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 		r.podGroup = c.podGroupMessage(ctx, r.job)
 	}
 
-	// A line on every phase change and every pod that finished; binding has
-	// its own lines.
 	phase := phaseOf(r.job)
-	if key := fmt.Sprintf("%s %d", phase, r.succeeded()); key != r.lastLine {
-		fmt.Printf("  %s %-13s %-11s %s\n", stamp(t0), name, phase, r.counts())
-		r.lastLine = key
+	if line := r.progress.update(time.Since(t0), r.state(), r.why()); line != "" {
+		fmt.Println(line)
 	}
 	if r.real != nil {
 		for _, p := range sortedPods(r) {
@@ -444,13 +433,34 @@ func (r *run) succeeded() int {
 	return n
 }
 
+// running counts the pods running as last seen, deleted ones excluded.
+func (r *run) running() int {
+	n := 0
+	for name, p := range r.pods {
+		if p.Status.Phase == corev1.PodRunning && !r.gone[name] {
+			n++
+		}
+	}
+	return n
+}
+
+func (r *run) state() jobState {
+	return jobState{Phase: phaseOf(r.job), Want: r.want, Created: len(r.pods), Bound: r.bound(), Running: r.running(), Succeeded: r.succeeded()}
+}
+
 func (r *run) counts() string {
 	return fmt.Sprintf("pods: %d/%d created, %d bound, %d succeeded", len(r.pods), r.want, r.bound(), r.succeeded())
 }
 
 // stuckReason says where a job that did not finish got stuck.
 func (r *run) stuckReason() string {
-	s := fmt.Sprintf("phase %s, %s", phaseOf(r.job), r.counts())
+	return fmt.Sprintf("phase %s, %s", phaseOf(r.job), r.counts()) + r.why()
+}
+
+// why says where a job that waits stands, as "; PodGroup: <message>; <pod
+// problems>", or "".
+func (r *run) why() string {
+	s := ""
 	if r.bound() < r.want && r.podGroup != "" {
 		s += "; PodGroup: " + r.podGroup
 	}
@@ -609,7 +619,12 @@ func (r *run) resultLine() string {
 
 // stamp is the time since the jobs were submitted, as "[  2.5s]".
 func stamp(t0 time.Time) string {
-	return fmt.Sprintf("[%6s]", seconds(time.Since(t0)))
+	return stampAt(time.Since(t0))
+}
+
+// stampAt is stamp for the time d since the submission.
+func stampAt(d time.Duration) string {
+	return fmt.Sprintf("[%6s]", seconds(d))
 }
 
 // sleep waits d or until ctx is done, returning ctx.Err() in the latter case.

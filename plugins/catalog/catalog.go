@@ -1,0 +1,59 @@
+// Package catalog is the one list of this project's framework plugins, for
+// programs that need the list but not Volcano's job plugin factory: the demo,
+// the benchmarks' report. Package plugins re-exports it and registers it with
+// the factory.
+//
+// It must not import the factory (volcano.sh/volcano/pkg/controllers/job/plugins):
+// that package pulls in Volcano's scheduler API, whose vgpu device package
+// builds a Kubernetes client in its init and logs the klog error "init
+// kubeclient in hamivgpu failed" on stderr when ~/.kube/config is missing,
+// before main can configure klog. TestNoSchedulerDependency keeps it so.
+package catalog
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+)
+
+// Frameworks lists the framework plugins, in the order the demo, the
+// benchmarks and the documentation present them. A new framework is a
+// package under plugins/ exporting a framework.Framework, and one line here.
+var Frameworks = []*framework.Framework{
+	&tensorflow.Framework,
+	&pytorch.Framework,
+	&mpi.Framework,
+	&mxnet.Framework,
+}
+
+// ByName returns Frameworks ordered by name: the order in which the webhook
+// examines a Job's plugins, so that its messages come out in a stable order.
+func ByName() []*framework.Framework {
+	out := slices.Clone(Frameworks)
+	slices.SortFunc(out, func(a, b *framework.Framework) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Lookup returns the framework named name, or nil.
+func Lookup(name string) *framework.Framework {
+	for _, f := range Frameworks {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+// Names returns the frameworks' names, in Frameworks order.
+func Names() []string {
+	out := make([]string, len(Frameworks))
+	for i, f := range Frameworks {
+		out[i] = f.Name
+	}
+	return out
+}
