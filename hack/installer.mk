@@ -142,6 +142,6 @@ test-install: node-prereqs ## Install Volcano with its chart on the real node, u
 	else echo "install test: skipped: it runs on the real node, which this machine cannot run (see the real node line above)"; fi
 
 # Starts a real node, one per machine: under the lock every real node takes.
-test-install-real-node: binaries $(LOCAL_BIN)/kube-scheduler node-images images
+test-install-real-node: binaries $(LOCAL_BIN)/kube-scheduler node-images node-images-training images
 	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
 	flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --install-images $(INSTALL_IMAGES_DIR)

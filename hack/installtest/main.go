@@ -10,7 +10,8 @@
 //     creates a Job once a second: prints the failed creates of its step 0
 //     (Volcano's pods replaced by Volcano's), "failed creates during
 //     upgrade: N" for steps 1-3, and the time those took;
-//  4. a Job of each framework with this project's plugins;
+//  4. a Job of each framework with this project's plugins, and
+//     docs/install.md's Verify Job (needs make node-images-training);
 //  5. the rollback and uninstall as documented, then the in-tree Job again,
 //     a check that nothing of this project is left, and after the cluster
 //     is down the e2e suite's host check.
@@ -44,6 +45,7 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
@@ -267,6 +269,8 @@ func (x *t) steps(ctx context.Context) error {
 	// (leadTask listens there) and gets the worker hosts in MPI_HOST.
 	x.job(ctx, "ours-"+mpi.Name, mpi.Name, []string{"--master=" + workerTask, "--worker=" + leadTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort), wi},
 		mpi.EnvMPIHost, tensorflow.DefaultPort)
+	heading("docs/install.md's Verify Job (example/tensorflow/tensorflow.yaml)")
+	x.verifyJob(ctx, wi)
 
 	heading("roll back and uninstall (docs/install.md)")
 	if err := x.rollback(ns); err != nil {
@@ -467,7 +471,42 @@ var tfArgs = []string{"--ps=" + leadTask, "--worker=" + workerTask, "--port=" + 
 // back in a wait init container until the lead answers there (or resolves,
 // for PyTorch), Volcano's do not. Records the result.
 func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
-	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port, leadTask))
+	x.runJob(ctx, plugin, realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port, leadTask)))
+}
+
+// verifyJob runs docs/install.md's Verify Job, example/tensorflow/tensorflow.yaml,
+// on the real node: its public image swapped for the local training image
+// (training.Localize; the node pulls nothing), and the local wait image in
+// its plugin's arguments (see steps). Records the result.
+func (x *t) verifyJob(ctx context.Context, waitImageArg string) {
+	const file = "example/tensorflow/tensorflow.yaml"
+	report := func(err error) {
+		line := fmt.Sprintf("job %s: %v", file, err)
+		fmt.Println(line)
+		x.results = append(x.results, line)
+		x.failed = append(x.failed, line)
+	}
+	if _, err := os.Stat(filepath.Join(x.o.imageDir, filepath.Base(training.ImageTar))); err != nil {
+		report(fmt.Errorf("its image is not built (make node-images-training): %w", err))
+		return
+	}
+	j, err := training.LoadJob(".", file)
+	if err == nil {
+		_, err = training.Localize(j)
+	}
+	if err != nil {
+		report(err)
+		return
+	}
+	training.OnRealNode(j)
+	j.Spec.Plugins[tensorflow.Name] = append(j.Spec.Plugins[tensorflow.Name], waitImageArg)
+	x.runJob(ctx, tensorflow.Name, j)
+}
+
+// runJob creates j in namespace default, waits up to 4 minutes for it to
+// end, records whether it Completed, and deletes it.
+func (x *t) runJob(ctx context.Context, plugin string, j *batch.Job) {
+	name := j.Name
 	start := time.Now()
 	res := func(ok bool, what string) {
 		line := fmt.Sprintf("job %-16s %-10s %s (%.0fs)", name, plugin, what, time.Since(start).Seconds())

@@ -37,10 +37,16 @@ func createProgramConfigMap(ctx context.Context, f *framework.Framework, ex trai
 	Expect(err).NotTo(HaveOccurred(), "creating ConfigMap %s", cm.Name)
 }
 
-// waitTrained waits until job is Completed and fails at once when one of its
-// pods failed (restartPolicy Never: a failed rank never comes back), dumping
-// the pods either way the wait fails.
+// waitTrained is waitCompleted with RealJobCompletedTimeout.
 func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
+	GinkgoHelper()
+	waitCompleted(ctx, f, job, framework.RealJobCompletedTimeout)
+}
+
+// waitCompleted waits up to timeout until job is Completed and fails at once
+// when one of its pods failed (restartPolicy Never: a failed rank never comes
+// back), dumping the pods either way the wait fails.
+func waitCompleted(ctx context.Context, f *framework.Framework, job *batch.Job, timeout time.Duration) {
 	GinkgoHelper()
 	defer func() {
 		if r := recover(); r != nil {
@@ -59,7 +65,7 @@ func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
 			}
 		}
 		return fmt.Errorf("Job %s is %s", job.Name, phase)
-	}, framework.RealJobCompletedTimeout).Should(Succeed(), "Job %s training to completion", job.Name)
+	}, timeout).Should(Succeed(), "Job %s to completion", job.Name)
 }
 
 // podLogs returns the program container's log of each pod: as the kubelet

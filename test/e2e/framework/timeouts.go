@@ -39,6 +39,12 @@ const (
 	// Completed: real sandboxes (a few seconds each on two shared cores), the
 	// waits, and the probes' own delays.
 	RealJobCompletedTimeout = 4 * time.Minute
+	// HelloJobCompletedTimeout bounds an example that runs as written
+	// (training.Hellos) on the real node, from creation to Completed. They
+	// finish in under a minute on a cluster; the real node's sandboxes on two
+	// shared cores add some. Their checks give up after 2 minutes, so a hung
+	// example fails here instead of waiting forever.
+	HelloJobCompletedTimeout = 3 * time.Minute
 	// RealSpecTimeout bounds one spec running Jobs on the real node.
 	RealSpecTimeout = 8 * time.Minute
 	// GarbageCollectedTimeout bounds waiting for the garbage collector to
