@@ -26,7 +26,10 @@ type BoundsCase struct {
 }
 
 // RawJob is a Job in namespace ns as JSON: tasks (each {"name", "replicas"}
-// plus extra members; a one-container template is added), and plugins.
+// plus extra members; a one-container template is added), and plugins. A
+// plugin without arguments must be given an empty list, not nil: the API
+// server drops null members of a custom resource (structural schema
+// defaulting) before admission, so a plugin given as null never reaches it.
 func RawJob(name, ns string, tasks []map[string]any, plugins map[string][]string) []byte {
 	for _, t := range tasks {
 		t["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}
@@ -81,7 +84,7 @@ func BoundsCases(ns string) []BoundsCase {
 		deps = append(deps, t)
 	}
 	cases = append(cases, BoundsCase{"400 tasks of 50 missing dependsOn names", RawJob("deps", ns, deps,
-		map[string][]string{"tensorflow": nil}), "spec.tasks: Too many", false})
+		map[string][]string{"tensorflow": {}}), "spec.tasks: Too many", false})
 
 	var names []map[string]any
 	for i := 0; i < 3; i++ {
@@ -90,17 +93,17 @@ func BoundsCases(ns string) []BoundsCase {
 		names = append(names, t)
 	}
 	cases = append(cases, BoundsCase{"dependsOn names by the thousand", RawJob("dep-names", ns, names,
-		map[string][]string{"tensorflow": nil}), "dependsOn.name: Too many", false})
+		map[string][]string{"tensorflow": {}}), "dependsOn.name: Too many", false})
 
-	plugins := map[string][]string{"tensorflow": nil}
+	plugins := map[string][]string{"tensorflow": {}}
 	for i := 0; len(plugins)*16 < body; i++ {
-		plugins[fmt.Sprintf("p%d", i)] = nil
+		plugins[fmt.Sprintf("p%d", i)] = []string{}
 	}
 	cases = append(cases, BoundsCase{"plugins", RawJob("plugins", ns,
 		[]map[string]any{Task("ps", 1), Task("worker", 1)}, plugins), "spec.plugins: Too many", false})
 	cases = append(cases, BoundsCase{"a long plugin name", RawJob("plugin-name", ns,
 		[]map[string]any{Task("ps", 1), Task("worker", 1)},
-		map[string][]string{"tensorflow": nil, strings.Repeat("p", body): nil}), "a plugin name may have at most 63", false})
+		map[string][]string{"tensorflow": {}, strings.Repeat("p", body): {}}), "a plugin name may have at most 63", false})
 
 	// Within the bounds: the most errors a Job can make.
 	var full []map[string]any
