@@ -9,11 +9,12 @@
 #   make images             every Volcano image, ours and stock-built, as tarballs in
 #                           $(INSTALL_IMAGES_DIR), without a container engine
 #   make images-load        import them into the running local cluster's real node
+#   make images-push-tarballs  push those of ours to IMAGE_REPO (go-containerregistry, no engine)
 #   make test-install       docs/install.md's procedure on the real node (hack/installtest)
 #   make images-docker      build our two images for this machine (docker buildx, --load)
 #   make images-push        build both for IMAGE_PLATFORMS and push them
 #
-# The *-docker and -push targets need Docker with buildx; nothing else here does.
+# The *-docker targets and images-push need Docker with buildx; nothing else here does.
 
 INSTALLER_HELM      := $(or $(LOCAL_BIN),_output/bin)/helm
 INSTALLER_CHART     := installer/helm/framework-plugins
@@ -50,7 +51,7 @@ IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unk
 # More `docker buildx build` flags, e.g. --builder, --cache-to, --provenance=false.
 IMAGE_BUILD_FLAGS  ?=
 
-.PHONY: test-install-real-node helm-lint manifests verify-manifests test-install images images-load images-docker images-push \
+.PHONY: test-install-real-node helm-lint manifests verify-manifests test-install images images-load images-docker images-push images-push-tarballs \
 	image-vc-controller-manager image-vc-webhook-manager
 
 # The chart rendered behind a header, on stdout: $(1) is the file it is
@@ -140,11 +141,29 @@ images-load: images ## Import the tarballs of make images into the real node's c
 		echo "ctr -n k8s.io images import $$f"; ctr --address "$$sock" -n k8s.io images import "$$f" >/dev/null || exit 1; \
 	done
 
+# IMAGE_REPO must name a registry path of yours: not the local default, not
+# the placeholder.
+define installer_check_repo
+	@case "$(IMAGE_REPO)" in localhost/*|*.invalid/*|*.invalid) \
+		echo "set IMAGE_REPO to the registry path to push to, e.g. make $(1) IMAGE_REPO=registry.example.com/framework-plugins" >&2; exit 1;; esac
+endef
+
 images-push: ## Build both images for IMAGE_PLATFORMS and push them to IMAGE_REPO.
-	@case "$(IMAGE_REPO)" in localhost/*|*.invalid/*) \
-		echo "set IMAGE_REPO to the registry path to push to, e.g. make images-push IMAGE_REPO=registry.example.com/framework-plugins" >&2; exit 1;; esac
+	$(call installer_check_repo,images-push)
 	$(call installer_image,vc-controller-manager,--platform $(IMAGE_PLATFORMS) --push)
 	$(call installer_image,vc-webhook-manager,--platform $(IMAGE_PLATFORMS) --push)
+
+# Without Docker: the tarballs of make images (this machine's architecture),
+# ours and Volcano's scheduler rebuilt under our name (Volcano's chart wants
+# all three under one path and tag), to $(IMAGE_REPO)/<name>:$(VERSION), with
+# the credentials of ~/.docker/config.json ($$DOCKER_CONFIG) or anonymously.
+# Prints each pushed reference with its digest. IMAGES_PUSH_FLAGS: e.g.
+# --insecure for a plain-HTTP registry other than localhost.
+IMAGES_PUSH_FLAGS ?=
+images-push-tarballs: ## Push the tarballs of make images (vc-controller-manager, vc-webhook-manager, vc-scheduler, gen-admission-secret) to IMAGE_REPO, no container engine.
+	$(call installer_check_repo,images-push-tarballs)
+	@$(MAKE) --no-print-directory images
+	$(IMAGES_TOOL) push --dir $(INSTALL_IMAGES_DIR) --repo $(IMAGE_REPO) $(IMAGES_PUSH_FLAGS)
 
 # The install test needs the real node: where node-prereqs did not find its
 # packages ready (another OS, cgroup v2, a container runtime of the host's own),
