@@ -10,14 +10,21 @@
 //     creates a Job once a second: prints the failed creates of its step 0
 //     (Volcano's pods replaced by Volcano's), "failed creates during
 //     upgrade: N" for steps 1-3, and the time those took;
+//     After step 1 (our chart with its default values, Volcano still on its
+//     own images) a plain Job and a framework Job must be created: the
+//     chart's defaults must deny no Job create (issue #25);
 //  4. a Job of each framework with this project's plugins, and
 //     docs/install.md's Verify Job (needs make node-images-training);
 //  5. the rollback and uninstall as documented, then the in-tree Job again,
-//     a check that nothing of this project is left, and after the cluster
-//     is down the e2e suite's host check.
+//     a check that nothing of this project is left;
+//  6. the same upgrade without Helm (docs/install.md, "Install without
+//     Helm": kubectl apply and the installer/volcano-patches), counted the
+//     same way ("failed creates during upgrade without Helm: N"), a
+//     TensorFlow Job with our plugin, its uninstall and the check again;
+//     then after the cluster is down the e2e suite's host check.
 //
-// Exit status 0 when every Job succeeded, N is 0 and the host is as it was,
-// 1 otherwise. Run it under
+// Exit status 0 when every Job succeeded, both N are 0 and the host is as it
+// was, 1 otherwise. Run it under
 // flock /tmp/realnode.lock: it starts a real node.
 package main
 
@@ -218,7 +225,7 @@ func (x *t) steps(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		x.createLoop(ctx, stop, &phase)
+		x.createLoop(ctx, "probe-", stop, &phase)
 	}()
 	heading("step 0: readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
 	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
@@ -232,7 +239,7 @@ func (x *t) steps(ctx context.Context) error {
 		heading("steps 1-3: upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
 		phase.Store(upgrade)
 		start := time.Now()
-		err = x.upgrade(ns)
+		err = x.upgrade(ctx, ns)
 		took = time.Since(start)
 		time.Sleep(3 * time.Second) // a few creates after the rollout
 	}
@@ -281,20 +288,155 @@ func (x *t) steps(ctx context.Context) error {
 	if err := x.nothingOfOursLeft(ctx, ns); err != nil {
 		return err
 	}
+	if err := x.withoutHelm(ctx, ns); err != nil {
+		return err
+	}
 	heading("uninstall Volcano")
 	return x.helm("uninstall", "volcano", "-n", ns, "--wait")
 }
 
-// upgrade is docs/install.md's "Onto an existing Volcano", with the test's
-// real-node values added: the chart for the RBAC only (webhook.create=false),
-// among it the Role that lets the new webhook manager list the admission
-// service's endpoints; then Volcano's release, whose new webhook manager
-// creates this project's two webhook configurations once no old pod is a
-// ready endpoint. It returns when both configurations exist.
-func (x *t) upgrade(ns string) error {
-	if err := x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns,
-		"--set", "webhook.create=false", "--wait"); err != nil {
+// withoutHelm is docs/install.md's "Install without Helm" onto the same
+// Volcano (back on its own images after the Helm pass's rollback), with a Job
+// create every second counted as in the Helm pass: step 0 apart, then the
+// RBAC and the two patches until the configurations exist, which must fail
+// no create. Then a framework Job on our images, the uninstall without Helm
+// and the check that nothing of ours is left.
+func (x *t) withoutHelm(ctx context.Context, ns string) error {
+	var phase atomic.Pointer[createCounts]
+	step0, upgrade := &createCounts{}, &createCounts{}
+	phase.Store(step0)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.createLoop(ctx, "nohelm-probe-", stop, &phase)
+	}()
+	heading("without Helm, step 0: readiness probe and preStop pause (docs/install.md), creating a Job every second")
+	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
+		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
+	if err == nil {
+		err = x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
+	}
+	time.Sleep(3 * time.Second) // the old pod's last calls, if step 0 rolled it
+	var took time.Duration
+	if err == nil {
+		heading("without Helm, steps 1-3: kubectl apply and the volcano-patches (docs/install.md), creating a Job every second")
+		phase.Store(upgrade)
+		start := time.Now()
+		err = x.upgradeWithoutHelm(ns)
+		took = time.Since(start)
+		time.Sleep(3 * time.Second)
+	}
+	close(stop)
+	wg.Wait()
+	lines := []string{
+		fmt.Sprintf("failed creates during step 0 without Helm: %d (of %d)%s", step0.failed.Load(), step0.creates.Load(), step0.firstSuffix()),
+		fmt.Sprintf("failed creates during upgrade without Helm: %d (of %d)", upgrade.failed.Load(), upgrade.creates.Load()),
+		fmt.Sprintf("upgrade without Helm took: %.1fs", took.Seconds()),
+	}
+	x.results = append(x.results, lines...)
+	for _, r := range lines {
+		fmt.Println(r)
+	}
+	if upgrade.failed.Load() > 0 {
+		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade without Helm, first: %v", upgrade.failed.Load(), upgrade.first.Load()))
+	}
+	if err != nil {
 		return err
+	}
+	heading("without Helm: a TensorFlow Job with this project's plugin")
+	x.job(ctx, "nohelm-"+tensorflow.Name, tensorflow.Name, append(slices.Clone(tfArgs), "--wait-image="+localcluster.WaitImage), tensorflow.EnvTFConfig, tensorflow.DefaultPort)
+	heading("uninstall without Helm (docs/install.md)")
+	if err := x.uninstallWithoutHelm(ns); err != nil {
+		return err
+	}
+	return x.nothingOfOursLeft(ctx, ns)
+}
+
+// patchPlaceholder is the registry the volcano-patches name, which never
+// resolves: the test puts the local name of make images's tarballs there.
+const patchPlaceholder = "REGISTRY.example.invalid/"
+
+// upgradeWithoutHelm is steps 1-3 of "Install without Helm": the chart's
+// default render (RBAC; it creates no webhook configuration), the two
+// patches with the placeholder registry replaced, and the wait for the
+// configurations the new webhook manager creates.
+func (x *t) upgradeWithoutHelm(ns string) error {
+	if err := x.sh("kubectl", "apply", "-f", "installer/framework-plugins.yaml"); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "installtest-patches-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	for _, d := range []struct{ deployment, image string }{
+		{"volcano-controllers", "vc-controller-manager"},
+		{"volcano-admission", "vc-webhook-manager"},
+	} {
+		src := filepath.Join("installer", "volcano-patches", d.deployment+".yaml")
+		data, err := os.ReadFile(src)
+		if err != nil {
+			return err
+		}
+		// The patch must name this release's image (VERSION); only the
+		// registry is the user's to fill in.
+		want := patchPlaceholder + ourPath + d.image + ":" + x.o.version
+		if !strings.Contains(string(data), "image: "+want+"\n") {
+			return fmt.Errorf("%s does not name image %s", src, want)
+		}
+		patch := filepath.Join(dir, d.deployment+".yaml")
+		if err := os.WriteFile(patch, []byte(strings.ReplaceAll(string(data), patchPlaceholder, ourRegistry+"/")), 0o600); err != nil {
+			return err
+		}
+		if err := x.sh("kubectl", "-n", ns, "patch", "deployment", d.deployment, "--patch-file", patch); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"volcano-admission", "volcano-controllers"} {
+		if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", d, "--timeout", "3m"); err != nil {
+			return err
+		}
+	}
+	return x.waitConfigurations()
+}
+
+// uninstallWithoutHelm is "Uninstall" without Helm: the configurations
+// first, as with Helm, so that no stock manager is asked for our paths; then
+// both patches undone (the patch is each Deployment's last change); then the
+// RBAC.
+func (x *t) uninstallWithoutHelm(ns string) error {
+	if err := x.deleteConfigurations(); err != nil {
+		return err
+	}
+	for _, d := range []string{"volcano-admission", "volcano-controllers"} {
+		if err := x.sh("kubectl", "-n", ns, "rollout", "undo", "deployment/"+d); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"volcano-admission", "volcano-controllers"} {
+		if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", d, "--timeout", "3m"); err != nil {
+			return err
+		}
+	}
+	return x.sh("kubectl", "delete", "-f", "installer/framework-plugins.yaml", "--wait")
+}
+
+// upgrade is docs/install.md's "Onto an existing Volcano", with the test's
+// real-node values added: the chart with its default values (RBAC only:
+// webhook.create is false), among it the Role that lets the new webhook
+// manager list the admission service's endpoints; a check that Volcano,
+// still on its own images, admits a plain and a framework Job; then
+// Volcano's release, whose new webhook manager creates this project's two
+// webhook configurations once no old pod is a ready endpoint. It returns
+// when both configurations exist.
+func (x *t) upgrade(ctx context.Context, ns string) error {
+	if err := x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns, "--wait"); err != nil {
+		return err
+	}
+	if err := x.stockAdmitsJobs(ctx); err != nil {
+		x.failed = append(x.failed, err.Error())
 	}
 	args := []string{"upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
 		"-f", "installer/helm/volcano-values.yaml", "-f", realNodeValues}
@@ -312,8 +454,64 @@ func (x *t) upgrade(ns string) error {
 	if err := x.helm(append(args, "--wait", "--timeout", "5m")...); err != nil {
 		return err
 	}
+	return x.waitConfigurations()
+}
+
+// waitConfigurations is step 3: until both of our configurations exist
+// (the new webhook manager creates them), for at most 180 s.
+func (x *t) waitConfigurations() error {
 	return x.sh("timeout", "180", "sh", "-c", "until kubectl get mutatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.MutatePath)+
 		" validatingwebhookconfiguration/"+webhook.ConfigurationName(webhook.ValidatePath)+"; do sleep 2; done")
+}
+
+// deleteConfigurations is step 1 of the uninstall.
+func (x *t) deleteConfigurations() error {
+	if err := x.sh("kubectl", "delete", "mutatingwebhookconfiguration", webhook.ConfigurationName(webhook.MutatePath), "--ignore-not-found"); err != nil {
+		return err
+	}
+	return x.sh("kubectl", "delete", "validatingwebhookconfiguration", webhook.ConfigurationName(webhook.ValidatePath), "--ignore-not-found")
+}
+
+// stockAdmitsJobs: with our chart installed with its default values and
+// Volcano still on its own images, no configuration of ours exists and a
+// plain Job and a TensorFlow Job (Volcano's in-tree plugin) are created.
+// Issue #25: the chart's old default, webhook.create=true, made both fail
+// with "the server could not find the requested resource".
+func (x *t) stockAdmitsJobs(ctx context.Context) error {
+	heading("the chart's defaults with Volcano's own images: Job creates admitted")
+	var problems []string
+	if _, err := x.kube.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName(webhook.MutatePath), metav1.GetOptions{}); err == nil {
+		problems = append(problems, "the chart's defaults created "+webhook.ConfigurationName(webhook.MutatePath))
+	}
+	if _, err := x.kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, webhook.ConfigurationName(webhook.ValidatePath), metav1.GetOptions{}); err == nil {
+		problems = append(problems, "the chart's defaults created "+webhook.ConfigurationName(webhook.ValidatePath))
+	}
+	for _, j := range []*batch.Job{
+		realNodeJob("defaults-plain", "", nil, "true"),
+		realNodeJob("defaults-"+tensorflow.Name, tensorflow.Name, tfArgs, "true"),
+	} {
+		// Pending forever on no node: the create is what is checked.
+		for i := range j.Spec.Tasks {
+			j.Spec.Tasks[i].Template.Spec.NodeSelector = map[string]string{"install-test/none": "true"}
+		}
+		cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		_, err := x.vc.BatchV1alpha1().Jobs("default").Create(cctx, j, metav1.CreateOptions{})
+		cancel()
+		if err != nil {
+			problems = append(problems, "create "+j.Name+": "+err.Error())
+			continue
+		}
+		_ = x.vc.BatchV1alpha1().Jobs("default").Delete(ctx, j.Name, metav1.DeleteOptions{})
+	}
+	if len(problems) > 0 {
+		line := "with the chart's defaults and Volcano's own images: " + strings.Join(problems, "; ")
+		fmt.Println(line)
+		return fmt.Errorf("%s", line)
+	}
+	line := "with the chart's defaults and Volcano's own images: no configuration of ours, a plain and a TensorFlow Job created"
+	fmt.Println(line)
+	x.results = append(x.results, line)
+	return nil
 }
 
 // rollback is docs/install.md's "Uninstall": this project's webhook
@@ -322,10 +520,7 @@ func (x *t) upgrade(ns string) error {
 // does not serve; then Volcano's release back to its first revision; then the
 // chart (RBAC).
 func (x *t) rollback(ns string) error {
-	if err := x.sh("kubectl", "delete", "mutatingwebhookconfiguration", webhook.ConfigurationName(webhook.MutatePath), "--ignore-not-found"); err != nil {
-		return err
-	}
-	if err := x.sh("kubectl", "delete", "validatingwebhookconfiguration", webhook.ConfigurationName(webhook.ValidatePath), "--ignore-not-found"); err != nil {
+	if err := x.deleteConfigurations(); err != nil {
 		return err
 	}
 	if err := x.helm("rollback", "volcano", "1", "-n", ns, "--wait", "--timeout", "5m"); err != nil {
@@ -425,9 +620,10 @@ func (c *createCounts) firstSuffix() string {
 	return ""
 }
 
-// createLoop creates (and deletes) a one-pod Job every second until stop,
-// counting the creates and those that fail in the phase phase holds.
-func (x *t) createLoop(ctx context.Context, stop chan struct{}, phase *atomic.Pointer[createCounts]) {
+// createLoop creates (and deletes) a one-pod Job named <prefix><n> every
+// second until stop, counting the creates and those that fail in the phase
+// phase holds.
+func (x *t) createLoop(ctx context.Context, prefix string, stop chan struct{}, phase *atomic.Pointer[createCounts]) {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for i := 0; ; i++ {
@@ -437,7 +633,7 @@ func (x *t) createLoop(ctx context.Context, stop chan struct{}, phase *atomic.Po
 		case <-tick.C:
 		}
 		c := phase.Load()
-		j := realNodeJob(fmt.Sprintf("probe-%d", i), "", nil, "true")
+		j := realNodeJob(fmt.Sprintf("%s%d", prefix, i), "", nil, "true")
 		// Pending forever on no node: the create is what is measured.
 		j.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"install-test/none": "true"}
 		c.creates.Add(1)

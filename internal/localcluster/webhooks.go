@@ -189,7 +189,7 @@ func renderChartWebhooks(ctx context.Context, binDir string, port int, caBundle 
 	}
 	// helm template assumes Kubernetes 1.20 offline, below the chart's kubeVersion.
 	args := []string{"template", ChartRelease, filepath.Join(root, ChartDir), "--namespace", ChartNamespace, "--kube-version", "1.30.2",
-		"--set-string", fmt.Sprintf("webhook.url=https://127.0.0.1:%d", port),
+		"--set", "webhook.create=true", "--set-string", fmt.Sprintf("webhook.url=https://127.0.0.1:%d", port),
 		"--set-string", "webhook.caBundle=" + base64.StdEncoding.EncodeToString(caBundle)}
 	for _, t := range chartWebhookTemplates {
 		args = append(args, "--show-only", t)

@@ -20,13 +20,17 @@ import (
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
-// renderedManifest is the chart rendered with its default values by `make
-// manifests`, relative to the module root.
+// renderedManifest is the chart rendered with its default values (RBAC
+// only) by `make manifests`, relative to the module root.
 const renderedManifest = "installer/framework-plugins.yaml"
 
-// rbacManifest is the chart rendered with webhook.create=false (RBAC only),
-// for the upgrade without Helm.
+// rbacManifest is the same render under the name the upgrade without Helm
+// used before the default became webhook.create=false.
 const rbacManifest = "installer/framework-plugins-rbac.yaml"
+
+// webhooksManifest is the chart's two webhook configurations alone
+// (webhook.create=true).
+const webhooksManifest = "installer/framework-plugins-webhooks.yaml"
 
 // volcanoNamespace holds Volcano's admission service in an installation, and
 // with it the manifests' endpoints Role; the local cluster runs Volcano on
@@ -34,10 +38,10 @@ const rbacManifest = "installer/framework-plugins-rbac.yaml"
 const volcanoNamespace = "volcano-system"
 
 // renderedWebhookConfigurations returns the two webhook configurations of
-// installer/framework-plugins.yaml, decoded strictly.
+// installer/framework-plugins-webhooks.yaml, decoded strictly.
 func renderedWebhookConfigurations() (*whv1.MutatingWebhookConfiguration, *whv1.ValidatingWebhookConfiguration) {
 	GinkgoHelper()
-	data, err := os.ReadFile(framework.Path(renderedManifest))
+	data, err := os.ReadFile(framework.Path(webhooksManifest))
 	Expect(err).NotTo(HaveOccurred())
 	docs, err := framework.YAMLDocuments(data)
 	Expect(err).NotTo(HaveOccurred())
@@ -48,17 +52,17 @@ func renderedWebhookConfigurations() (*whv1.MutatingWebhookConfiguration, *whv1.
 		Expect(yaml.Unmarshal(doc, &tm)).To(Succeed())
 		switch tm.Kind {
 		case "MutatingWebhookConfiguration":
-			Expect(m).To(BeNil(), "two MutatingWebhookConfigurations in %s", renderedManifest)
+			Expect(m).To(BeNil(), "two MutatingWebhookConfigurations in %s", webhooksManifest)
 			m = &whv1.MutatingWebhookConfiguration{}
 			Expect(yaml.UnmarshalStrict(doc, m)).To(Succeed())
 		case "ValidatingWebhookConfiguration":
-			Expect(v).To(BeNil(), "two ValidatingWebhookConfigurations in %s", renderedManifest)
+			Expect(v).To(BeNil(), "two ValidatingWebhookConfigurations in %s", webhooksManifest)
 			v = &whv1.ValidatingWebhookConfiguration{}
 			Expect(yaml.UnmarshalStrict(doc, v)).To(Succeed())
 		}
 	}
-	Expect(m).NotTo(BeNil(), "no MutatingWebhookConfiguration in %s", renderedManifest)
-	Expect(v).NotTo(BeNil(), "no ValidatingWebhookConfiguration in %s", renderedManifest)
+	Expect(m).NotTo(BeNil(), "no MutatingWebhookConfiguration in %s", webhooksManifest)
+	Expect(v).NotTo(BeNil(), "no ValidatingWebhookConfiguration in %s", webhooksManifest)
 	return m, v
 }
 
@@ -88,7 +92,7 @@ var ignoreClientConfig = cmp.Options{
 var _ = Describe("The installer", func() {
 	f := framework.New("install")
 
-	It("has every object of installer/framework-plugins.yaml and installer/framework-plugins-rbac.yaml accepted by a server-side dry run, which persists nothing",
+	It("has every object of installer/framework-plugins.yaml, -rbac.yaml and -webhooks.yaml accepted by a server-side dry run, which persists nothing",
 		func(ctx SpecContext) {
 			// The dry run of a namespaced object needs its namespace to exist.
 			if _, err := f.Kube.CoreV1().Namespaces().Get(ctx, volcanoNamespace, metav1.GetOptions{}); apierrors.IsNotFound(err) {
@@ -100,7 +104,7 @@ var _ = Describe("The installer", func() {
 			} else {
 				Expect(err).NotTo(HaveOccurred())
 			}
-			for _, manifest := range []string{renderedManifest, rbacManifest} {
+			for _, manifest := range []string{renderedManifest, rbacManifest, webhooksManifest} {
 				data, err := os.ReadFile(framework.Path(manifest))
 				Expect(err).NotTo(HaveOccurred())
 				docs, err := framework.YAMLDocuments(data)
@@ -127,7 +131,7 @@ var _ = Describe("The installer", func() {
 		func(ctx SpecContext) {
 			wantM, wantV := renderedWebhookConfigurations()
 			label := chartLabel()
-			Expect(wantM.Labels).To(HaveKeyWithValue("helm.sh/chart", label), "%s is not rendered from the chart as it is: run make manifests", renderedManifest)
+			Expect(wantM.Labels).To(HaveKeyWithValue("helm.sh/chart", label), "%s is not rendered from the chart as it is: run make manifests", webhooksManifest)
 
 			gotM, err := f.Kube.AdmissionregistrationV1().MutatingWebhookConfigurations().
 				Get(ctx, webhook.ConfigurationName(webhook.MutatePath), metav1.GetOptions{})
@@ -164,8 +168,8 @@ var _ = Describe("The installer", func() {
 					}
 				}
 			}
-			Expect(cmp.Diff(wantM.Webhooks, gotM.Webhooks, ignoreClientConfig)).To(BeEmpty(), "webhooks of %s (-%s +cluster)", gotM.Name, renderedManifest)
-			Expect(cmp.Diff(wantV.Webhooks, gotV.Webhooks, ignoreClientConfig)).To(BeEmpty(), "webhooks of %s (-%s +cluster)", gotV.Name, renderedManifest)
+			Expect(cmp.Diff(wantM.Webhooks, gotM.Webhooks, ignoreClientConfig)).To(BeEmpty(), "webhooks of %s (-%s +cluster)", gotM.Name, webhooksManifest)
+			Expect(cmp.Diff(wantV.Webhooks, gotV.Webhooks, ignoreClientConfig)).To(BeEmpty(), "webhooks of %s (-%s +cluster)", gotV.Name, webhooksManifest)
 
 			tc := framework.Cluster()
 			if tc.Local == nil {

@@ -126,13 +126,12 @@ func TestRenderedObjects(t *testing.T) {
 		vals string
 		want []string
 	}{
-		{"defaults", ``, []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating, pdb}},
-		{"configurations from the manager", "webhook: {create: false}\nrbac: {webhookManager: true}", []string{ctrlRole, whRole, ctrlBind, whBind, epRole, epBind, pdb}},
-		{"RBAC only", "webhook: {create: false}", []string{ctrlRole, ctrlBind, epRole, epBind, pdb}},
-		{"no RBAC", "rbac: {controller: false, admissionEndpoints: false}", []string{mutating, validating, pdb}},
-		{"no disruption budget", "admissionDisruptionBudget: {create: false}", []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating}},
-		{"a URL has no service endpoints nor admission pods", "webhook: {url: \"https://127.0.0.1:8443\"}", []string{ctrlRole, ctrlBind, mutating, validating}},
-		{"cert-manager", "certManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, ctrlBind, epRole, epBind, mutating, validating, pdb}},
+		{"defaults: RBAC only, the manager creates the configurations", ``, []string{ctrlRole, whRole, ctrlBind, whBind, epRole, epBind, pdb}},
+		{"configurations from the chart", "webhook: {create: true}\nrbac: {webhookManager: false}", []string{ctrlRole, ctrlBind, epRole, epBind, mutating, validating, pdb}},
+		{"no RBAC", "webhook: {create: true}\nrbac: {controller: false, webhookManager: false, admissionEndpoints: false}", []string{mutating, validating, pdb}},
+		{"no disruption budget", "admissionDisruptionBudget: {create: false}", []string{ctrlRole, whRole, ctrlBind, whBind, epRole, epBind}},
+		{"a URL has no service endpoints nor admission pods", "webhook: {create: true, url: \"https://127.0.0.1:8443\"}", []string{ctrlRole, whRole, ctrlBind, whBind, mutating, validating}},
+		{"cert-manager", "webhook: {create: true}\ncertManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, whRole, ctrlBind, whBind, epRole, epBind, mutating, validating, pdb}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := render(t, "1.30.2", values(t, tc.vals))
@@ -182,7 +181,7 @@ func TestRenderRejects(t *testing.T) {
 // when given, and cert-manager's CA injection with a Certificate for that
 // service when enabled.
 func TestRenderedWebhookConfigurations(t *testing.T) {
-	r, err := render(t, "1.30.2", nil)
+	r, err := render(t, "1.30.2", values(t, "webhook: {create: true}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +199,7 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 		t.Errorf("annotations %v without cert-manager", m.Annotations)
 	}
 
-	r, err = render(t, "1.30.2", values(t, "webhook: {url: 'https://127.0.0.1:8443/'}"))
+	r, err = render(t, "1.30.2", values(t, "webhook: {create: true, url: 'https://127.0.0.1:8443/'}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +208,7 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 		t.Errorf("with webhook.url: clientConfig %+v", m.Webhooks[0].ClientConfig)
 	}
 
-	r, err = render(t, "1.30.2", values(t, "certManager: {enabled: true, issuerRef: {name: ca, kind: ClusterIssuer}}"))
+	r, err = render(t, "1.30.2", values(t, "webhook: {create: true}\ncertManager: {enabled: true, issuerRef: {name: ca, kind: ClusterIssuer}}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +249,7 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 // Volcano's controller service account; the webhook manager's, when enabled,
 // is what it calls on its two webhook configurations.
 func TestRenderedRBAC(t *testing.T) {
-	r, err := render(t, "1.30.2", values(t, "rbac: {webhookManager: true}\nvolcano: {controllerServiceAccount: vc-ctrl, admissionServiceAccount: vc-adm}"))
+	r, err := render(t, "1.30.2", values(t, "volcano: {controllerServiceAccount: vc-ctrl, admissionServiceAccount: vc-adm}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,12 +310,15 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	if !strings.Contains(r.notes, "helm upgrade volcano volcano-sh/volcano --version 1.10.0 -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait") {
 		t.Errorf("NOTES lack the complete helm upgrade command:\n%s", r.notes)
 	}
-	r, err = render(t, "1.30.2", values(t, "webhook: {create: false}"))
+	if !strings.Contains(r.notes, "Role framework-plugins-admission-endpoints") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
+		t.Errorf("NOTES with the defaults (webhook.create=false):\n%s", r.notes)
+	}
+	r, err = render(t, "1.30.2", values(t, "webhook: {create: true}"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(r.notes, "helm upgrade volcano volcano-sh/volcano --version 1.10.0 -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait") ||
-		!strings.Contains(r.notes, "Role framework-plugins-admission-endpoints") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
-		t.Errorf("NOTES with webhook.create=false:\n%s", r.notes)
+		!strings.Contains(r.notes, "denies every Volcano Job create") {
+		t.Errorf("NOTES with webhook.create=true:\n%s", r.notes)
 	}
 }

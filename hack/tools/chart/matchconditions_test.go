@@ -29,7 +29,7 @@ func TestRenderedMatchConditions(t *testing.T) {
 		{"1.21.0", nil, nil},
 	} {
 		t.Run(tc.kubeVersion, func(t *testing.T) {
-			r, err := render(t, tc.kubeVersion, nil)
+			r, err := render(t, tc.kubeVersion, values(t, "webhook: {create: true}"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -26,7 +26,7 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 		want bool
 	}{
 		{"served", "1.30.2", vapAPI, "", true},
-		{"RBAC only", "1.30.2", vapAPI, "webhook: {create: false}", true},
+		{"with the configurations", "1.30.2", vapAPI, "webhook: {create: true}", true},
 		{"not served (before 1.30, or turned off)", "1.29.6", nil, "", false},
 		{"switched off", "1.30.2", vapAPI, "rbac: {controllerConfigMapPolicy: false}", false},
 	} {

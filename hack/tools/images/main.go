@@ -15,6 +15,7 @@
 //	             [--busybox PATH] [--tools-dir DIR] [--go PATH]
 //	             [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
 //	images list [--only NAMES] [--version V]
+//	images push --repo REGISTRY/PATH [--dir DIR] [--only NAMES] [--insecure]
 //
 // The binary images (gobin.go) are static Go binaries on a distroless-style
 // base (Debian's CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532)
@@ -37,12 +38,22 @@
 //
 // list prints the image references, one per line, in the selection's order.
 //
+// push sends the tarballs build wrote (DIR/<name>.tar, default
+// _output/install-images) to a registry with go-containerregistry, so that
+// neither Docker nor crane is needed: each to REGISTRY/PATH/<name>:<its tag>,
+// with the credentials of the Docker config file ($DOCKER_CONFIG or
+// ~/.docker/config.json; `docker login` or a hand-written auths entry) or
+// anonymously. Its default selection is what Volcano's chart needs under one
+// registry path: vc-controller-manager, vc-webhook-manager, vc-scheduler and
+// gen-admission-secret. It prints each pushed reference with its digest.
+//
 // Exit status: 0 on success, 2 on a usage error, 1 when an image cannot be built
 // (missing busybox-static or mmdebstrap, a failed go build, an unwritable DIR);
 // the error names the image and the step that failed.
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -73,6 +84,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	only := fs.String("only", strings.Join(defaultNames, ","), "comma-separated images to act on")
 	var opts options
+	var push pushOptions
 	switch cmd {
 	case "build":
 		fs.StringVar(&opts.out, "out", "", "directory for <name>.tar and <name>.inputs (created if missing)")
@@ -86,6 +98,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&opts.version, "version", "", "tag and version label of this project's images, e.g. v1.10.0-fp.1 (required to build them)")
 	case "list":
 		fs.StringVar(&opts.version, "version", "", "tag of this project's images")
+	case "push":
+		fs.StringVar(&push.dir, "dir", "_output/install-images", "directory holding <name>.tar (make images)")
+		fs.StringVar(&push.repo, "repo", "", "registry path to push to, e.g. registry.example.com/framework-plugins (required)")
+		fs.BoolVar(&push.insecure, "insecure", false, "plain HTTP to the registry (localhost and 127.0.0.1 always are)")
+		*only = strings.Join(pushDefaultNames, ",")
+		fs.Lookup("only").DefValue = *only
 	case "-h", "--help", "help":
 		usage(stdout)
 		return 0
@@ -105,6 +123,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "images %s: %v\n", cmd, err)
 		return 2
+	}
+	if cmd == "push" {
+		if push.repo == "" {
+			fmt.Fprintln(stderr, "images push: --repo is required")
+			return 2
+		}
+		for _, r := range recipes {
+			if _, err := pushOne(context.Background(), r, &push, stdout); err != nil {
+				fmt.Fprintf(stderr, "images push: %s: %v\n", r.name, err)
+				return 1
+			}
+		}
+		return 0
 	}
 	if cmd == "list" {
 		for _, r := range recipes {

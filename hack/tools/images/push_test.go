@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"log"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/validate"
+)
+
+// push sends the tarballs of make images to a registry (here one in this
+// process on 127.0.0.1, spoken to over HTTP as ggcr does for loopback
+// registries) under --repo, keeping each image's name and tag, and prints
+// the digest the registry then serves for that tag.
+func TestPushToRegistry(t *testing.T) {
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	host := strings.TrimPrefix(srv.URL, "http://")
+
+	dir := t.TempDir()
+	want := map[string]string{} // pushed reference -> digest
+	for _, n := range []string{"vc-controller-manager", "vc-webhook-manager"} {
+		img, err := random.Image(1024, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tag, err := name.NewTag("localhost/framework-plugins/" + n + ":v1.10.0-fp.9")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tarball.WriteToFile(filepath.Join(dir, n+".tar"), tag, img); err != nil {
+			t.Fatal(err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want[host+"/team/fp/"+n+":v1.10.0-fp.9"] = d.String()
+	}
+
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"push", "--dir", dir, "--only", "vc-controller-manager,vc-webhook-manager", "--repo", host + "/team/fp"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got := map[string]string{}
+	for ref := range want {
+		r, err := name.ParseReference(ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		desc, err := remote.Get(r)
+		if err != nil {
+			t.Fatalf("pull %s: %v", ref, err)
+		}
+		got[ref] = desc.Digest.String()
+		// The pulled image is whole: every layer's blob is there.
+		img, err := desc.Image()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := validate.Image(img); err != nil {
+			t.Errorf("%s: %v", ref, err)
+		}
+		if line := ref + "@" + desc.Digest.String(); !strings.Contains(stdout.String(), line) {
+			t.Errorf("output lacks %q:\n%s", line, stdout.String())
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("digests served by the registry (-tarball +registry):\n%s", diff)
+	}
+}
+
+// The push refuses what would send an image nowhere or somewhere unmeant.
+func TestPushRefuses(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{"no --repo", []string{"push", "--dir", dir}, 2, "--repo is required"},
+		{"no tarball", []string{"push", "--dir", dir, "--repo", "127.0.0.1:1/x", "--only", "vc-scheduler"}, 1, "make images writes it"},
+		{"unknown image", []string{"push", "--repo", "127.0.0.1:1/x", "--only", "nope"}, 2, "unknown image"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tc.args, &stdout, &stderr)
+			if code != tc.wantCode || !strings.Contains(stderr.String(), tc.wantErr) {
+				t.Errorf("exit %d, stderr %q; want %d and %q", code, stderr.String(), tc.wantCode, tc.wantErr)
+			}
+		})
+	}
+}
