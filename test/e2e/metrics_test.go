@@ -39,6 +39,41 @@ func scrape(ctx context.Context, client *http.Client, url string) (map[string]*d
 	return parser.TextToMetricFamilies(resp.Body)
 }
 
+// metricsEndpoints returns a client for the local cluster's managers' healthz
+// listeners and the URLs of their metrics. The webhook manager's listener
+// speaks TLS with its serving certificate (it has --tls-cert-file); the
+// controller manager's, given none, plain HTTP.
+func metricsEndpoints(cl *localcluster.Cluster) (client *http.Client, webhookURL, controllerURL string) {
+	ca, err := os.ReadFile(filepath.Join(cl.RootDir, "pki", "ca.crt"))
+	Expect(err).NotTo(HaveOccurred())
+	pool := x509.NewCertPool()
+	Expect(pool.AppendCertsFromPEM(ca)).To(BeTrue(), "the local cluster's CA")
+	webhookURL = fmt.Sprintf("https://127.0.0.1:%d%s", cl.Ports[localcluster.WebhookManagerHealthz], metrics.Path)
+	controllerURL = fmt.Sprintf("http://127.0.0.1:%d%s", cl.Ports[localcluster.ControllerManagerHealthz], metrics.Path)
+	client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	return client, webhookURL, controllerURL
+}
+
+// slower counts the observations of the histogram family name over le
+// seconds (the count less the bucket of upper bound le, which must be one of
+// its buckets), over all its series.
+func slower(families map[string]*dto.MetricFamily, name string, le float64) uint64 {
+	var n uint64
+	for _, m := range families[name].GetMetric() {
+		h := m.GetHistogram()
+		within := uint64(0)
+		found := false
+		for _, b := range h.GetBucket() {
+			if b.GetUpperBound() == le {
+				within, found = b.GetCumulativeCount(), true
+			}
+		}
+		Expect(found).To(BeTrue(), "%s has a bucket of %v s", name, le)
+		n += h.GetSampleCount() - within
+	}
+	return n
+}
+
 // sum adds the values of the family's counters whose labels include want.
 func sum(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
 	total := 0.0
@@ -71,16 +106,7 @@ var _ = Describe("The managers' metrics", func() {
 			if tc.Local == nil {
 				Skip("KUBECONFIG cluster: the managers' healthz addresses are not known to the suite")
 			}
-			ca, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pki", "ca.crt"))
-			Expect(err).NotTo(HaveOccurred())
-			pool := x509.NewCertPool()
-			Expect(pool.AppendCertsFromPEM(ca)).To(BeTrue(), "the local cluster's CA")
-			// The webhook manager's healthz listener speaks TLS with its
-			// serving certificate (it has --tls-cert-file); the controller
-			// manager's, given none, plain HTTP.
-			webhookURL := fmt.Sprintf("https://127.0.0.1:%d%s", tc.Local.Ports[localcluster.WebhookManagerHealthz], metrics.Path)
-			controllerURL := fmt.Sprintf("http://127.0.0.1:%d%s", tc.Local.Ports[localcluster.ControllerManagerHealthz], metrics.Path)
-			client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+			client, webhookURL, controllerURL := metricsEndpoints(tc.Local)
 
 			admissions := metrics.Prefix + "admission_requests_total"
 			builds := metrics.Prefix + "plan_builds_total"

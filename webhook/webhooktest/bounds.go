@@ -95,11 +95,14 @@ func BoundsCases(ns string) []BoundsCase {
 	cases = append(cases, BoundsCase{"dependsOn names by the thousand", RawJob("dep-names", ns, names,
 		map[string][]string{"tensorflow": {}}), "dependsOn.name: Too many", false})
 
+	// 20,000 plugins, not the 196,000 that 3 MiB hold: kube-apiserver itself
+	// does not finish a create of the larger Job within its 34 s request
+	// timeout, whatever the webhooks answer.
 	plugins := map[string][]string{"tensorflow": {}}
-	for i := 0; len(plugins)*16 < body; i++ {
+	for i := 0; len(plugins) < 20000; i++ {
 		plugins[fmt.Sprintf("p%d", i)] = []string{}
 	}
-	cases = append(cases, BoundsCase{"plugins", RawJob("plugins", ns,
+	cases = append(cases, BoundsCase{"20,000 plugins", RawJob("plugins", ns,
 		[]map[string]any{Task("ps", 1), Task("worker", 1)}, plugins), "spec.plugins: Too many", false})
 	cases = append(cases, BoundsCase{"a long plugin name", RawJob("plugin-name", ns,
 		[]map[string]any{Task("ps", 1), Task("worker", 1)},
