@@ -214,52 +214,11 @@ func (x *t) steps(ctx context.Context) error {
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
 	x.job(ctx, "stock-before", tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
 
-	// A Job create every second from here until the upgrade is done, counted
-	// apart for step 0 (Volcano's own pods replaced by Volcano's own, with the
-	// probe and the pause) and for the upgrade to this project (steps 1-3).
-	var phase atomic.Pointer[createCounts]
-	step0, upgrade := &createCounts{}, &createCounts{}
-	phase.Store(step0)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		x.createLoop(ctx, "probe-", stop, &phase)
-	}()
-	heading("step 0: readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
-	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
-		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
-	if err == nil {
-		err = x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
-	}
-	time.Sleep(3 * time.Second) // the old pod's last calls
-	var took time.Duration
-	if err == nil {
-		heading("steps 1-3: upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
-		phase.Store(upgrade)
-		start := time.Now()
-		err = x.upgrade(ctx, ns)
-		took = time.Since(start)
-		time.Sleep(3 * time.Second) // a few creates after the rollout
-	}
-	close(stop)
-	wg.Wait()
 	// Step 0 replaces a pod of Volcano's image that has no preStop pause yet:
 	// Volcano's manager drops its connections on SIGTERM, which the API server
 	// may still be using. That is Volcano's own behaviour on any rollout of
-	// its admission pod, reported here but not failed on.
-	x.results = append(x.results,
-		fmt.Sprintf("failed creates during step 0 (Volcano's pods replaced by Volcano's): %d (of %d)%s", step0.failed.Load(), step0.creates.Load(), step0.firstSuffix()),
-		fmt.Sprintf("failed creates during upgrade: %d (of %d)", upgrade.failed.Load(), upgrade.creates.Load()),
-		fmt.Sprintf("upgrade took: %.1fs", took.Seconds()))
-	for _, r := range x.results[len(x.results)-3:] {
-		fmt.Println(r)
-	}
-	if upgrade.failed.Load() > 0 {
-		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade, first: %v", upgrade.failed.Load(), upgrade.first.Load()))
-	}
-	if err != nil {
+	// its admission pod, reported by countedUpgrade but not failed on.
+	if err := x.countedUpgrade(ctx, ns, "", "probe-", func() error { return x.upgrade(ctx, ns) }); err != nil {
 		return err
 	}
 
@@ -302,47 +261,7 @@ func (x *t) steps(ctx context.Context) error {
 // no create. Then a framework Job on our images, the uninstall without Helm
 // and the check that nothing of ours is left.
 func (x *t) withoutHelm(ctx context.Context, ns string) error {
-	var phase atomic.Pointer[createCounts]
-	step0, upgrade := &createCounts{}, &createCounts{}
-	phase.Store(step0)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		x.createLoop(ctx, "nohelm-probe-", stop, &phase)
-	}()
-	heading("without Helm, step 0: readiness probe and preStop pause (docs/install.md), creating a Job every second")
-	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
-		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
-	if err == nil {
-		err = x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
-	}
-	time.Sleep(3 * time.Second) // the old pod's last calls, if step 0 rolled it
-	var took time.Duration
-	if err == nil {
-		heading("without Helm, steps 1-3: kubectl apply and the volcano-patches (docs/install.md), creating a Job every second")
-		phase.Store(upgrade)
-		start := time.Now()
-		err = x.upgradeWithoutHelm(ns)
-		took = time.Since(start)
-		time.Sleep(3 * time.Second)
-	}
-	close(stop)
-	wg.Wait()
-	lines := []string{
-		fmt.Sprintf("failed creates during step 0 without Helm: %d (of %d)%s", step0.failed.Load(), step0.creates.Load(), step0.firstSuffix()),
-		fmt.Sprintf("failed creates during upgrade without Helm: %d (of %d)", upgrade.failed.Load(), upgrade.creates.Load()),
-		fmt.Sprintf("upgrade without Helm took: %.1fs", took.Seconds()),
-	}
-	x.results = append(x.results, lines...)
-	for _, r := range lines {
-		fmt.Println(r)
-	}
-	if upgrade.failed.Load() > 0 {
-		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade without Helm, first: %v", upgrade.failed.Load(), upgrade.first.Load()))
-	}
-	if err != nil {
+	if err := x.countedUpgrade(ctx, ns, " without Helm", "nohelm-probe-", func() error { return x.upgradeWithoutHelm(ns) }); err != nil {
 		return err
 	}
 	heading("without Helm: a TensorFlow Job with this project's plugin")
@@ -352,6 +271,62 @@ func (x *t) withoutHelm(ctx context.Context, ns string) error {
 		return err
 	}
 	return x.nothingOfOursLeft(ctx, ns)
+}
+
+// countedUpgrade runs step 0 of docs/install.md (the readiness probe and
+// preStop pause on Volcano's admission Deployment) and then upgrade (steps
+// 1-3), with a Job create every second (Job names starting with prefix)
+// counted apart for each. It prints and records "failed creates during step
+// 0<pass>", "failed creates during upgrade<pass>" and "upgrade<pass> took",
+// and records a failure for every create that failed during the upgrade
+// (step 0's are Volcano's own behaviour, reported only). It returns the error
+// of step 0 or of upgrade.
+func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade func() error) error {
+	var phase atomic.Pointer[createCounts]
+	step0, upgraded := &createCounts{}, &createCounts{}
+	phase.Store(step0)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.createLoop(ctx, prefix, stop, &phase)
+	}()
+	heading("step 0" + pass + ": readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
+	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
+		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
+	if err == nil {
+		err = x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
+	}
+	time.Sleep(3 * time.Second) // the old pod's last calls, if step 0 rolled it
+	var took time.Duration
+	if err == nil {
+		heading("steps 1-3" + pass + ": upgrade to framework-plugins " + x.o.version + " (docs/install.md), creating a Job every second")
+		phase.Store(upgraded)
+		start := time.Now()
+		err = upgrade()
+		took = time.Since(start)
+		time.Sleep(3 * time.Second) // a few creates after the rollout
+	}
+	close(stop)
+	wg.Wait()
+	step0Name := "step 0" + pass
+	if pass == "" {
+		step0Name = "step 0 (Volcano's pods replaced by Volcano's)"
+	}
+	lines := []string{
+		fmt.Sprintf("failed creates during %s: %d (of %d)%s", step0Name, step0.failed.Load(), step0.creates.Load(), step0.firstSuffix()),
+		fmt.Sprintf("failed creates during upgrade%s: %d (of %d)", pass, upgraded.failed.Load(), upgraded.creates.Load()),
+		fmt.Sprintf("upgrade%s took: %.1fs", pass, took.Seconds()),
+	}
+	x.results = append(x.results, lines...)
+	for _, r := range lines {
+		fmt.Println(r)
+	}
+	if upgraded.failed.Load() > 0 {
+		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade%s, first: %v", upgraded.failed.Load(), pass, upgraded.first.Load()))
+	}
+	return err
 }
 
 // patchPlaceholder is the registry the volcano-patches name, which never
