@@ -251,7 +251,7 @@ var volcanoModuleDir = sync.OnceValues(func() (string, error) {
 // pkg/waitwatch: Pods patch), to
 // Volcano's controller ServiceAccount. That Volcano's own role grants all of
 // it already is tested with both charts rendered by the Helm library
-// (hack/tools/chart, TestControllerRoleWithinVolcanos).
+// (hack/tools/chart, TestRolesWithinVolcanos).
 func TestManifestControllerRBAC(t *testing.T) {
 	var role *rbacv1.ClusterRole
 	var binding *rbacv1.ClusterRoleBinding

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	admv1 "k8s.io/api/admissionregistration/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 )
 
 // A plain `helm install` of the chart (no values) onto a cluster whose
@@ -45,40 +44,5 @@ func TestDefaultsRenderNothingThatAdmitsJobs(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// The webhook manager's ClusterRole, on by default now that the manager
-// creates the configurations, adds nothing to what Volcano's own admission
-// ClusterRole grants (values.yaml says so): Volcano's chart, rendered with
-// installer/helm/volcano-values.yaml, grants each of its verbs, those
-// narrowed by name included.
-func TestWebhookManagerRoleWithinVolcanos(t *testing.T) {
-	ours, err := render(t, "1.30.2", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	volcano, err := renderChart(t, volcanoChartDir(t), "volcano", "1.30.2", nil, readValues(t, "installer/helm/volcano-values.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	granted := decode[rbacv1.ClusterRole](t, volcano, "ClusterRole/volcano-admission").Rules
-	if len(granted) == 0 {
-		t.Fatal("Volcano's admission ClusterRole has no rules")
-	}
-	rules := decode[rbacv1.ClusterRole](t, ours, whRole).Rules
-	if len(rules) == 0 {
-		t.Fatal("the webhook manager's ClusterRole has no rules")
-	}
-	for _, r := range rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					if !allows(granted, g, res, v) {
-						t.Errorf("%s %q/%s: not granted by Volcano's admission ClusterRole", v, g, res)
-					}
-				}
-			}
-		}
 	}
 }

@@ -20,11 +20,13 @@ func allows(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
 	return false
 }
 
-// The controller role adds nothing to what Volcano's own controller
-// ClusterRole grants its service account (docs/install.md and values.yaml
-// say so): Volcano's chart, rendered with installer/helm/volcano-values.yaml
-// as docs/install.md installs it, grants each of its verbs.
-func TestControllerRoleWithinVolcanos(t *testing.T) {
+// Each of the chart's ClusterRoles for Volcano's service accounts adds
+// nothing to what Volcano's own ClusterRole grants that account
+// (docs/install.md and values.yaml say so): Volcano's chart, rendered with
+// installer/helm/volcano-values.yaml as docs/install.md installs it, grants
+// each of their verbs. The webhook manager's role is on by default now that
+// the manager creates the webhook configurations.
+func TestRolesWithinVolcanos(t *testing.T) {
 	ours, err := render(t, "1.30.2", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -33,16 +35,22 @@ func TestControllerRoleWithinVolcanos(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	granted := decode[rbacv1.ClusterRole](t, volcano, "ClusterRole/volcano-controllers").Rules
-	if len(granted) == 0 {
-		t.Fatal("Volcano's controller ClusterRole has no rules")
-	}
-	for _, r := range decode[rbacv1.ClusterRole](t, ours, ctrlRole).Rules {
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				for _, v := range r.Verbs {
-					if !allows(granted, g, res, v) {
-						t.Errorf("%s %q/%s: not granted by Volcano's controller ClusterRole", v, g, res)
+	for ourRole, volcanoRole := range map[string]string{
+		ctrlRole: "ClusterRole/volcano-controllers",
+		whRole:   "ClusterRole/volcano-admission",
+	} {
+		granted := decode[rbacv1.ClusterRole](t, volcano, volcanoRole).Rules
+		rules := decode[rbacv1.ClusterRole](t, ours, ourRole).Rules
+		if len(granted) == 0 || len(rules) == 0 {
+			t.Fatalf("%s has %d rules, %s %d", volcanoRole, len(granted), ourRole, len(rules))
+		}
+		for _, r := range rules {
+			for _, g := range r.APIGroups {
+				for _, res := range r.Resources {
+					for _, v := range r.Verbs {
+						if !allows(granted, g, res, v) {
+							t.Errorf("%s: %s %q/%s: not granted by Volcano's %s", ourRole, v, g, res, volcanoRole)
+						}
 					}
 				}
 			}
