@@ -2,12 +2,10 @@ package e2e
 
 import (
 	"fmt"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -38,18 +36,8 @@ var _ = Describe("The examples that run as written, on the real node", func() {
 			Expect(err).NotTo(HaveOccurred())
 			job = framework.OnRealNode(job)
 
-			start := time.Now()
-			created := f.CreateJob(ctx, job)
-			followed := f.FollowLogs(ctx, created, h.Container)
-			waitCompleted(ctx, f, created, framework.HelloJobCompletedTimeout)
-			took := time.Since(start).Round(time.Second)
-			pods := f.PodsOf(created)
-			logs := podLogs(ctx, f, pods, h.Container, followed.Collect(time.Minute))
-			for _, pod := range pods {
-				Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
-				GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, h.Container, logs[pod.Name])
-			}
-			lines, err := h.Judge(training.Run{Pods: pods, Logs: logs})
+			created, run, took := runOnRealNode(ctx, f, job, h.Container, framework.HelloJobCompletedTimeout)
+			lines, err := h.Judge(run)
 			Expect(err).NotTo(HaveOccurred(), "Job %s (%s)", created.Name, h.Source)
 			line := fmt.Sprintf("%s: Completed in %s from submission, %d success lines", created.Name, took, lines)
 			GinkgoWriter.Println(line)

@@ -37,10 +37,25 @@ func createProgramConfigMap(ctx context.Context, f *framework.Framework, ex trai
 	Expect(err).NotTo(HaveOccurred(), "creating ConfigMap %s", cm.Name)
 }
 
-// waitTrained is waitCompleted with RealJobCompletedTimeout.
-func waitTrained(ctx context.Context, f *framework.Framework, job *batch.Job) {
+// runOnRealNode creates job (already put on the real node), follows the
+// logs of container in its pods, waits up to timeout until it is Completed
+// (waitCompleted), checks every pod ran on the real node, prints their logs
+// and returns the created Job, its pods and logs, and the time from
+// submission to completion.
+func runOnRealNode(ctx context.Context, f *framework.Framework, job *batch.Job, container string, timeout time.Duration) (*batch.Job, training.Run, time.Duration) {
 	GinkgoHelper()
-	waitCompleted(ctx, f, job, framework.RealJobCompletedTimeout)
+	start := time.Now()
+	created := f.CreateJob(ctx, job)
+	followed := f.FollowLogs(ctx, created, container)
+	waitCompleted(ctx, f, created, timeout)
+	took := time.Since(start).Round(time.Second)
+	pods := f.PodsOf(created)
+	logs := podLogs(ctx, f, pods, container, followed.Collect(time.Minute))
+	for _, pod := range pods {
+		Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
+		GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, container, logs[pod.Name])
+	}
+	return created, training.Run{Pods: pods, Logs: logs}, took
 }
 
 // waitCompleted waits up to timeout until job is Completed and fails at once
@@ -94,18 +109,7 @@ var _ = Describe("Training on the real node", func() {
 			createProgramConfigMap(ctx, f, ex)
 			job := framework.OnRealNode(framework.LoadJob(ex.File))
 
-			start := time.Now()
-			created := f.CreateJob(ctx, job)
-			followed := f.FollowLogs(ctx, created, ex.Container)
-			waitTrained(ctx, f, created)
-			took := time.Since(start).Round(time.Second)
-			pods := f.PodsOf(created)
-			logs := podLogs(ctx, f, pods, ex.Container, followed.Collect(time.Minute))
-			for _, pod := range pods {
-				Expect(pod.Spec.NodeName).To(Equal(localcluster.RealNodeName), "node of pod %s", pod.Name)
-				GinkgoWriter.Printf("--- %s/%s:\n%s", pod.Name, ex.Container, logs[pod.Name])
-			}
-			run := training.Run{Pods: pods, Logs: logs}
+			created, run, took := runOnRealNode(ctx, f, job, ex.Container, framework.RealJobCompletedTimeout)
 			if _, ok := created.Spec.Plugins[mpi.Name]; ok {
 				cm := f.ConfigMapSeen(mpi.ConfigMapName(created))
 				Expect(cm).NotTo(BeNil(), "the hostfile ConfigMap of %s", created.Name)
