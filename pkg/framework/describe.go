@@ -35,6 +35,15 @@ type Framework struct {
 	// VolcanoPlugins are the Volcano plugins the framework's Jobs need (svc
 	// for the DNS names, ssh for mpi); the webhook adds those missing.
 	VolcanoPlugins []string
+	// Sample describes the framework to the generated tests and the
+	// benchmarks (Framework.WithSample); every framework has one.
+	Sample *Sample
+}
+
+// WithSample returns f with its Sample set.
+func (f Framework) WithSample(s *Sample) Framework {
+	f.Sample = s
+	return f
 }
 
 // Description is what one framework plugin makes of its arguments and a Job:
@@ -110,11 +119,12 @@ func (d *Description) AddWaits(job *batch.Job, to string, port int, firstOnly bo
 }
 
 // Describer turns a framework's ParseArgs and its description of parsed
-// arguments into Framework.Describe.
+// arguments into Framework.Describe. With a nil job, Describe checks the
+// flags alone and returns only their errors.
 func Describer[A any](parse func([]string, *batch.Job) (A, field.ErrorList), describe func(A, *batch.Job) Description) func([]string, *batch.Job) Description {
 	return func(argv []string, job *batch.Job) Description {
 		a, errs := parse(argv, job)
-		if len(errs) > 0 {
+		if len(errs) > 0 || job == nil {
 			return Description{Errs: errs}
 		}
 		return describe(a, job)

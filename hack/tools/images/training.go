@@ -14,7 +14,8 @@ import (
 
 // training:local is a Debian system with the frameworks the e2e Jobs run for
 // real: PyTorch (torchrun's env:// rendezvous), scikit-learn, mpi4py over Open MPI
-// and MPICH's tools, and ssh for the MPI plugin's launcher.
+// and MPICH's tools, ssh for the MPI plugin's launcher, XGBoost 1.7 (its
+// collective and tracker) and Dask's distributed scheduler and workers.
 var trainingRecipe = &recipe{
 	name: "training",
 	ref:  "localhost/framework-plugins/training:local",
@@ -25,6 +26,7 @@ const trainingSuite = "bookworm"
 
 var trainingPackages = []string{
 	"python3", "python3-torch", "python3-sklearn", "python3-mpi4py",
+	"python3-xgboost", "python3-dask", "python3-distributed",
 	"openmpi-bin", "mpich", "openssh-server", "openssh-client",
 }
 

@@ -1,0 +1,86 @@
+package framework
+
+import (
+	v1 "k8s.io/api/core/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+)
+
+// Sample describes a framework to the project's generated tests and
+// benchmarks: the malformed and edited Jobs of webhook/webhooktest (and so
+// the fuzz corpus), and the plugin benchmarks of test/bench. Each plugin
+// package fills its own, so that adding a framework needs no line in those
+// tests: they range over plugins.Frameworks.
+type Sample struct {
+	// Roles are the plugin's role flags (flags that name a task), in the
+	// order of its Args, each with whether the role is played by one pod and
+	// the replicas of its task in the generated base Job (0: the base Job
+	// has no such task; the role is optional).
+	Roles []SampleRole
+	// ValueFlags need a non-empty value (integers, durations, choices);
+	// StringFlags take a value that may be empty; BoolFlags take none.
+	// Together with Roles' flags they are every flag the plugin parses
+	// (a test checks them against ParseArgs).
+	ValueFlags, StringFlags, BoolFlags []string
+	// ValidArgs are arguments the plugin accepts on any Job of the base
+	// shape, whatever its names (no --wait=false: the generated
+	// launch-order defects need the waits).
+	ValidArgs []string
+	// BadValues are arguments of the plugin's own flags that it must deny on
+	// any Job. Out-of-range ports and bad --wait and --wait-timeout values
+	// are generated for every plugin and need not be listed.
+	BadValues []string
+	// Required lists sets of role flags: dropping the tasks of any one set
+	// from the base Job makes the plugin deny the Job.
+	Required [][]string
+	// Wait is one launch-order edge of the plugin as role flags: the pods of
+	// Wait[0] wait for those of Wait[1]. Zero when the plugin imposes none.
+	Wait [2]string
+	// Worker is the role flag of the role a benchmark scales (its replicas
+	// become N); the other roles of the base Job keep their replicas.
+	Worker string
+	// Check returns an error unless the pod in c got what the plugin must
+	// inject, so that a benchmark cannot measure a plugin that did nothing
+	// or the wrong thing. Its messages name the variable and both values.
+	Check func(c SampleCheck) error
+}
+
+// SampleRole is a role flag of a Sample.
+type SampleRole struct {
+	// Flag is the flag that names the role's task; its default is the task's
+	// name in the base Job.
+	Flag string
+	// Single is set for a role of exactly one pod (a master, a scheduler).
+	Single bool
+	// Replicas is the replicas of the role's task in the base Job; 0: none.
+	Replicas int32
+}
+
+// SampleCheck is one pod of a benchmarked Job after the plugin ran.
+type SampleCheck struct {
+	Job *batch.Job
+	Pod *v1.Pod
+	// Role is the role flag of the pod's task; Index the pod's index in it.
+	Role  string
+	Index int
+	// Workers is the replicas of the Sample's Worker role.
+	Workers int
+	// Env is the pod's first container's environment as the kubelet
+	// resolves it (ConfigMap references included).
+	Env map[string]string
+	// ConfigMaps are the ConfigMaps the plugin created, by name.
+	ConfigMaps map[string]*v1.ConfigMap
+}
+
+// SampleTasks returns the base Job's task names, by role flag: each role's
+// default task name, which the generated Jobs use unless they rename it.
+// Task names are the flags' defaults by convention of every plugin here.
+func (s *Sample) SampleTasks() map[string]int32 {
+	out := map[string]int32{}
+	for _, r := range s.Roles {
+		if r.Replicas > 0 {
+			out[r.Flag] = r.Replicas
+		}
+	}
+	return out
+}
