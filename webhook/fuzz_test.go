@@ -15,16 +15,11 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/plugins"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/mxnet"
-	"github.com/vcplugins/framework-plugins/plugins/pytorch"
-	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
@@ -253,17 +248,11 @@ func TestGeneratedJobs(t *testing.T) {
 
 var namesPlugin = regexp.MustCompile(`\bplugin (` + strings.Join(plugins.Names(), "|") + `|` + svcPlugin + `): `)
 
-// The generator's flag lists are the plugins' flags.
+// The generator's flag lists (the plugins' Samples) are the plugins' flags.
 func TestGeneratorFlags(t *testing.T) {
-	parse := map[string]func([]string) field.ErrorList{
-		tensorflow.Name: func(a []string) field.ErrorList { _, errs := tensorflow.ParseArgs(a, nil); return errs },
-		pytorch.Name:    func(a []string) field.ErrorList { _, errs := pytorch.ParseArgs(a, nil); return errs },
-		mpi.Name:        func(a []string) field.ErrorList { _, errs := mpi.ParseArgs(a, nil); return errs },
-		mxnet.Name:      func(a []string) field.ErrorList { _, errs := mxnet.ParseArgs(a, nil); return errs },
-	}
 	for _, plugin := range webhooktest.Plugins {
 		for _, flag := range webhooktest.Flags(plugin) {
-			for _, e := range parse[plugin]([]string{"--" + flag + "=1"}) {
+			for _, e := range plugins.Lookup(plugin).Describe([]string{"--" + flag + "=1"}, nil).Errs {
 				if strings.Contains(e.Detail, "unknown flag") {
 					t.Errorf("%s: %v", plugin, e)
 				}

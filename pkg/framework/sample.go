@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"fmt"
+
 	v1 "k8s.io/api/core/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -36,9 +38,11 @@ type Sample struct {
 	// Wait is one launch-order edge of the plugin as role flags: the pods of
 	// Wait[0] wait for those of Wait[1]. Zero when the plugin imposes none.
 	Wait [2]string
-	// Worker is the role flag of the role a benchmark scales (its replicas
-	// become N); the other roles of the base Job keep their replicas.
+	// Worker is the role flag of the role a benchmark scales to N pods;
+	// Lead are the role flags of the benchmarked Job's other tasks, one pod
+	// each (none for a Job of workers only).
 	Worker string
+	Lead   []string
 	// Check returns an error unless the pod in c got what the plugin must
 	// inject, so that a benchmark cannot measure a plugin that did nothing
 	// or the wrong thing. Its messages name the variable and both values.
@@ -72,15 +76,32 @@ type SampleCheck struct {
 	ConfigMaps map[string]*v1.ConfigMap
 }
 
-// SampleTasks returns the base Job's task names, by role flag: each role's
-// default task name, which the generated Jobs use unless they rename it.
-// Task names are the flags' defaults by convention of every plugin here.
-func (s *Sample) SampleTasks() map[string]int32 {
-	out := map[string]int32{}
+// Flags returns every flag of the Sample: the role flags, then ValueFlags,
+// StringFlags and BoolFlags.
+func (s *Sample) Flags() []string {
+	var out []string
 	for _, r := range s.Roles {
-		if r.Replicas > 0 {
-			out[r.Flag] = r.Replicas
-		}
+		out = append(out, r.Flag)
+	}
+	out = append(out, s.ValueFlags...)
+	out = append(out, s.StringFlags...)
+	return append(out, s.BoolFlags...)
+}
+
+// RoleFlags returns the role flags of the Sample, in order.
+func (s *Sample) RoleFlags() []string {
+	out := make([]string, len(s.Roles))
+	for i, r := range s.Roles {
+		out[i] = r.Flag
 	}
 	return out
+}
+
+// WantEnv returns an error unless env holds name with the value want; the
+// message names the variable and both values.
+func WantEnv(env map[string]string, name, want string) error {
+	if got, ok := env[name]; !ok || got != want {
+		return fmt.Errorf("%s = %q (set: %v), want %q", name, got, ok, want)
+	}
+	return nil
 }

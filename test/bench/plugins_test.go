@@ -5,11 +5,9 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -26,10 +24,10 @@ import (
 	intreetf "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -58,113 +56,18 @@ const RetainedUnit = "retained-B/op"
 // Framework is one benchmarked framework: the job shape and the two builders.
 type Framework struct {
 	Name string
-	// Lead is the task of the one non-worker pod; Worker the workers' task
-	// (the plugin's default --worker).
-	Lead, Worker string
+	// Sample is the framework's framework.Sample: the benchmarked job's
+	// roles (Lead, Worker) and the check of what the plugin injected.
+	Sample *framework.Sample
 	// Ours and InTree build the plugins; InTree is nil when Volcano has none.
 	Ours, InTree utiltesting.Builder
-	// Check returns an error unless a pod got the values the plugin must
-	// inject (env is its first container's environment as the kubelet
-	// resolves it), so that a benchmark cannot silently measure a plugin that
-	// did nothing or the wrong thing.
-	Check func(c podCheck) error
 }
 
-// podCheck is one pod of a benchmarked job, after the plugin ran.
-type podCheck struct {
-	job        *batch.Job
-	pod        *v1.Pod
-	task       string
-	index      int
-	worker     string
-	workers    int
-	env        map[string]string
-	configMaps map[string]*v1.ConfigMap
-}
-
-// shapes are what the benchmarks need to know of each framework beyond
-// plugins.Frameworks: the job shape, Volcano's plugin and the check.
-var shapes = map[string]Framework{
-	tensorflow.Name: {Lead: tensorflow.DefaultPS, Worker: tensorflow.DefaultWorker, InTree: intreetf.New, Check: checkTFConfig},
-	pytorch.Name: {Lead: pytorch.DefaultMaster, Worker: pytorch.DefaultWorker, InTree: intreepytorch.New, Check: func(c podCheck) error {
-		rank := 0
-		if c.task == c.worker {
-			rank = c.index + 1
-		}
-		return wantEnv(c, pytorch.EnvRank, strconv.Itoa(rank))
-	}},
-	mpi.Name: {Lead: mpi.DefaultMaster, Worker: mpi.DefaultWorker, InTree: intreempi.New, Check: checkMPI},
-	mxnet.Name: {Lead: mxnet.DefaultScheduler, Worker: mxnet.DefaultWorker, Check: func(c podCheck) error {
-		if c.task == c.worker {
-			if err := wantEnv(c, mxnet.EnvWorkerID, strconv.Itoa(c.index)); err != nil {
-				return err
-			}
-		}
-		return wantEnv(c, mxnet.EnvRole, c.task)
-	}},
-}
-
-func wantEnv(c podCheck, name, want string) error {
-	if got, ok := c.env[name]; !ok || got != want {
-		return fmt.Errorf("%s = %q (set: %v), want %q", name, got, ok, want)
-	}
-	return nil
-}
-
-// host is the DNS name of the index-th pod of task, as the svc plugin makes it.
-func host(job *batch.Job, task string, index int) string {
-	return fmt.Sprintf("%s-%s-%d.%s", job.Name, task, index, job.Name)
-}
-
-// checkTFConfig decodes TF_CONFIG as TensorFlow would and checks the pod's
-// task type and index and the size of the cluster.
-func checkTFConfig(c podCheck) error {
-	var tf struct {
-		Cluster map[string][]string `json:"cluster"`
-		Task    struct {
-			Type  string `json:"type"`
-			Index int    `json:"index"`
-		} `json:"task"`
-	}
-	if err := json.Unmarshal([]byte(c.env[tensorflow.EnvTFConfig]), &tf); err != nil {
-		return fmt.Errorf("TF_CONFIG: %w", err)
-	}
-	if tf.Task.Type != c.task || tf.Task.Index != c.index {
-		return fmt.Errorf("TF_CONFIG task %s %d, want %s %d", tf.Task.Type, tf.Task.Index, c.task, c.index)
-	}
-	last := host(c.job, c.worker, c.workers-1) + ":" + strconv.Itoa(tensorflow.DefaultPort)
-	if w := tf.Cluster[tensorflow.RoleWorker]; len(w) != c.workers || w[c.workers-1] != last {
-		return fmt.Errorf("TF_CONFIG lists %d workers, want %d ending in %s", len(w), c.workers, last)
-	}
-	return nil
-}
-
-// checkMPI checks the master's MPI_HOST (both plugins) and, where the plugin
-// writes one (ours), the hostfile: one line per worker, in index order.
-func checkMPI(c podCheck) error {
-	if c.task != mpi.DefaultMaster {
-		if len(c.pod.Spec.Containers[0].Ports) != 1 {
-			return fmt.Errorf("worker ports %v, want the ssh port", c.pod.Spec.Containers[0].Ports)
-		}
-		return nil
-	}
-	hosts := make([]string, c.workers)
-	lines := make([]string, c.workers)
-	for i := range hosts {
-		hosts[i] = host(c.job, c.worker, i)
-		lines[i] = hosts[i] + " slots=1\n"
-	}
-	if err := wantEnv(c, mpi.EnvMPIHost, strings.Join(hosts, ",")); err != nil {
-		return err
-	}
-	if cm, ok := c.configMaps[mpi.ConfigMapName(c.job)]; ok {
-		if got, want := cm.Data[mpi.HostfileKey], strings.Join(lines, ""); got != want {
-			return fmt.Errorf("hostfile of %d bytes differs from the %d bytes of %d workers", len(got), len(want), c.workers)
-		}
-	} else if utiltesting.CountEnv(c.pod.Spec.Containers[0].Env, mpi.EnvOMPIHostfile) == 1 {
-		return fmt.Errorf("the master points at a hostfile, but there is no ConfigMap %s", mpi.ConfigMapName(c.job))
-	}
-	return nil
+// inTree are Volcano's in-tree plugins, by framework.
+var inTree = map[string]utiltesting.Builder{
+	tensorflow.Name: intreetf.New,
+	pytorch.Name:    intreepytorch.New,
+	mpi.Name:        intreempi.New,
 }
 
 // processEnv resolves container 0's environment as the kubelet does: in
@@ -221,17 +124,11 @@ func tfConfigStored(pods []*v1.Pod, configMaps map[string]*v1.ConfigMap, job *ba
 }
 
 // Frameworks lists the benchmarked frameworks: every one of
-// plugins.Frameworks, in its order. One without a shape panics, so that a
-// new framework cannot go unmeasured.
+// plugins.Frameworks, in its order, each with its own Sample.
 var Frameworks = func() []Framework {
 	var out []Framework
 	for _, f := range plugins.Frameworks {
-		fw, ok := shapes[f.Name]
-		if !ok {
-			panic("test/bench: no benchmark shape for framework " + f.Name)
-		}
-		fw.Name, fw.Ours = f.Name, f.New
-		out = append(out, fw)
+		out = append(out, Framework{Name: f.Name, Sample: f.Sample, Ours: f.New, InTree: inTree[f.Name]})
 	}
 	return out
 }()
@@ -241,13 +138,15 @@ var Frameworks = func() []Framework {
 // name flatters whoever writes them per pod).
 const JobName = "resnet50-train"
 
-// Job returns the benchmarked job of fw: one Lead pod and workers worker pods,
-// the plugin enabled with its default arguments (none).
+// Job returns the benchmarked job of fw: one pod of each of its Sample's
+// Lead roles and workers worker pods, each task named as its role flag, the
+// plugin enabled with its default arguments (none).
 func Job(fw Framework, workers int) *batch.Job {
-	return utiltesting.MakeJob(JobName).
-		Task(utiltesting.MakeTask(fw.Lead, 1).Obj()).
-		Task(utiltesting.MakeTask(fw.Worker, int32(workers)).Obj()).
-		Plugin(fw.Name).Obj()
+	j := utiltesting.MakeJob(JobName)
+	for _, lead := range fw.Sample.Lead {
+		j.Task(utiltesting.MakeTask(lead, 1).Obj())
+	}
+	return j.Task(utiltesting.MakeTask(fw.Sample.Worker, int32(workers)).Obj()).Plugin(fw.Name).Obj()
 }
 
 // revision numbers the job revisions the benchmarks hand to the plugins, far
@@ -337,21 +236,7 @@ func BenchmarkPlugins(b *testing.B) {
 // for tensorflow, the TF_CONFIG bytes stored.
 func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch.Job) {
 	args := base.Spec.Plugins[fw.Name]
-	type podOf struct {
-		pod   *v1.Pod
-		task  string
-		index int
-	}
-	var templates []podOf
-	workers := 0
-	for _, task := range base.Spec.Tasks {
-		if task.Name == fw.Worker {
-			workers = int(task.Replicas)
-		}
-		for i := 0; i < int(task.Replicas); i++ {
-			templates = append(templates, podOf{utiltesting.MakePod(base, task.Name, i).Obj(), task.Name, i})
-		}
-	}
+	templates := podsOf(base)
 	pods := make([]*v1.Pod, len(templates))
 	tfConfigBytes := -1
 	var retained int64
@@ -373,7 +258,7 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 		podJob.ResourceVersion = nextRevision()
 		podJob.Status.ControlledResources = map[string]string{"plugin-" + fw.Name: fw.Name}
 		for i, t := range templates {
-			pods[i] = t.pod.DeepCopy()
+			pods[i] = t.DeepCopy()
 		}
 		kube := fake.NewSimpleClientset()
 		client := pluginsinterface.PluginClientset{KubeClients: kube}
@@ -404,23 +289,9 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 			runtime.KeepAlive(pods)
 			runtime.KeepAlive(client)
 			retained = int64(after.HeapAlloc) - int64(before.HeapAlloc)
-			configMaps := map[string]*v1.ConfigMap{}
-			list, err := kube.CoreV1().ConfigMaps(base.Namespace).List(context.Background(), metav1.ListOptions{})
+			configMaps, err := checkPods(fw, base, kube, pods)
 			if err != nil {
 				b.Fatal(err)
-			}
-			for i := range list.Items {
-				configMaps[list.Items[i].Name] = &list.Items[i]
-			}
-			for i, pod := range pods {
-				env, err := processEnv(pod, configMaps)
-				if err == nil {
-					err = fw.Check(podCheck{job: base, pod: pod, task: templates[i].task, index: templates[i].index,
-						worker: fw.Worker, workers: workers, env: env, configMaps: configMaps})
-				}
-				if err != nil {
-					b.Fatalf("pod %s: the plugin did not inject what it must: %v", pod.Name, err)
-				}
 			}
 			tfConfigBytes = tfConfigStored(pods, configMaps, base)
 		}
@@ -431,6 +302,53 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 		b.ReportMetric(float64(tfConfigBytes), TFConfigUnit)
 	}
 	b.ReportMetric(float64(retained), RetainedUnit)
+}
+
+// podsOf returns the pods of job before any plugin ran, in task and index
+// order.
+func podsOf(job *batch.Job) []*v1.Pod {
+	var out []*v1.Pod
+	for _, task := range job.Spec.Tasks {
+		for i := 0; i < int(task.Replicas); i++ {
+			out = append(out, utiltesting.MakePod(job, task.Name, i).Obj())
+		}
+	}
+	return out
+}
+
+// checkPods runs fw's Sample.Check on every pod of base (pods in task and
+// index order, after the plugin ran) with the environment as the kubelet
+// resolves it, and returns the ConfigMaps the plugin created through kube.
+func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.Pod) (map[string]*v1.ConfigMap, error) {
+	configMaps := map[string]*v1.ConfigMap{}
+	list, err := kube.CoreV1().ConfigMaps(base.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for i := range list.Items {
+		configMaps[list.Items[i].Name] = &list.Items[i]
+	}
+	workers, i := 0, 0
+	for _, task := range base.Spec.Tasks {
+		if task.Name == fw.Sample.Worker {
+			workers = int(task.Replicas)
+		}
+	}
+	for _, task := range base.Spec.Tasks {
+		for index := 0; index < int(task.Replicas); index++ {
+			pod := pods[i]
+			i++
+			env, err := processEnv(pod, configMaps)
+			if err == nil {
+				err = fw.Sample.Check(framework.SampleCheck{Job: base, Pod: pod, Role: task.Name, Index: index,
+					Workers: workers, Env: env, ConfigMaps: configMaps})
+			}
+			if err != nil {
+				return nil, fmt.Errorf("pod %s: the plugin did not inject what it must: %v", pod.Name, err)
+			}
+		}
+	}
+	return configMaps, nil
 }
 
 // cpuTime returns the CPU time (user and system) the process has used.

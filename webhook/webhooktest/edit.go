@@ -29,10 +29,20 @@ var (
 		return m
 	}()
 	editPlugins = append(slices.Clone(Plugins), framework.SvcPlugin, framework.SSHPlugin, "env")
-	editBases   = [][2]any{
-		{"tensorflow", []string{"ps", "worker"}}, {"pytorch", []string{"master", "worker"}},
-		{"mpi", []string{"master", "worker"}}, {"mxnet", []string{"scheduler", "server", "worker"}},
-	}
+	// editBases are each framework's base Job: its tasks, by role flag.
+	editBases = func() [][2]any {
+		var out [][2]any
+		for _, p := range Plugins {
+			var tasks []string
+			for _, r := range sampleOf(p).Roles {
+				if r.Replicas > 0 {
+					tasks = append(tasks, r.Flag)
+				}
+			}
+			out = append(out, [2]any{p, tasks})
+		}
+		return out
+	}()
 )
 
 // editCounts are sizes around a bound and far over it.

@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -32,10 +33,14 @@ const MaxReplicas = 100000
 const maxArgStrlen = 131072
 
 // Plugins are the framework plugins (plugins.Names), in the order Cases
-// cycles through them. The tables below describe each independently of its
-// package, as the rules a malformed Job breaks; a framework without an entry
-// fails TestGeneratorFlags.
+// cycles through them. Each describes itself to the generator with its
+// framework.Sample (its roles, flags, valid arguments, bad values, required
+// roles and wait); plugins.TestSamples checks the Samples against the
+// plugins' parsers.
 var Plugins = plugins.Names()
+
+// sampleOf returns plugin's Sample.
+func sampleOf(plugin string) *framework.Sample { return plugins.Lookup(plugin).Sample }
 
 // Kind is the defect a generated Job carries.
 type Kind string
@@ -200,11 +205,16 @@ func Valid(plugin string, c Chooser) Case {
 }
 
 // Generate returns a Job of plugin (one of Plugins) with the defect kind (one
-// of Kinds), its other choices made by c: a valid Job (task names, replicas,
+// of Kinds; the next one in Kinds that Applies to plugin when kind does not),
+// its other choices made by c: a valid Job (task names, replicas,
 // GPUs, restart policies and plugin arguments varied), the defect, and
 // disorder that does not make it valid: null templates, templates without a
 // spec or containers, null plugin lists of svc, unknown fields.
 func Generate(plugin string, kind Kind, c Chooser) Case {
+	for i := slices.Index(Kinds, kind); !Applies(plugin, kind); {
+		i = (i + 1) % len(Kinds)
+		kind = Kinds[i]
+	}
 	nameLen := 5
 	if kind == KindTooLarge || kind == KindHostname {
 		// Their sizes are computed for names at least this long.
@@ -237,73 +247,36 @@ type job struct {
 	args     []any
 }
 
-// rolesOf gives each plugin's role flags, whether the role is single-pod, and
-// the replicas of the base Job's task (0: the base has no such task).
-var rolesOf = map[string][]struct {
-	flag   string
-	single bool
-	max    int64
-}{
-	"tensorflow": {{"ps", false, 2}, {"worker", false, 4}, {"chief", true, 1}, {"evaluator", true, 0}},
-	"pytorch":    {{"master", true, 1}, {"worker", false, 4}},
-	"mpi":        {{"master", true, 1}, {"worker", false, 4}},
-	"mxnet":      {{"scheduler", true, 1}, {"server", false, 2}, {"worker", false, 4}},
-}
+// Flags returns every flag of plugin (its Sample's), for tests that check
+// the lists against the plugins' parsers.
+func Flags(plugin string) []string { return sampleOf(plugin).Flags() }
 
-// flagsOf lists each plugin's flags by the values they take: "role" flags name
-// tasks, "value" flags need a non-empty value (integers, durations, choices),
-// "string" flags need a value that may be empty, "bool" flags need none.
-var flagsOf = map[string]map[string][]string{
-	"tensorflow": {
-		"role": {"ps", "worker", "chief", "evaluator"}, "value": {"port", "wait-timeout"},
-		"string": {"wait-image"}, "bool": {"wait"},
-	},
-	"pytorch": {
-		"role": {"master", "worker"},
-		"value": {"port", "nproc-per-node", "min-nodes", "max-nodes", "rdzv-backend", "max-restarts",
-			"wait-timeout", "wait-master-timeout"},
-		"string": {"wait-image", "wait-master-image"}, "bool": {"wait", "wait-master-port", "wait-master-enabled"},
-	},
-	"mpi": {
-		"role": {"master", "worker"}, "value": {"port", "mpi-implementation", "slots-per-worker", "wait-timeout"},
-		"string": {"wait-image"}, "bool": {"wait", "launcher-as-worker"},
-	},
-	"mxnet": {
-		"role": {"scheduler", "server", "worker"}, "value": {"port", "wait-timeout"},
-		"string": {"wait-image"}, "bool": {"wait"},
-	},
-}
-
-// Flags returns every flag of plugin, for tests that check the lists against
-// the plugins' parsers.
-func Flags(plugin string) []string {
-	var out []string
-	for _, kind := range []string{"role", "value", "string", "bool"} {
-		out = append(out, flagsOf[plugin][kind]...)
+// Applies reports whether a Job of plugin can carry the defect kind: two
+// role flags naming one task needs two role flags, a single-pod role with
+// several replicas needs a single-pod role.
+func Applies(plugin string, kind Kind) bool {
+	s := sampleOf(plugin)
+	switch kind {
+	case KindDuplicateRole:
+		return len(s.Roles) > 1
+	case KindSingleRole:
+		return slices.ContainsFunc(s.Roles, func(r framework.SampleRole) bool { return r.Single })
 	}
-	return out
-}
-
-// validArgs are arguments each plugin accepts on any Job the generator makes
-// (no --wait=false: the launch-order defects need the waits).
-var validArgs = map[string][]string{
-	"tensorflow": {"--port=2222", "--wait-timeout=10m", "--wait-image=busybox:1.36.1", "--wait"},
-	"pytorch":    {"--port=29500", "--nproc-per-node=gpu", "--nproc-per-node=2", "--wait-master-port", "--max-restarts=3"},
-	"mpi":        {"--port=2222", "--mpi-implementation=intel", "--slots-per-worker=2", "--wait-timeout=300"},
-	"mxnet":      {"--port=9091", "--wait-timeout=5m"},
+	return true
 }
 
 func newJob(plugin string, c Chooser, nameLen int) *job {
 	b := &job{c: c, plugin: plugin, roles: map[string]string{}, plugins: map[string]any{}}
 	b.name = plugin[:2] + "-" + letters(c, nameLen-3)
-	for _, r := range rolesOf[plugin] {
-		b.roleFlags = append(b.roleFlags, r.flag)
-		b.roles[r.flag] = r.flag
-		replicas := r.max
-		if !r.single && r.max > 1 {
-			replicas = between(c, 1, r.max)
+	for _, r := range sampleOf(plugin).Roles {
+		b.roleFlags = append(b.roleFlags, r.Flag)
+		b.roles[r.Flag] = r.Flag
+		replicas := int64(r.Replicas)
+		if !r.Single && replicas > 1 {
+			replicas = between(c, 1, replicas)
 		}
-		if r.flag == "chief" && c.IntN(2) == 0 {
+		if r.Single && !b.required(r.Flag) && c.IntN(2) == 0 {
+			// An optional single-pod role (tensorflow's chief) comes and goes.
 			replicas = 0
 		}
 		if replicas == 0 {
@@ -312,12 +285,12 @@ func newJob(plugin string, c Chooser, nameLen int) *job {
 		}
 		if c.IntN(4) == 0 {
 			// A renamed role, given by its flag.
-			b.setRole(r.flag, plugin[:2]+"-"+r.flag)
+			b.setRole(r.Flag, plugin[:2]+"-"+r.Flag)
 		}
-		b.tasks = append(b.tasks, b.newTask(b.roles[r.flag], replicas))
+		b.tasks = append(b.tasks, b.newTask(b.roles[r.Flag], replicas))
 	}
 	for n := c.IntN(3); n > 0; n-- {
-		b.args = append(b.args, pick(c, validArgs[plugin]))
+		b.args = append(b.args, pick(c, sampleOf(plugin).ValidArgs))
 	}
 	b.spec = map[string]any{}
 	if c.IntN(2) == 0 {
@@ -435,7 +408,7 @@ func (b *job) defect(kind Kind) {
 			b.args = append(b.args, pick(c, []string{"worker", "2222", "--", "-", "port=2222"}))
 		case 1:
 			// A flag and its value in one argument, as YAML lists invite.
-			f := pick(c, flagsOf[b.plugin]["value"])
+			f := pick(c, sampleOf(b.plugin).ValueFlags)
 			b.args = append(b.args, "--"+f+" "+pick(c, []string{"2222", "10m", "1", "x"}))
 		case 2:
 			b.args = append(b.args, "--"+bogus)
@@ -446,10 +419,11 @@ func (b *job) defect(kind Kind) {
 	case KindNoValue:
 		if c.IntN(2) == 0 {
 			// Last, so that it takes no other argument as its value.
-			fs := append(append([]string{}, flagsOf[b.plugin]["value"]...), flagsOf[b.plugin]["string"]...)
-			b.args = append(b.args, "--"+pick(c, append(fs, flagsOf[b.plugin]["role"]...)))
+			s := sampleOf(b.plugin)
+			fs := slices.Concat(s.ValueFlags, s.StringFlags, b.roleFlags)
+			b.args = append(b.args, "--"+pick(c, fs))
 		} else {
-			f := pick(c, append(append([]string{}, flagsOf[b.plugin]["value"]...), flagsOf[b.plugin]["role"]...))
+			f := pick(c, slices.Concat(sampleOf(b.plugin).ValueFlags, b.roleFlags))
 			b.args = append(b.args, "--"+f+"="+pick(c, []string{"", " "}))
 		}
 
@@ -460,13 +434,7 @@ func (b *job) defect(kind Kind) {
 	case KindBadValue:
 		common := []string{"--wait=maybe", "--wait=2", "--wait=yes", "--wait-timeout=-5s", "--wait-timeout=-1",
 			"--wait-timeout=1y", "--wait-timeout=soon"}
-		own := map[string][]string{
-			"pytorch": {"--nproc-per-node=0", "--nproc-per-node=-2", "--nproc-per-node=gpus", "--min-nodes=0",
-				"--max-nodes=0", "--max-nodes=1048577", "--max-restarts=-1", "--rdzv-backend= ",
-				"--wait-master-enabled=maybe", "--wait-master-timeout=-3", "--wait-master-port=sometimes"},
-			"mpi": {"--mpi-implementation=mvapich", "--mpi-implementation=open-mpi", "--slots-per-worker=0",
-				"--slots-per-worker=1025", "--launcher-as-worker=maybe", "--cluster-domain=Cluster.Local", "--cluster-domain=cluster.local."},
-		}[b.plugin]
+		own := sampleOf(b.plugin).BadValues
 		if b.plugin == "pytorch" && c.IntN(3) == 0 {
 			// Elastic bounds that exclude the job's pods, or each other.
 			pods := b.total()
@@ -521,9 +489,9 @@ func (b *job) defect(kind Kind) {
 
 	case KindSingleRole:
 		var singles []string
-		for _, r := range rolesOf[b.plugin] {
-			if r.single {
-				singles = append(singles, r.flag)
+		for _, r := range sampleOf(b.plugin).Roles {
+			if r.Single {
+				singles = append(singles, r.Flag)
 			}
 		}
 		flag := pick(c, singles)
@@ -568,35 +536,45 @@ func (b *job) defect(kind Kind) {
 		t["replicas"] = r
 
 	case KindTwoFrameworks:
-		// A second framework plugin whose worker role names this one's worker.
-		other := pick(c, map[string][]string{
-			"tensorflow": {"pytorch", "mxnet"}, "pytorch": {"tensorflow", "mxnet"},
-			"mpi": {"tensorflow", "pytorch"}, "mxnet": {"tensorflow", "pytorch"},
-		}[b.plugin])
+		// A second framework plugin whose worker role names this one's
+		// worker, with tasks of its own for the single-pod roles it cannot
+		// do without (mxnet's scheduler). Not mpi: its launcher needs the
+		// ssh plugin, which would make a second defect of a different kind.
+		var others []string
+		for _, p := range Plugins {
+			if p != b.plugin && p != "mpi" && slices.Contains(sampleOf(p).RoleFlags(), "worker") {
+				others = append(others, p)
+			}
+		}
+		other := pick(c, others)
 		args := []any{"--worker=" + b.roles["worker"]}
-		if other == "mxnet" {
-			// mxnet requires its scheduler: give it one of its own.
-			b.tasks = append(b.tasks, b.newTask("mx-scheduler", 1))
-			args = append(args, "--scheduler=mx-scheduler")
+		for _, r := range sampleOf(other).Roles {
+			if r.Single && slices.ContainsFunc(sampleOf(other).Required, func(set []string) bool {
+				return len(set) == 1 && set[0] == r.Flag
+			}) {
+				name := other[:2] + "-" + r.Flag
+				b.tasks = append(b.tasks, b.newTask(name, 1))
+				args = append(args, "--"+r.Flag+"="+name)
+			}
 		}
 		b.plugins[other] = args
 	}
 }
 
-// dropRequiredRoles removes the tasks a plugin cannot do without: the mpi
-// master, the mxnet scheduler or workers, every role task of tensorflow and
-// pytorch (a task "trainer" is left, so that the job has tasks).
+// required reports whether the plugin cannot do without flag's role alone
+// (a set of its Sample's Required of that one flag).
+func (b *job) required(flag string) bool {
+	return slices.ContainsFunc(sampleOf(b.plugin).Required, func(set []string) bool { return len(set) == 1 && set[0] == flag })
+}
+
+// dropRequiredRoles removes the tasks of one set of roles the plugin cannot
+// do without (its Sample's Required: the mpi master, the mxnet scheduler or
+// workers, every role task of tensorflow and pytorch); a task "trainer" is
+// left, so that the job has tasks.
 func (b *job) dropRequiredRoles() {
 	var drop []string
-	switch b.plugin {
-	case "mpi":
-		drop = []string{b.roles["master"]}
-	case "mxnet":
-		drop = []string{b.roles[pick(b.c, []string{"scheduler", "worker"})]}
-	default:
-		for _, t := range b.tasks {
-			drop = append(drop, t["name"].(string))
-		}
+	for _, flag := range pick(b.c, sampleOf(b.plugin).Required) {
+		drop = append(drop, b.roles[flag])
 	}
 	b.tasks = slices.DeleteFunc(b.tasks, func(t task) bool { return slices.Contains(drop, t["name"].(string)) })
 	if len(b.tasks) == 0 {
@@ -616,13 +594,15 @@ func (b *job) launchOrder() {
 		}
 		t["dependsOn"] = map[string]any{"name": l}
 	}
-	switch c.IntN(4) {
+	choice := c.IntN(4)
+	edge := sampleOf(b.plugin).Wait
+	if choice == 0 && (edge[0] == "" || b.taskOf(edge[0]) == nil || b.taskOf(edge[1]) == nil) {
+		// No wait edge between tasks of this Job: a cycle of dependsOn alone.
+		choice = 1
+	}
+	switch choice {
 	case 0:
 		// The plugin's wait edge (waiter waits for waited) closed by dependsOn.
-		edge := map[string][2]string{
-			"tensorflow": {"worker", "ps"}, "pytorch": {"worker", "master"},
-			"mpi": {"master", "worker"}, "mxnet": {pick(c, []string{"worker", "server"}), "scheduler"},
-		}[b.plugin]
 		dependsOn(b.taskOf(edge[1]), b.roles[edge[0]])
 	case 1:
 		t, i := b.anyTask()

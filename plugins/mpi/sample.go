@@ -1,0 +1,61 @@
+package mpi
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
+)
+
+// sample describes the mpi plugin to the generated tests and the benchmarks
+// (framework.Sample).
+var sample = framework.Sample{
+	Roles:       []framework.SampleRole{{Flag: "master", Single: true, Replicas: 1}, {Flag: "worker", Replicas: 4}},
+	ValueFlags:  []string{"port", "mpi-implementation", "slots-per-worker", "wait-timeout", "cluster-domain"},
+	StringFlags: []string{"wait-image"},
+	BoolFlags:   []string{"wait", "launcher-as-worker"},
+	ValidArgs:   []string{"--port=2222", "--mpi-implementation=intel", "--slots-per-worker=2", "--wait-timeout=300"},
+	BadValues: []string{"--mpi-implementation=mvapich", "--mpi-implementation=open-mpi", "--slots-per-worker=0",
+		"--slots-per-worker=1025", "--launcher-as-worker=maybe", "--cluster-domain=Cluster.Local", "--cluster-domain=cluster.local."},
+	Required: [][]string{{"master"}},
+	Wait:     [2]string{"master", "worker"},
+	Worker:   "worker",
+	Lead:     []string{"master"},
+	Check:    checkSample,
+}
+
+// checkSample checks a worker's one port (sshd's) and the master's MPI_HOST
+// and, where the plugin writes one, the hostfile: one line per worker, in
+// index order.
+func checkSample(c framework.SampleCheck) error {
+	if c.Role != "master" {
+		if len(c.Pod.Spec.Containers[0].Ports) != 1 {
+			return fmt.Errorf("worker ports %v, want the ssh port", c.Pod.Spec.Containers[0].Ports)
+		}
+		return nil
+	}
+	worker, _ := jobs.Task(c.Job, DefaultWorker)
+	hosts := make([]string, c.Workers)
+	lines := make([]string, c.Workers)
+	for i := range hosts {
+		hosts[i] = jobs.Host(c.Job, worker, i)
+		lines[i] = hosts[i] + " slots=1\n"
+	}
+	if err := framework.WantEnv(c.Env, EnvMPIHost, strings.Join(hosts, ",")); err != nil {
+		return err
+	}
+	cm, ok := c.ConfigMaps[ConfigMapName(c.Job)]
+	if !ok {
+		// Volcano's in-tree plugin, benchmarked with the same check, writes
+		// no hostfile; ours always points at one.
+		if _, points := c.Env[EnvOMPIHostfile]; points {
+			return fmt.Errorf("the master points at a hostfile, but there is no ConfigMap %s", ConfigMapName(c.Job))
+		}
+		return nil
+	}
+	if got, want := cm.Data[HostfileKey], strings.Join(lines, ""); got != want {
+		return fmt.Errorf("hostfile of %d bytes differs from the %d bytes of %d workers", len(got), len(want), c.Workers)
+	}
+	return nil
+}
