@@ -32,7 +32,7 @@
 //
 // Each job starts when its fresh cluster is idle. It prints the medians, the
 // ratios ours/stock and the target checks (bound and cpu total at most 1.05;
-// the TensorFlow job's kube-apiserver RSS growth at most 1/5 of stock's;
+// the TensorFlow job's kube-apiserver RSS growth at most 1.1× the MPI job's, both ours;
 // ours' TF_CONFIG in etcd at most 1 MiB per job and 2,000 B per pod),
 // writes them to <out>/scale.txt and the measurements to
 // <out>/scale.json, and stops the cluster. The exit status is 0 when every

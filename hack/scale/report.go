@@ -12,10 +12,14 @@ import (
 // targetRatio is issue #7's target: ours/stock at most 1.05 on time and CPU.
 const targetRatio = 1.05
 
-// rssGrowthRatio is issue #15's target: the growth of kube-apiserver's RSS
-// from idle to the TensorFlow job's pods all bound, ours (reference) at most
-// this fraction of stock's.
-const rssGrowthRatio = 1.0 / 5
+// rssGrowthVsMPI is issue #28's target on what TF_CONFIG costs
+// kube-apiserver: the growth of its RSS from idle to the TensorFlow job's
+// pods all bound, with our controller manager, at most this many times the
+// growth for the MPI job of the same size, whose pods carry no TF_CONFIG.
+// It replaces issue #15's "at most 1/5 of stock's", which no plugin can
+// meet: the MPI job alone costs about 0.25-0.3 of stock's TensorFlow growth
+// (docs/performance.md). Stock's growth is still printed, for comparison.
+const rssGrowthVsMPI = 1.1
 
 // Issue #15's targets for what TF_CONFIG costs in etcd with
 // --tf-config=reference (ours), checked on the TensorFlow job: at most 1 MiB
@@ -156,17 +160,24 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	}
 	tw.Flush()
 
-	// Memory: the TensorFlow job's kube-apiserver RSS growth.
+	// Memory: the TensorFlow job's kube-apiserver RSS growth against the
+	// MPI job's, both with ours; stock's for comparison.
 	ours, stock := key{TensorFlow, ImplOurs}, key{TensorFlow, ImplStock}
-	if len(groups[ours]) > 0 && len(groups[stock]) > 0 {
-		growth := func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }
-		o, st := median(ours, growth), median(stock, growth)
-		holds := o <= rssGrowthRatio*st
-		fmt.Fprintf(w, "\nkube-apiserver RSS growth, %s job, ours %s vs stock %s (target: at most 1/%.0f of stock's): %v\n",
-			TensorFlow, mib(int64(o)), mib(int64(st)), 1/rssGrowthRatio, map[bool]string{true: "holds", false: "NO"}[holds])
+	oursMPI := key{MPI, ImplOurs}
+	growth := func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }
+	if len(groups[ours]) > 0 && len(groups[oursMPI]) > 0 {
+		o, mp := median(ours, growth), median(oursMPI, growth)
+		holds := o <= rssGrowthVsMPI*mp
+		fmt.Fprintf(w, "\nkube-apiserver RSS growth, ours: %s job %s vs %s job %s (target: at most %.1f× the %s job's): %v\n",
+			TensorFlow, mib(int64(o)), MPI, mib(int64(mp)), rssGrowthVsMPI, MPI, map[bool]string{true: "holds", false: "NO"}[holds])
 		if !holds {
-			failed = append(failed, fmt.Sprintf("%s kube-apiserver RSS growth ours %s > 1/%.0f of stock's %s", TensorFlow, mib(int64(o)), 1/rssGrowthRatio, mib(int64(st))))
+			failed = append(failed, fmt.Sprintf("%s kube-apiserver RSS growth ours %s > %.1f× the %s job's %s", TensorFlow, mib(int64(o)), rssGrowthVsMPI, MPI, mib(int64(mp))))
 		}
+	}
+	if len(groups[ours]) > 0 && len(groups[stock]) > 0 {
+		o, st := median(ours, growth), median(stock, growth)
+		fmt.Fprintf(w, "kube-apiserver RSS growth, %s job, ours %s vs stock %s: %.2f of stock's (not a target)\n",
+			TensorFlow, mib(int64(o)), mib(int64(st)), o/st)
 	}
 	// What TF_CONFIG costs in etcd with --tf-config=reference.
 	if len(groups[ours]) > 0 {
