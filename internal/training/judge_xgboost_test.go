@@ -6,6 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
@@ -185,6 +190,45 @@ func TestXGBoostLinesMatchTheProgram(t *testing.T) {
 	} {
 		if !strings.Contains(prog, format) {
 			t.Errorf("train_xgboost.py prints no %s", format)
+		}
+	}
+}
+
+// The hello's Success matches the lines its script printed in a run on
+// 127.0.0.1, with the Job's tracker address in place of 127.0.0.1:19995.
+func TestXGBoostHello(t *testing.T) {
+	var h Hello
+	for _, x := range Hellos {
+		if x.Source == "example/xgboost/xgboost.yaml" {
+			h = x
+		}
+	}
+	if h.Name != "xgboost-dist" {
+		t.Fatal("no Hello for example/xgboost/xgboost.yaml")
+	}
+	pod := func(name, task string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{batch.TaskSpecKey: task}}}
+	}
+	pods := []*corev1.Pod{pod("xgboost-dist-master-0", "master"), pod("xgboost-dist-worker-0", "worker"), pod("xgboost-dist-worker-1", "worker")}
+	good := map[string]string{
+		"xgboost-dist-master-0": "master: OK, ranks 1 to 2 joined the tracker at xgboost-dist-master-0.xgboost-dist:9999\n",
+		"xgboost-dist-worker-0": "rank 1 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist:9999\n",
+		"xgboost-dist-worker-1": "rank 2 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist:9999\n",
+	}
+	if n, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || n != 3 {
+		t.Errorf("good run: %d lines, %v", n, err)
+	}
+	for name, log := range map[string]string{
+		"xgboost-dist-master-0": "master: only ranks [1] of 1 to 2 joined\n",
+		"xgboost-dist-worker-1": "rank 2: MISMATCH DMLC_TASK_ID='1', want '2'\n",
+	} {
+		bad := map[string]string{}
+		for k, v := range good {
+			bad[k] = v
+		}
+		bad[name] = log
+		if _, err := h.Judge(Run{Pods: pods, Logs: bad}); err == nil || !strings.Contains(err.Error(), "pod "+name+" printed 0") {
+			t.Errorf("%s printed %q: judged %v", name, log, err)
 		}
 	}
 }
