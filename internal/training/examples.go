@@ -21,6 +21,7 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
 
 // ImageTar is the training image (Debian's python3-torch 1.13, python3-sklearn,
@@ -108,6 +109,12 @@ var Examples = []Example{
 		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
 		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
 		Judge: judgeDMLC,
+	},
+	{
+		Framework: xgboost.Name, What: "XGBoost collective: the master's tracker and 3 ranks on sharded digits, one model",
+		File: "example/xgboost/xgboost-digits.yaml", ConfigMap: "xgboost-digits",
+		Programs: []string{"example/xgboost/train_xgboost.py"}, Container: "xgboost",
+		Judge: judgeXGBoost,
 	},
 }
 

@@ -75,6 +75,10 @@ var Hellos = []Hello{
 		Source: "example/chainermn/chainermn.yaml", Name: "chainermn-example", Container: "master",
 		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
 	},
+	{
+		Source: "example/xgboost/xgboost.yaml", Name: "xgboost-dist", Container: "xgboost",
+		Success: regexp.MustCompile(`(?m)^(master: OK, ranks 1 to 2 joined|rank [12] of 3: OK, joined) the tracker at xgboost-dist-master-0\.xgboost-dist:9999$`), Tasks: []string{"master", "worker"}, PerPod: 1,
+	},
 }
 
 // Localize swaps every container image of job for its LocalImages entry. It

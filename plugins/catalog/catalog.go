@@ -19,6 +19,7 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
 
 // Frameworks lists the framework plugins, in the order the demo, the
@@ -29,6 +30,7 @@ var Frameworks = []*framework.Framework{
 	&pytorch.Framework,
 	&mpi.Framework,
 	&mxnet.Framework,
+	&xgboost.Framework,
 }
 
 // ByName returns Frameworks ordered by name: the order in which the webhook
