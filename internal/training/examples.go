@@ -17,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -108,6 +109,12 @@ var Examples = []Example{
 		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
 		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
 		Judge: judgeDMLC,
+	},
+	{
+		Framework: dask.Name, What: "dask scheduler, 2 dask workers and a client, all from DASK_SCHEDULER_ADDRESS: the digits fitted on both workers",
+		File: "example/dask/dask-digits.yaml", ConfigMap: "dask-digits",
+		Programs: []string{"example/dask/dask_digits.py"}, Container: "dask",
+		Judge: judgeDask,
 	},
 }
 
