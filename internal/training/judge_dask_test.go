@@ -118,13 +118,17 @@ func TestJudgeDask(t *testing.T) {
 			wantErr: "never reported a result",
 		},
 		{
-			name:    "the result differs from the local one",
-			edit:    func(l map[string]string) { l[client] = strings.Replace(l[client], "max diff 9.1e-13", "max diff 3.0e-02", 1) },
+			name: "the result differs from the local one",
+			edit: func(l map[string]string) {
+				l[client] = strings.Replace(l[client], "max diff 9.1e-13", "max diff 3.0e-02", 1)
+			},
 			wantErr: "differ from the local ones by 3.0e-02",
 		},
 		{
-			name:    "the classifier did not learn",
-			edit:    func(l map[string]string) { l[client] = strings.Replace(l[client], "test accuracy 0.9899", "test accuracy 0.1010", 1) },
+			name: "the classifier did not learn",
+			edit: func(l map[string]string) {
+				l[client] = strings.Replace(l[client], "test accuracy 0.9899", "test accuracy 0.1010", 1)
+			},
 			wantErr: "test accuracy 0.1010 on the digits, want at least 0.9",
 		},
 		{
