@@ -12,14 +12,14 @@ import (
 )
 
 // TestRegistryResolvesOurPlugins checks the registry the job controller reads:
-// after configurePlugins, the four framework names build this module's plugins
+// after configurePlugins, the framework names build this module's plugins
 // and Volcano's own svc, ssh and env plugins are still there.
 func TestRegistryResolvesOurPlugins(t *testing.T) {
 	configurePlugins("registry.example/busybox:1")
 	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
 	// Volcano's in-tree mpi plugin is also an *mpi.Plugin: compare package paths.
 	const module = "github.com/vcplugins/framework-plugins/plugins/"
-	for _, name := range []string{"tensorflow", "pytorch", "mpi", "mxnet"} {
+	for _, name := range []string{"tensorflow", "pytorch", "mpi", "mxnet", "dask"} {
 		b, ok := vcplugins.GetPluginBuilder(name)
 		if !ok {
 			t.Errorf("%s: not registered", name)

@@ -17,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -115,6 +116,12 @@ var Examples = []Example{
 		File: "example/xgboost/xgboost-digits.yaml", ConfigMap: "xgboost-digits",
 		Programs: []string{"example/xgboost/train_xgboost.py"}, Container: "xgboost",
 		Judge: judgeXGBoost,
+	},
+	{
+		Framework: dask.Name, What: "dask scheduler, 2 dask workers and a client, all from DASK_SCHEDULER_ADDRESS: the digits fitted on both workers",
+		File: "example/dask/dask-digits.yaml", ConfigMap: "dask-digits",
+		Programs: []string{"example/dask/dask_digits.py"}, Container: "dask",
+		Judge: judgeDask,
 	},
 }
 

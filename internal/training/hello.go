@@ -74,6 +74,9 @@ var Hellos = []Hello{
 	{
 		Source: "example/chainermn/chainermn.yaml", Name: "chainermn-example", Container: "master",
 		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
+	},	{
+		Source: "example/dask/dask.yaml", Name: "dask-dist", Container: "dask",
+		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 2 workers \(dask-dist-worker-0 dask-dist-worker-1\) and 1 client connected|(worker dask-dist-worker-[01]|client): OK, connected to the scheduler at tcp://dask-dist-scheduler-0\.dask-dist:8786)$`), Tasks: []string{"scheduler", "worker", "client"}, PerPod: 1,
 	},
 	{
 		Source: "example/xgboost/xgboost.yaml", Name: "xgboost-dist", Container: "xgboost",

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -31,6 +32,7 @@ var Frameworks = []*framework.Framework{
 	&mpi.Framework,
 	&mxnet.Framework,
 	&xgboost.Framework,
+	&dask.Framework,
 }
 
 // ByName returns Frameworks ordered by name: the order in which the webhook

@@ -135,6 +135,17 @@ func mxnetEnv(role, workerID string) map[string]string {
 	return env
 }
 
+// daskEnv is the environment of a pod of the dask example (dask-dist: 1
+// scheduler, 2 workers, 1 client, port 8786); workerName "" for the scheduler
+// and the client.
+func daskEnv(workerName string) map[string]string {
+	env := map[string]string{"DASK_SCHEDULER_ADDRESS": "tcp://dask-dist-scheduler-0.dask-dist:8786"}
+	if workerName != "" {
+		env["DASK_WORKER_NAME"] = workerName
+	}
+	return env
+}
+
 // The mpi example (mpi-dist: 1 master, 2 workers, sshd on 2222, no GPUs).
 const (
 	mpiHostfile    = "mpi-dist-worker-0.mpi-dist slots=1\nmpi-dist-worker-1.mpi-dist slots=1\n"
@@ -191,6 +202,15 @@ var wantExamples = map[string][]wantPod{
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
 		{name: "mxnet-dist-worker-1", container: "mxnet", env: mxnetEnv("worker", "1"),
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
+	},
+	"dask-dist": {
+		{name: "dask-dist-scheduler-0", container: "dask", env: daskEnv(""), portName: "tcp-comm", port: 8786},
+		{name: "dask-dist-worker-0", container: "dask", env: daskEnv("dask-dist-worker-0"),
+			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
+		{name: "dask-dist-worker-1", container: "dask", env: daskEnv("dask-dist-worker-1"),
+			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
+		{name: "dask-dist-client-0", container: "dask", env: daskEnv(""),
+			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
 	},
 }
 

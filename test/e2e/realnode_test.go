@@ -157,6 +157,7 @@ var realJobs = []realJob{
 	{file: "restricted/pytorch.yaml", args: []string{"--wait-master-port"}, serve: map[string]served{"master": {23456, 2}}},
 	{file: "restricted/mpi.yaml", serve: map[string]served{"worker": {2222, 1}}},
 	{file: "restricted/mxnet.yaml", serve: map[string]served{"scheduler": {9091, 3}}},
+	{file: "restricted/dask.yaml", serve: map[string]served{"scheduler": {8786, 3}}},
 }
 
 // Seconds the probe lingers after the barrier: the pods of the Job's

@@ -1,0 +1,515 @@
+package dask
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
+)
+
+// runPod runs OnJobAdd and then OnPodCreate, each on a fresh plugin instance as
+// Volcano's controller does, and returns the pod.
+func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
+	t.Helper()
+	return utiltesting.RunPod(t, New, Name, job, task, index)
+}
+
+// daskEnv is the env a pod gets, in order; workerName "" leaves out
+// DASK_WORKER_NAME.
+func daskEnv(address, workerName string) []v1.EnvVar {
+	env := []v1.EnvVar{{Name: EnvSchedulerAddress, Value: address}}
+	if workerName != "" {
+		env = append(env, v1.EnvVar{Name: EnvWorkerName, Value: workerName})
+	}
+	return env
+}
+
+func TestEnv(t *testing.T) {
+	mk := utiltesting.MakeTask
+	full := utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 3).Obj()).
+		Task(mk("client", 1).Obj()).Task(mk("dashboard", 1).Obj()).Plugin(Name).Obj()
+	const addr = "tcp://dk-scheduler-0.dk:8786"
+	cases := map[string]struct {
+		job   *batch.Job
+		task  string
+		index int
+		want  []v1.EnvVar // nil: nothing injected
+	}{
+		"scheduler": {job: full, task: "scheduler", want: daskEnv(addr, "")},
+		"worker 0":  {job: full, task: "worker", want: daskEnv(addr, "dk-worker-0")},
+		"worker 2":  {job: full, task: "worker", index: 2, want: daskEnv(addr, "dk-worker-2")},
+		"client":    {job: full, task: "client", want: daskEnv(addr, "")},
+		"renamed roles and port": {
+			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
+				Plugin(Name, "--scheduler=sched", "--worker=dask-worker", "--client=runner", "--port=9000").Obj(),
+			task:  "dask-worker",
+			index: 1,
+			want:  daskEnv("tcp://dk-sched-0.dk:9000", "dk-dask-worker-1"),
+		},
+		"renamed client": {
+			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
+				Plugin(Name, "--scheduler=sched", "--worker=dask-worker", "--client=runner", "--port=9000").Obj(),
+			task: "runner",
+			want: daskEnv("tcp://dk-sched-0.dk:9000", ""),
+		},
+		"template hostname and subdomain of the scheduler are honoured": {
+			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Hostname("sched").Subdomain("net").Obj()).
+				Task(mk("worker", 1).Subdomain("net").Obj()).Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
+			task: "client",
+			want: daskEnv("tcp://sched.net:8786", ""),
+		},
+		"a template hostname shared by the workers leaves their names distinct": {
+			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
+				Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
+			task:  "worker",
+			index: 1,
+			want:  daskEnv(addr, "dk-worker-1"),
+		},
+		"tcp-comm on the scheduler overrides --port": {
+			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
+				Task(mk("worker", 1).Obj()).Task(mk("client", 1).Obj()).Plugin(Name, "--port=9000").Obj(),
+			task: "worker",
+			want: daskEnv("tcp://dk-scheduler-0.dk:8790", "dk-worker-0"),
+		},
+		"tasks that play no role are left alone": {job: full, task: "dashboard"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, tc.index)
+			for _, c := range append(pod.Spec.Containers, pod.Spec.InitContainers...) {
+				if c.Name == wait.ContainerName {
+					continue
+				}
+				if diff := cmp.Diff(tc.want, c.Env); diff != "" {
+					t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
+				}
+			}
+			if tc.want == nil && (len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Containers[0].Ports) > 0) {
+				t.Errorf("pod of a task without role changed: init containers %v, ports %v", pod.Spec.InitContainers, pod.Spec.Containers[0].Ports)
+			}
+		})
+	}
+}
+
+func TestUserSettingsWin(t *testing.T) {
+	job := utiltesting.MakeJob("dk").Task(utiltesting.MakeTask("scheduler", 1).Obj()).
+		Task(utiltesting.MakeTask("worker", 2).Env(EnvSchedulerAddress, "tls://10.0.0.1:8786").Env(EnvWorkerName, "gpu-worker").
+			Container("sidecar").InitContainer("prepare").Obj()).
+		Task(utiltesting.MakeTask("client", 1).Obj()).
+		Plugin(Name).Obj()
+	pod := runPod(t, job, "worker", 1)
+
+	want := []v1.EnvVar{
+		{Name: EnvSchedulerAddress, Value: "tls://10.0.0.1:8786"},
+		{Name: EnvWorkerName, Value: "gpu-worker"},
+	}
+	if diff := cmp.Diff(want, pod.Spec.Containers[0].Env); diff != "" {
+		t.Errorf("first container env (-want +got), the user's values must stay and not be duplicated:\n%s", diff)
+	}
+	others := daskEnv("tcp://dk-scheduler-0.dk:8786", "dk-worker-1")
+	for _, c := range []v1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[1]} {
+		if diff := cmp.Diff(others, c.Env); diff != "" {
+			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
+		}
+	}
+}
+
+func TestSchedulerPort(t *testing.T) {
+	mk := utiltesting.MakeTask
+	job := func(scheduler *utiltesting.TaskWrapper, args ...string) *batch.Job {
+		return utiltesting.MakeJob("dk").Task(scheduler.Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).
+			Plugin(Name, args...).Obj()
+	}
+	cases := map[string]struct {
+		job  *batch.Job
+		task string
+		want []v1.ContainerPort
+	}{
+		"scheduler opens the port": {
+			job:  job(mk("scheduler", 1)),
+			task: "scheduler",
+			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 8786, Protocol: v1.ProtocolTCP}},
+		},
+		"--port moves it": {
+			job:  job(mk("scheduler", 1), "--port=9000"),
+			task: "scheduler",
+			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 9000, Protocol: v1.ProtocolTCP}},
+		},
+		"the user's port of that number is left as it is": {
+			job:  job(mk("scheduler", 1).Port("comm", 8786)),
+			task: "scheduler",
+			want: []v1.ContainerPort{{Name: "comm", ContainerPort: 8786}},
+		},
+		"the user's tcp-comm is kept": {
+			job:  job(mk("scheduler", 1).Port(PortName, 8790)),
+			task: "scheduler",
+			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 8790}},
+		},
+		"workers open no port":     {job: job(mk("scheduler", 1)), task: "worker"},
+		"the client opens no port": {job: job(mk("scheduler", 1)), task: "client"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, 0)
+			if diff := cmp.Diff(tc.want, pod.Spec.Containers[0].Ports); diff != "" {
+				t.Errorf("ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWaitForScheduler(t *testing.T) {
+	mk := utiltesting.MakeTask
+	daskJob := func(args ...string) *batch.Job {
+		return utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).InitContainer("user-init").Obj()).
+			Task(mk("client", 1).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
+	}
+	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
+	schedulerTarget := []wait.Target{{Host: "dk-scheduler-0.dk", Port: 8786}}
+	cases := map[string]struct {
+		job     *batch.Job
+		task    string
+		index   int
+		targets []wait.Target // nil: no wait container
+		opts    wait.Options
+	}{
+		"worker 0 waits for the scheduler":   {job: daskJob(), task: "worker", targets: schedulerTarget, opts: defaults},
+		"worker 1 waits for the scheduler":   {job: daskJob(), task: "worker", index: 1, targets: schedulerTarget, opts: defaults},
+		"the client waits for the scheduler": {job: daskJob(), task: "client", targets: schedulerTarget, opts: defaults},
+		"the scheduler does not wait":        {job: daskJob(), task: "scheduler"},
+		"--wait=false switches it off":       {job: daskJob("--wait=false"), task: "worker"},
+		"--wait=false, client":               {job: daskJob("--wait=false"), task: "client"},
+		"timeout and image are passed on": {
+			job:     daskJob("--wait-timeout=30", "--wait-image=registry.local/busybox:1"),
+			task:    "client",
+			targets: schedulerTarget,
+			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
+		},
+		"renamed scheduler, its hostname and port": {
+			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Hostname("root").Subdomain("net").Obj()).
+				Task(mk("worker", 2).InitContainer("user-init").Obj()).Task(mk("client", 1).Obj()).
+				Plugin(Name, "--scheduler=sched", "--port=9000").Obj(),
+			task:    "worker",
+			targets: []wait.Target{{Host: "root.net", Port: 9000}},
+			opts:    defaults,
+		},
+		"the scheduler's tcp-comm port is waited for": {
+			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
+				Task(mk("worker", 2).InitContainer("user-init").Obj()).Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
+			task:    "worker",
+			targets: []wait.Target{{Host: "dk-scheduler-0.dk", Port: 8790}},
+			opts:    defaults,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, tc.index)
+			var names []string
+			for _, c := range pod.Spec.InitContainers {
+				names = append(names, c.Name)
+			}
+			var wantNames []string
+			if tc.targets != nil {
+				wantNames = append(wantNames, wait.ContainerName)
+			}
+			if tc.task != "scheduler" {
+				wantNames = append(wantNames, "user-init")
+			}
+			if diff := cmp.Diff(wantNames, names); diff != "" {
+				t.Fatalf("init containers (-want +got):\n%s", diff)
+			}
+			if tc.targets == nil {
+				return
+			}
+			want := wait.Container(tc.targets, tc.opts)
+			if diff := cmp.Diff(want, pod.Spec.InitContainers[0]); diff != "" {
+				t.Errorf("wait container (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	mk := utiltesting.MakeTask
+	job := utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj()
+	cases := map[string]struct {
+		args []string
+		want framework.Description
+	}{
+		"workers and the client wait for the scheduler's port; the client completes": {
+			want: framework.Description{
+				Roles: []framework.Role{{Name: RoleScheduler, Task: "scheduler"}, {Name: RoleWorker, Task: "worker"}, {Name: RoleClient, Task: "client"}},
+				Waits: []framework.Wait{
+					{From: "worker", To: "scheduler", Port: 8786},
+					{From: "client", To: "scheduler", Port: 8786},
+				},
+				Completion: "client",
+			},
+		},
+		"--wait=false: no waits": {
+			args: []string{"--wait=false", "--port=9000"},
+			want: framework.Description{
+				Roles:      []framework.Role{{Name: RoleScheduler, Task: "scheduler"}, {Name: RoleWorker, Task: "worker"}, {Name: RoleClient, Task: "client"}},
+				Completion: "client",
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Framework.Describe(tc.args, job)
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b func() []framework.SizedEnv) bool { return a == nil && b == nil })); diff != "" {
+				t.Errorf("Describe (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
+	mk := utiltesting.MakeTask
+	cases := map[string]struct {
+		job  *batch.Job
+		want string
+	}{
+		"unknown flag": {
+			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).
+				Plugin(Name, "--prot=8786").Obj(),
+			want: `spec.plugins[dask][0]: Invalid value: "--prot=8786": plugin dask: unknown flag --prot for plugin dask (did you mean --port=8786?); accepted flags: --client, --port, --scheduler, --wait, --wait-image, --wait-timeout, --worker`,
+		},
+		"arguments that do not fit the job": {
+			job:  utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 2).Obj()).Plugin(Name).Obj(),
+			want: `spec.plugins[dask]: Invalid value: "--client=client (default)": plugin dask: task "client" (--client) must have at most 1 replica, has 2`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kube := fake.NewSimpleClientset()
+			client := pluginsinterface.PluginClientset{KubeClients: kube}
+			job := tc.job
+			for i := 0; i < 3; i++ {
+				if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+					t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
+				}
+			}
+			for _, task := range []string{"scheduler", "worker", "client"} {
+				for i := 0; i < 2; i++ {
+					pod := utiltesting.MakePod(job, task, i).Obj()
+					orig := pod.DeepCopy()
+					if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
+						t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)
+					}
+					if diff := cmp.Diff(orig, pod); diff != "" {
+						t.Errorf("pod %s changed despite invalid arguments (-before +after):\n%s", pod.Name, diff)
+					}
+				}
+			}
+			evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs.Items) != 1 {
+				t.Fatalf("got %d events, want 1", len(evs.Items))
+			}
+			ev := evs.Items[0]
+			if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != tc.want || ev.InvolvedObject.Name != "dk" {
+				t.Errorf("event = %s %s %q on %s, want Warning %s %q on dk", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, tc.want)
+			}
+		})
+	}
+}
+
+func TestJobHooksAreIdempotent(t *testing.T) {
+	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+	job := daskJob()
+	job.Spec.Plugins = map[string][]string{Name: nil}
+	for i := 0; i < 2; i++ {
+		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+			t.Fatal(err)
+		}
+		if err := New(client, job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"plugin-dask": "dask"}, job.Status.ControlledResources); diff != "" {
+		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
+	}
+	for i := 0; i < 2; i++ {
+		if err := New(client, job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(job.Status.ControlledResources) != 0 {
+		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
+	}
+}
+
+// sampleJob is the Sample's base Job with args: its roles' default tasks
+// with their replicas.
+func sampleJob(args ...string) *batch.Job {
+	w := utiltesting.MakeJob("dk")
+	for _, r := range sample.Roles {
+		w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+	}
+	return w.Plugin(Name, args...).Obj()
+}
+
+// Every flag the Sample lists parses, and they are all the flags there are;
+// its valid arguments are accepted and its bad values denied on the base Job;
+// dropping any required role denies it; its wait edge is one of describe's.
+func TestSample(t *testing.T) {
+	var listed []string
+	for _, r := range sample.Roles {
+		listed = append(listed, r.Flag)
+	}
+	listed = append(append(append(listed, sample.ValueFlags...), sample.StringFlags...), sample.BoolFlags...)
+	for _, f := range listed {
+		arg := "--" + f + "=x"
+		switch {
+		case slices.Contains(sample.BoolFlags, f):
+			arg = "--" + f
+		case f == "port":
+			arg = "--port=8786"
+		case f == "wait-timeout":
+			arg = "--wait-timeout=1m"
+		}
+		if _, errs := ParseArgs([]string{arg}, nil); len(errs) > 0 {
+			t.Errorf("sample flag %s: %v", arg, errs.ToAggregate())
+		}
+	}
+	// The error for an unknown flag lists every flag: the Sample must list
+	// the same.
+	_, errs := ParseArgs([]string{"--no-such-flag=1"}, nil)
+	accepted := errs.ToAggregate().Error()
+	accepted = accepted[strings.Index(accepted, "accepted flags: ")+len("accepted flags: "):]
+	var want []string
+	for _, f := range strings.Split(accepted, ", ") {
+		want = append(want, strings.TrimPrefix(f, "--"))
+	}
+	if diff := cmp.Diff(want, listed, cmp.Transformer("sort", func(l []string) []string { s := slices.Clone(l); slices.Sort(s); return s })); diff != "" {
+		t.Errorf("sample flags (-parser +sample):\n%s", diff)
+	}
+
+	if errs := Framework.Describe(sample.ValidArgs, sampleJob(sample.ValidArgs...)).Errs; len(errs) > 0 {
+		t.Errorf("ValidArgs denied on the base Job: %v", errs.ToAggregate())
+	}
+	for _, bad := range sample.BadValues {
+		if errs := Framework.Describe([]string{bad}, sampleJob(bad)).Errs; len(errs) == 0 {
+			t.Errorf("BadValues %s accepted on the base Job", bad)
+		}
+	}
+	for _, set := range sample.Required {
+		job := sampleJob()
+		for _, flag := range set {
+			job.Spec.Tasks = slices.DeleteFunc(job.Spec.Tasks, func(t batch.TaskSpec) bool { return t.Name == flag })
+		}
+		if errs := Framework.Describe(nil, job).Errs; len(errs) == 0 {
+			t.Errorf("the base Job without %v is accepted", set)
+		}
+	}
+	found := false
+	for _, w := range Framework.Describe(nil, sampleJob()).Waits {
+		found = found || (w.From == sample.Wait[0] && w.To == sample.Wait[1])
+	}
+	if !found {
+		t.Errorf("wait %v is not one of describe's", sample.Wait)
+	}
+}
+
+// The Sample's Check passes every pod of the base Job as the plugin builds
+// it, and catches a wrong address, a missing or wrong worker name, and a
+// worker name on another role.
+func TestSampleCheck(t *testing.T) {
+	job := sampleJob("--port=9000")
+	check := func(role string, index int, env map[string]string) error {
+		return sample.Check(framework.SampleCheck{Job: job, Role: role, Index: index, Workers: 2, Env: env})
+	}
+	for _, r := range sample.Roles {
+		for i := 0; i < int(r.Replicas); i++ {
+			pod := runPod(t, job, r.Flag, i)
+			if err := check(r.Flag, i, utiltesting.Env(pod, 0)); err != nil {
+				t.Errorf("%s %d: %v", r.Flag, i, err)
+			}
+		}
+	}
+	addr := "tcp://dk-scheduler-0.dk:9000"
+	cases := map[string]struct {
+		role    string
+		index   int
+		env     map[string]string
+		wantErr string
+	}{
+		"wrong port": {
+			role: "client", env: map[string]string{EnvSchedulerAddress: "tcp://dk-scheduler-0.dk:8786"},
+			wantErr: `dask: client pod 0: DASK_SCHEDULER_ADDRESS="tcp://dk-scheduler-0.dk:8786", want "tcp://dk-scheduler-0.dk:9000"`,
+		},
+		"no address": {
+			role: "scheduler", env: map[string]string{},
+			wantErr: `dask: scheduler pod 0: DASK_SCHEDULER_ADDRESS="", want "tcp://dk-scheduler-0.dk:9000"`,
+		},
+		"another worker's name": {
+			role: "worker", index: 1, env: map[string]string{EnvSchedulerAddress: addr, EnvWorkerName: "dk-worker-0"},
+			wantErr: `dask: worker pod 1: DASK_WORKER_NAME="dk-worker-0", want "dk-worker-1"`,
+		},
+		"a worker name on the client": {
+			role: "client", env: map[string]string{EnvSchedulerAddress: addr, EnvWorkerName: "dk-client-0"},
+			wantErr: `dask: client pod 0: DASK_WORKER_NAME="dk-client-0", want it unset (workers only)`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			err := check(tc.role, tc.index, tc.env)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, got); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Every dask Job of the admission corpus is denied by the parser with the
+// message its annotation expects.
+func TestInvalidCorpus(t *testing.T) {
+	files, err := filepath.Glob("../../test/e2e/testdata/invalid/dask-*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("%d dask files in the corpus, want at least 4", len(files))
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) {
+			raw, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := &batch.Job{}
+			if err := yaml.UnmarshalStrict(raw, job); err != nil {
+				t.Fatal(err)
+			}
+			want := job.Annotations["e2e.vcplugins.io/expect-denied"]
+			errs := Framework.Describe(job.Spec.Plugins[Name], job).Errs
+			if want == "" || !strings.Contains(utiltesting.ErrorString(errs), want) {
+				t.Errorf("errors %q, want one containing %q", utiltesting.ErrorString(errs), want)
+			}
+		})
+	}
+}

@@ -1,0 +1,53 @@
+package dask
+
+import (
+	"fmt"
+
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
+)
+
+// sample describes the dask plugin to the generated tests and benchmarks:
+// a base Job of one scheduler, 2 workers and one client.
+var sample = framework.Sample{
+	Roles: []framework.SampleRole{
+		{Flag: "scheduler", Single: true, Replicas: 1},
+		{Flag: "worker", Replicas: 2},
+		{Flag: "client", Single: true, Replicas: 1},
+	},
+	ValueFlags:  []string{"port", "wait-timeout"},
+	StringFlags: []string{"wait-image"},
+	BoolFlags:   []string{"wait"},
+	ValidArgs:   []string{"--port=8786", "--wait-timeout=5m", "--wait-image=busybox:1.36.1", "--wait"},
+	BadValues:   []string{"--port=tcp-comm", "--scheduler=", "--worker=", "--client="},
+	Required:    [][]string{{"scheduler"}, {"worker"}, {"client"}},
+	Wait:        [2]string{"worker", "scheduler"},
+	Worker:      "worker",
+	Check:       checkSample,
+}
+
+// checkSample checks a benchmarked pod: every role has the scheduler's
+// address (pod 0 of the scheduler task, the port of the Job's arguments or
+// the scheduler's tcp-comm port), and each worker its own pod name.
+func checkSample(c framework.SampleCheck) error {
+	a, errs := ParseArgs(c.Job.Spec.Plugins[Name], c.Job)
+	if len(errs) > 0 {
+		return fmt.Errorf("dask: the benchmarked Job's arguments: %v", errs.ToAggregate())
+	}
+	scheduler, _ := jobs.Task(c.Job, a.Scheduler)
+	want := SchedulerAddress(jobs.Host(c.Job, scheduler, 0), jobs.NamedPort(scheduler, PortName, a.Port))
+	if got := c.Env[EnvSchedulerAddress]; got != want {
+		return fmt.Errorf("dask: %s pod %d: %s=%q, want %q", c.Role, c.Index, EnvSchedulerAddress, got, want)
+	}
+	got, set := c.Env[EnvWorkerName]
+	if c.Role != "worker" {
+		if set {
+			return fmt.Errorf("dask: %s pod %d: %s=%q, want it unset (workers only)", c.Role, c.Index, EnvWorkerName, got)
+		}
+		return nil
+	}
+	if want := jobs.PodName(c.Job.Name, a.Worker, c.Index); got != want {
+		return fmt.Errorf("dask: worker pod %d: %s=%q, want %q", c.Index, EnvWorkerName, got, want)
+	}
+	return nil
+}
