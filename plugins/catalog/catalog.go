@@ -17,6 +17,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -29,6 +30,7 @@ var Frameworks = []*framework.Framework{
 	&pytorch.Framework,
 	&mpi.Framework,
 	&mxnet.Framework,
+	&paddle.Framework,
 }
 
 // ByName returns Frameworks ordered by name: the order in which the webhook
