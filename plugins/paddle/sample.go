@@ -45,9 +45,10 @@ func check(c framework.SampleCheck) error {
 	}
 	master := jobs.Host(c.Job, t, 0) + ":" + port
 	if task == rank0 && c.Index == 0 {
-		// The kubelet expands $(POD_IP) when POD_IP is defined.
+		// The rank-0 pod's own IP, as the kubelet expands $(POD_IP), or the
+		// unexpanded reference where nothing resolved the downward API.
 		master = "$(" + EnvPodIP + "):" + port
-		if ip, ok := c.Env[EnvPodIP]; ok {
+		if ip := c.Env[EnvPodIP]; ip != "" && c.Env[EnvMaster] == ip+":"+port {
 			master = ip + ":" + port
 		}
 	}
