@@ -19,6 +19,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -108,6 +109,12 @@ var Examples = []Example{
 		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
 		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
 		Judge: judgeDMLC,
+	},
+	{
+		Framework: paddle.Name, What: "PADDLE_* contract check: the launcher's rendezvous and collective start-up with 3 workers", Contract: true,
+		File: "example/paddle/paddle-contract.yaml", ConfigMap: "paddle-check",
+		Programs: []string{"example/paddle/paddle_check.py"}, Container: "paddle",
+		Judge: judgePaddle,
 	},
 }
 
