@@ -75,6 +75,10 @@ var Hellos = []Hello{
 		Source: "example/chainermn/chainermn.yaml", Name: "chainermn-example", Container: "master",
 		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
 	},
+	{
+		Source: "example/paddle/paddle.yaml", Name: "paddle-dist", Container: "paddle",
+		Success: regexp.MustCompile(`(?m)^(rank 0 paddle-dist-worker-0: OK, served the rendezvous at [0-9a-f.:]+:36543 to 2 nodes of job paddle-dist|node paddle-dist-worker-[12]: OK, registered at the rendezvous paddle-dist-worker-0\.paddle-dist:36543 of job paddle-dist with 3 nodes)$`), Tasks: []string{"worker"}, PerPod: 1,
+	},
 }
 
 // Localize swaps every container image of job for its LocalImages entry. It

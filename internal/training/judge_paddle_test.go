@@ -5,6 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
 )
 
@@ -113,5 +118,44 @@ func TestJudgePaddle(t *testing.T) {
 			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
 			checkJudged(t, summary, err, tc.wantErr)
 		})
+	}
+}
+
+// The hello example's success lines, as its script prints them in a pod of
+// each rank, and what must not pass for them.
+func TestPaddleHello(t *testing.T) {
+	var h Hello
+	for _, x := range Hellos {
+		if x.Source == "example/paddle/paddle.yaml" {
+			h = x
+		}
+	}
+	if h.Name != "paddle-dist" {
+		t.Fatalf("no Hello for example/paddle/paddle.yaml")
+	}
+	pod := func(i int) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("paddle-dist-worker-%d", i), Annotations: map[string]string{batch.TaskSpecKey: "worker"}}}
+	}
+	pods := []*corev1.Pod{pod(0), pod(1), pod(2)}
+	node := func(i int) string {
+		return fmt.Sprintf("node paddle-dist-worker-%d: OK, registered at the rendezvous paddle-dist-worker-0.paddle-dist:36543 of job paddle-dist with 3 nodes\n", i)
+	}
+	good := map[string]string{
+		"paddle-dist-worker-0": "registered paddle-dist-worker-2\nregistered paddle-dist-worker-1\nrank 0 paddle-dist-worker-0: OK, served the rendezvous at 10.244.1.7:36543 to 2 nodes of job paddle-dist\n",
+		"paddle-dist-worker-1": node(1),
+		"paddle-dist-worker-2": node(2),
+	}
+	if lines, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || lines != 3 {
+		t.Errorf("Judge = %d, %v; want 3 lines", lines, err)
+	}
+	for name, log := range map[string]string{
+		"rank 0 served fewer nodes":         strings.Replace(good["paddle-dist-worker-0"], "to 2 nodes", "to 1 nodes", 1),
+		"rank 0 served at a DNS name":       strings.Replace(good["paddle-dist-worker-0"], "10.244.1.7", "paddle-dist-worker-0.paddle-dist", 1),
+		"rank 0 exited with the node count": "registered paddle-dist-worker-2\nrank 0: only 2 of 3 nodes registered\n",
+	} {
+		logs := map[string]string{"paddle-dist-worker-0": log, "paddle-dist-worker-1": node(1), "paddle-dist-worker-2": node(2)}
+		if _, err := h.Judge(Run{Pods: pods, Logs: logs}); err == nil {
+			t.Errorf("%s: Judge passed", name)
+		}
 	}
 }
