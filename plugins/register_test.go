@@ -14,7 +14,7 @@ import (
 // The one list: distinct names, each with builders and a description, and
 // the webhook's order by name.
 func TestFrameworks(t *testing.T) {
-	if diff := cmp.Diff([]string{"tensorflow", "pytorch", "mpi", "mxnet", "xgboost", "dask"}, Names()); diff != "" {
+	if diff := cmp.Diff([]string{"tensorflow", "pytorch", "mpi", "mxnet", "xgboost", "dask", "paddle"}, Names()); diff != "" {
 		t.Errorf("Names (-want +got):\n%s", diff)
 	}
 	var byName []string
@@ -27,10 +27,10 @@ func TestFrameworks(t *testing.T) {
 			t.Errorf("Lookup(%s) is not the listed framework", f.Name)
 		}
 	}
-	if diff := cmp.Diff([]string{"dask", "mpi", "mxnet", "pytorch", "tensorflow", "xgboost"}, byName); diff != "" {
+	if diff := cmp.Diff([]string{"dask", "mpi", "mxnet", "paddle", "pytorch", "tensorflow", "xgboost"}, byName); diff != "" {
 		t.Errorf("ByName (-want +got):\n%s", diff)
 	}
-	if Lookup("paddle") != nil {
+	if Lookup("caffe") != nil {
 		t.Errorf("Lookup of an unlisted framework is not nil")
 	}
 }

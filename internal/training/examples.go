@@ -20,6 +20,7 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/plugins/xgboost"
@@ -122,6 +123,12 @@ var Examples = []Example{
 		File: "example/dask/dask-digits.yaml", ConfigMap: "dask-digits",
 		Programs: []string{"example/dask/dask_digits.py"}, Container: "dask",
 		Judge: judgeDask,
+	},
+	{
+		Framework: paddle.Name, What: "PADDLE_* contract check: the launcher's rendezvous and collective start-up with 3 workers", Contract: true,
+		File: "example/paddle/paddle-contract.yaml", ConfigMap: "paddle-check",
+		Programs: []string{"example/paddle/paddle_check.py"}, Container: "paddle",
+		Judge: judgePaddle,
 	},
 }
 

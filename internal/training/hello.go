@@ -82,6 +82,10 @@ var Hellos = []Hello{
 		Source: "example/xgboost/xgboost.yaml", Name: "xgboost-dist", Container: "xgboost",
 		Success: regexp.MustCompile(`(?m)^(master: OK, ranks 1 to 2 joined|rank [12] of 3: OK, joined) the tracker at xgboost-dist-master-0\.xgboost-dist:9999$`), Tasks: []string{"master", "worker"}, PerPod: 1,
 	},
+	{
+		Source: "example/paddle/paddle.yaml", Name: "paddle-dist", Container: "paddle",
+		Success: regexp.MustCompile(`(?m)^(rank 0 paddle-dist-worker-0: OK, served the rendezvous at [0-9a-f.:]+:36543 to 2 nodes of job paddle-dist|node paddle-dist-worker-[12]: OK, registered at the rendezvous paddle-dist-worker-0\.paddle-dist:36543 of job paddle-dist with 3 nodes)$`), Tasks: []string{"worker"}, PerPod: 1,
+	},
 }
 
 // Localize swaps every container image of job for its LocalImages entry. It

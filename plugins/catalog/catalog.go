@@ -18,6 +18,7 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/plugins/xgboost"
@@ -33,6 +34,7 @@ var Frameworks = []*framework.Framework{
 	&mxnet.Framework,
 	&xgboost.Framework,
 	&dask.Framework,
+	&paddle.Framework,
 }
 
 // ByName returns Frameworks ordered by name: the order in which the webhook

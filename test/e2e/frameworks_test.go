@@ -146,6 +146,18 @@ func daskEnv(workerName string) map[string]string {
 	return env
 }
 
+// paddleEnv is the literal environment of a pod of the paddle example
+// (paddle-dist: 3 workers, collective, port 36543) with that PADDLE_MASTER;
+// POD_IP comes from the downward API.
+func paddleEnv(master string) map[string]string {
+	return map[string]string{
+		"PADDLE_MASTER":    master,
+		"PADDLE_NNODES":    "3",
+		"PADDLE_JOB_ID":    "paddle-dist",
+		"PYTHONUNBUFFERED": "1",
+	}
+}
+
 // The mpi example (mpi-dist: 1 master, 2 workers, sshd on 2222, no GPUs).
 const (
 	mpiHostfile    = "mpi-dist-worker-0.mpi-dist slots=1\nmpi-dist-worker-1.mpi-dist slots=1\n"
@@ -211,6 +223,13 @@ var wantExamples = map[string][]wantPod{
 			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
 		{name: "dask-dist-client-0", container: "dask", env: daskEnv(""),
 			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
+	},
+	"paddle-dist": {
+		{name: "paddle-dist-worker-0", container: "paddle", env: paddleEnv("$(POD_IP):36543"), portName: "master", port: 36543},
+		{name: "paddle-dist-worker-1", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist:36543"),
+			waitTargets: "paddle-dist-worker-0.paddle-dist:36543"},
+		{name: "paddle-dist-worker-2", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist:36543"),
+			waitTargets: "paddle-dist-worker-0.paddle-dist:36543"},
 	},
 }
 
@@ -348,7 +367,7 @@ func renderConfig(pod *corev1.Pod, jobName, as string) string {
 var _ = Describe("Framework plugins in the real job controller", func() {
 	f := framework.New("frameworks")
 
-	It("inject the exact configuration of each role and index into the pods of the four examples, which complete on KWOK",
+	It("inject the exact configuration of each role and index into the pods of the examples, which complete on KWOK",
 		func(ctx SpecContext) {
 			jobs := f.CreateJobs(ctx, loadExamples()...)
 			for _, job := range jobs {

@@ -1,0 +1,161 @@
+package training
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
+)
+
+func TestJudgePaddle(t *testing.T) {
+	ex := example(t, "example/paddle/paddle-contract.yaml")
+	job, pods := examplePods(t, ex, paddle.New)
+	for i, p := range pods {
+		p.Status.PodIP = fmt.Sprintf("10.245.0.%d", i+2)
+	}
+	nodes := fmt.Sprintf("%[1]s-worker-0,%[1]s-worker-1,%[1]s-worker-2", job.Name)
+	line := func(rank int, host, extra string) string {
+		return fmt.Sprintf("paddle collective rank %d of 3 on %s: OK, job %s, rendezvous 10.245.0.2:36543 hosted by %s-worker-0, nodes %s; %s\n",
+			rank, host, job.Name, job.Name, nodes, extra)
+	}
+	good := func() map[string]string {
+		return map[string]string{
+			pods[0].Name: pods[0].Name + ": serves the rendezvous at 10.245.0.2:36543\n" + line(0, pods[0].Name, "2 nodes reached the collective master 10.245.0.2:40000"),
+			pods[1].Name: line(1, pods[1].Name, "reached the collective master 10.245.0.2:40000"),
+			pods[2].Name: line(2, pods[2].Name, "reached the collective master 10.245.0.2:40000"),
+		}
+	}
+	tests := []struct {
+		name    string
+		edit    func(map[string]string)
+		wantErr string
+	}{
+		{name: "every node started up with rank 0 serving", edit: func(map[string]string) {}},
+		{
+			name:    "a node found a variable the launcher would not take",
+			edit:    func(l map[string]string) { l[pods[2].Name] = "MISMATCH x: PADDLE_NNODES='' is neither a positive integer N nor a range N:M\n" },
+			wantErr: "pod " + pods[2].Name + ": MISMATCH x: PADDLE_NNODES=''",
+		},
+		{
+			name:    "a node never finished",
+			edit:    func(l map[string]string) { l[pods[1].Name] = "" },
+			wantErr: "pod " + pods[1].Name + " never finished",
+		},
+		{
+			name: "two nodes claim one rank",
+			edit: func(l map[string]string) {
+				l[pods[2].Name] = line(1, pods[2].Name, "reached the collective master 10.245.0.2:40000")
+			},
+			wantErr: "ranks [0 1 1]",
+		},
+		{
+			name: "rank 0 is not the pod told to serve",
+			edit: func(l map[string]string) {
+				l[pods[0].Name] = line(1, pods[0].Name, "x")
+				l[pods[1].Name] = line(0, pods[1].Name, "x")
+			},
+			wantErr: "rank 0 is pod " + pods[1].Name + ", but the plugin told pod " + pods[0].Name,
+		},
+		{
+			name: "the rendezvous was served at another address",
+			edit: func(l map[string]string) {
+				for k, v := range l {
+					l[k] = strings.ReplaceAll(v, "rendezvous 10.245.0.2:", "rendezvous 10.245.0.9:")
+				}
+			},
+			wantErr: "the rendezvous was served at 10.245.0.9, pod " + pods[0].Name + "'s IP is 10.245.0.2",
+		},
+		{
+			name: "fewer nodes than pods",
+			edit: func(l map[string]string) {
+				for k, v := range l {
+					l[k] = strings.ReplaceAll(v, " of 3 on ", " of 2 on ")
+				}
+			},
+			wantErr: "started up with 2 nodes, the Job has 3 pods",
+		},
+		{
+			name: "a node saw other nodes",
+			edit: func(l map[string]string) {
+				l[pods[2].Name] = strings.Replace(l[pods[2].Name], nodes, nodes+",stranger", 1)
+			},
+			wantErr: "pod " + pods[2].Name + " saw nodes",
+		},
+		{
+			name: "the nodes are not the Job's pods",
+			edit: func(l map[string]string) {
+				for k, v := range l {
+					l[k] = strings.ReplaceAll(v, nodes, nodes+",stranger")
+				}
+			},
+			wantErr: "include stranger, which is not a pod of the Job",
+		},
+		{
+			name: "another job id",
+			edit: func(l map[string]string) {
+				l[pods[1].Name] = strings.Replace(l[pods[1].Name], "job "+job.Name, "job other", 1)
+			},
+			wantErr: "ran in job other",
+		},
+		{
+			name: "parameter-server mode although the variables select collective",
+			edit: func(l map[string]string) {
+				l[pods[1].Name] = strings.Replace(l[pods[1].Name], "paddle collective", "paddle ps", 1)
+			},
+			wantErr: "started up in ps mode, its variables select collective mode",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := good()
+			tc.edit(logs)
+			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
+			checkJudged(t, summary, err, tc.wantErr)
+		})
+	}
+}
+
+// The hello example's success lines, as its script prints them in a pod of
+// each rank, and what must not pass for them.
+func TestPaddleHello(t *testing.T) {
+	var h Hello
+	for _, x := range Hellos {
+		if x.Source == "example/paddle/paddle.yaml" {
+			h = x
+		}
+	}
+	if h.Name != "paddle-dist" {
+		t.Fatalf("no Hello for example/paddle/paddle.yaml")
+	}
+	pod := func(i int) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("paddle-dist-worker-%d", i), Annotations: map[string]string{batch.TaskSpecKey: "worker"}}}
+	}
+	pods := []*corev1.Pod{pod(0), pod(1), pod(2)}
+	node := func(i int) string {
+		return fmt.Sprintf("node paddle-dist-worker-%d: OK, registered at the rendezvous paddle-dist-worker-0.paddle-dist:36543 of job paddle-dist with 3 nodes\n", i)
+	}
+	good := map[string]string{
+		"paddle-dist-worker-0": "registered paddle-dist-worker-2\nregistered paddle-dist-worker-1\nrank 0 paddle-dist-worker-0: OK, served the rendezvous at 10.244.1.7:36543 to 2 nodes of job paddle-dist\n",
+		"paddle-dist-worker-1": node(1),
+		"paddle-dist-worker-2": node(2),
+	}
+	if lines, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || lines != 3 {
+		t.Errorf("Judge = %d, %v; want 3 lines", lines, err)
+	}
+	for name, log := range map[string]string{
+		"rank 0 served fewer nodes":         strings.Replace(good["paddle-dist-worker-0"], "to 2 nodes", "to 1 nodes", 1),
+		"rank 0 served at a DNS name":       strings.Replace(good["paddle-dist-worker-0"], "10.244.1.7", "paddle-dist-worker-0.paddle-dist", 1),
+		"rank 0 exited with the node count": "registered paddle-dist-worker-2\nrank 0: only 2 of 3 nodes registered\n",
+	} {
+		logs := map[string]string{"paddle-dist-worker-0": log, "paddle-dist-worker-1": node(1), "paddle-dist-worker-2": node(2)}
+		if _, err := h.Judge(Run{Pods: pods, Logs: logs}); err == nil {
+			t.Errorf("%s: Judge passed", name)
+		}
+	}
+}

@@ -1,0 +1,519 @@
+package paddle
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"sigs.k8s.io/yaml"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
+)
+
+// runPod runs OnJobAdd and then OnPodCreate, each on a fresh plugin instance as
+// Volcano's controller does, and returns the pod.
+func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
+	t.Helper()
+	return utiltesting.RunPod(t, New, Name, job, task, index)
+}
+
+var podIP = v1.EnvVar{Name: EnvPodIP, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+
+// paddleEnv is the env a pod gets, in order; count is "" in collective mode,
+// else PADDLE_SERVER_NUM or PADDLE_TRAINER_NUM, which is set to 1.
+func paddleEnv(master, nnodes, jobID, count string) []v1.EnvVar {
+	env := []v1.EnvVar{
+		podIP,
+		{Name: EnvMaster, Value: master},
+		{Name: EnvNNodes, Value: nnodes},
+		{Name: EnvJobID, Value: jobID},
+	}
+	if count != "" {
+		env = append(env, v1.EnvVar{Name: count, Value: "1"})
+	}
+	return append(env, v1.EnvVar{Name: EnvPythonUnbuffered, Value: "1"})
+}
+
+func TestEnv(t *testing.T) {
+	mk := utiltesting.MakeTask
+	collective := utiltesting.MakeJob("pd").Task(mk("worker", 3).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
+	ps := utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 3).Obj()).Plugin(Name).Obj()
+	cases := map[string]struct {
+		job   *batch.Job
+		task  string
+		index int
+		want  []v1.EnvVar // nil: nothing injected
+	}{
+		"collective: worker 0 is rank 0 and names its own IP": {
+			job:  collective,
+			task: "worker",
+			want: paddleEnv("$(POD_IP):36543", "3", "pd", ""),
+		},
+		"collective: worker 2 names worker 0": {
+			job:   collective,
+			task:  "worker",
+			index: 2,
+			want:  paddleEnv("pd-worker-0.pd:36543", "3", "pd", ""),
+		},
+		"collective: tasks that play no role are left alone": {job: collective, task: "tensorboard"},
+		"ps: master 0 is rank 0 and runs a server": {
+			job:  ps,
+			task: "master",
+			want: paddleEnv("$(POD_IP):36543", "5", "pd", EnvServerNum),
+		},
+		"ps: master 1 names master 0": {
+			job:   ps,
+			task:  "master",
+			index: 1,
+			want:  paddleEnv("pd-master-0.pd:36543", "5", "pd", EnvServerNum),
+		},
+		"ps: worker 0 is not rank 0 and runs a trainer": {
+			job:  ps,
+			task: "worker",
+			want: paddleEnv("pd-master-0.pd:36543", "5", "pd", EnvTrainerNum),
+		},
+		"ps: worker 2": {
+			job:   ps,
+			task:  "worker",
+			index: 2,
+			want:  paddleEnv("pd-master-0.pd:36543", "5", "pd", EnvTrainerNum),
+		},
+		"ps: masters only": {
+			job:   utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Plugin(Name).Obj(),
+			task:  "master",
+			index: 1,
+			want:  paddleEnv("pd-master-0.pd:36543", "2", "pd", EnvServerNum),
+		},
+		"a master task without replicas means collective mode": {
+			job:   utiltesting.MakeJob("pd").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			task:  "worker",
+			index: 1,
+			want:  paddleEnv("pd-worker-0.pd:36543", "2", "pd", ""),
+		},
+		"renamed roles and port": {
+			job: utiltesting.MakeJob("job").Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
+				Plugin(Name, "--master=ps", "--worker=trainer", "--port=37777").Obj(),
+			task:  "trainer",
+			index: 1,
+			want:  paddleEnv("job-ps-0.job:37777", "3", "job", EnvTrainerNum),
+		},
+		"a port named master on the rank-0 task overrides --port": {
+			job: utiltesting.MakeJob("pd").Task(mk("worker", 2).Port(PortName, 37777).Obj()).
+				Plugin(Name, "--port=30000").Obj(),
+			task:  "worker",
+			index: 1,
+			want:  paddleEnv("pd-worker-0.pd:37777", "2", "pd", ""),
+		},
+		"a port named master on another task does not": {
+			job: utiltesting.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Port(PortName, 37777).Obj()).
+				Plugin(Name).Obj(),
+			task: "worker",
+			want: paddleEnv("pd-master-0.pd:36543", "2", "pd", EnvTrainerNum),
+		},
+		"template hostname and subdomain of the rank-0 task are honoured": {
+			job: utiltesting.MakeJob("pd").Task(mk("master", 1).Hostname("root").Subdomain("net").Obj()).
+				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
+			task: "worker",
+			want: paddleEnv("root.net:36543", "2", "pd", EnvTrainerNum),
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, tc.index)
+			for _, c := range append(pod.Spec.Containers, pod.Spec.InitContainers...) {
+				if c.Name == wait.ContainerName {
+					continue
+				}
+				if diff := cmp.Diff(tc.want, c.Env); diff != "" {
+					t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
+				}
+			}
+			if tc.want == nil && (len(pod.Spec.InitContainers) > 0 || len(pod.Spec.Containers[0].Ports) > 0) {
+				t.Errorf("pod of a task without role changed: init containers %v, ports %v", pod.Spec.InitContainers, pod.Spec.Containers[0].Ports)
+			}
+		})
+	}
+}
+
+func TestUserSettingsWin(t *testing.T) {
+	job := utiltesting.MakeJob("pd").Task(utiltesting.MakeTask("worker", 2).Env(EnvPodIP, "10.0.0.9").Env(EnvNNodes, "2:4").
+		Container("sidecar").InitContainer("prepare").Obj()).Plugin(Name).Obj()
+	pod := runPod(t, job, "worker", 0)
+	want := []v1.EnvVar{
+		{Name: EnvPodIP, Value: "10.0.0.9"},
+		{Name: EnvNNodes, Value: "2:4"},
+		{Name: EnvMaster, Value: "$(POD_IP):36543"},
+		{Name: EnvJobID, Value: "pd"},
+		{Name: EnvPythonUnbuffered, Value: "1"},
+	}
+	if diff := cmp.Diff(want, pod.Spec.Containers[0].Env); diff != "" {
+		t.Errorf("first container env (-want +got), the user's values must stay and not be duplicated:\n%s", diff)
+	}
+	others := paddleEnv("$(POD_IP):36543", "2", "pd", "")
+	for _, c := range []v1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[0]} {
+		if diff := cmp.Diff(others, c.Env); diff != "" {
+			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
+		}
+	}
+}
+
+func TestRendezvousPort(t *testing.T) {
+	mk := utiltesting.MakeTask
+	ps := func(master *utiltesting.TaskWrapper, args ...string) *batch.Job {
+		return utiltesting.MakeJob("pd").Task(master.Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, args...).Obj()
+	}
+	cases := map[string]struct {
+		job   *batch.Job
+		task  string
+		index int
+		want  []v1.ContainerPort
+	}{
+		"the rank-0 pod opens the port": {
+			job:  ps(mk("master", 2)),
+			task: "master",
+			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 36543, Protocol: v1.ProtocolTCP}},
+		},
+		"--port moves it": {
+			job:  ps(mk("master", 2), "--port=37777"),
+			task: "master",
+			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 37777, Protocol: v1.ProtocolTCP}},
+		},
+		"the user's port of that number is left as it is": {
+			job:  ps(mk("master", 1).Port("kv", 36543)),
+			task: "master",
+			want: []v1.ContainerPort{{Name: "kv", ContainerPort: 36543}},
+		},
+		"other masters open none":     {job: ps(mk("master", 2)), task: "master", index: 1},
+		"workers open none in PS mode": {job: ps(mk("master", 1)), task: "worker"},
+		"worker 0 opens it in collective mode": {
+			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			task: "worker",
+			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 36543, Protocol: v1.ProtocolTCP}},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, tc.index)
+			if diff := cmp.Diff(tc.want, pod.Spec.Containers[0].Ports); diff != "" {
+				t.Errorf("ports (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestWaitForRank0(t *testing.T) {
+	mk := utiltesting.MakeTask
+	psJob := func(args ...string) *batch.Job {
+		return utiltesting.MakeJob("pd").Task(mk("master", 2).InitContainer("user-init").Obj()).
+			Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
+	}
+	collective := utiltesting.MakeJob("pd").Task(mk("worker", 3).InitContainer("user-init").Obj()).Plugin(Name).Obj()
+	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
+	master0 := []wait.Target{{Host: "pd-master-0.pd", Port: 36543}}
+	cases := map[string]struct {
+		job     *batch.Job
+		task    string
+		index   int
+		targets []wait.Target // nil: no wait container
+		opts    wait.Options
+	}{
+		"ps: worker 0 waits for master 0":       {job: psJob(), task: "worker", targets: master0, opts: defaults},
+		"ps: master 1 waits for master 0":       {job: psJob(), task: "master", index: 1, targets: master0, opts: defaults},
+		"ps: master 0 does not wait":            {job: psJob(), task: "master"},
+		"collective: worker 0 does not wait":    {job: collective, task: "worker"},
+		"collective: worker 2 waits for worker 0": {job: collective, task: "worker", index: 2, targets: []wait.Target{{Host: "pd-worker-0.pd", Port: 36543}}, opts: defaults},
+		"--wait=false switches it off":          {job: psJob("--wait=false"), task: "worker"},
+		"timeout, image and port are passed on": {
+			job:     psJob("--wait-timeout=30", "--wait-image=registry.local/busybox:1", "--port=37777"),
+			task:    "worker",
+			targets: []wait.Target{{Host: "pd-master-0.pd", Port: 37777}},
+			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			pod := runPod(t, tc.job, tc.task, tc.index)
+			var names []string
+			for _, c := range pod.Spec.InitContainers {
+				names = append(names, c.Name)
+			}
+			wantNames := []string{"user-init"}
+			if tc.targets != nil {
+				wantNames = []string{wait.ContainerName, "user-init"}
+			}
+			if diff := cmp.Diff(wantNames, names); diff != "" {
+				t.Fatalf("init containers (-want +got):\n%s", diff)
+			}
+			if tc.targets == nil {
+				return
+			}
+			if diff := cmp.Diff(wait.Container(tc.targets, tc.opts), pod.Spec.InitContainers[0]); diff != "" {
+				t.Errorf("wait container (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	mk := utiltesting.MakeTask
+	cases := map[string]struct {
+		job  *batch.Job
+		args []string
+		want framework.Description
+	}{
+		"collective": {
+			job: utiltesting.MakeJob("pd").Task(mk("worker", 3).Obj()).Obj(),
+			want: framework.Description{
+				Roles:      []framework.Role{{Name: RoleWorker, Task: "worker"}},
+				Waits:      []framework.Wait{{From: "worker", To: "worker", Port: 36543, FirstOnly: true}},
+				Completion: "worker",
+			},
+		},
+		"parameter server": {
+			job: utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			want: framework.Description{
+				Roles: []framework.Role{{Name: RoleMaster, Task: "master"}, {Name: RoleWorker, Task: "worker"}},
+				Waits: []framework.Wait{
+					{From: "master", To: "master", Port: 36543, FirstOnly: true},
+					{From: "worker", To: "master", Port: 36543, FirstOnly: true},
+				},
+				Completion: "master",
+			},
+		},
+		"no waits": {
+			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Obj(),
+			args: []string{"--wait=false"},
+			want: framework.Description{Roles: []framework.Role{{Name: RoleWorker, Task: "worker"}}, Completion: "worker"},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			got := Framework.Describe(tc.args, tc.job)
+			if diff := cmp.Diff(tc.want, got, cmp.Comparer(func(a, b func() []framework.SizedEnv) bool { return (a == nil) == (b == nil) })); diff != "" {
+				t.Errorf("Describe (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
+	mk := utiltesting.MakeTask
+	cases := map[string]struct {
+		job  *batch.Job
+		want string
+	}{
+		"unknown flag": {
+			job:  utiltesting.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--prot=36543").Obj(),
+			want: `spec.plugins[paddle][0]: Invalid value: "--prot=36543": plugin paddle: unknown flag --prot for plugin paddle (did you mean --port=36543?); accepted flags: --master, --port, --wait, --wait-image, --wait-timeout, --worker`,
+		},
+		"a master task that is not there": {
+			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Task(mk("trainer", 2).Obj()).Plugin(Name, "--master=ps").Obj(),
+			want: `spec.plugins[paddle][0]: Invalid value: "--master=ps": plugin paddle: --master names task "ps", which the job does not have (tasks: worker, trainer)`,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			kube := fake.NewSimpleClientset()
+			client := pluginsinterface.PluginClientset{KubeClients: kube}
+			job := tc.job
+			for i := 0; i < 3; i++ {
+				if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+					t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
+				}
+			}
+			for _, task := range job.Spec.Tasks {
+				for i := 0; i < int(task.Replicas); i++ {
+					pod := utiltesting.MakePod(job, task.Name, i).Obj()
+					orig := pod.DeepCopy()
+					if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
+						t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)
+					}
+					if diff := cmp.Diff(orig, pod); diff != "" {
+						t.Errorf("pod %s changed despite invalid arguments (-before +after):\n%s", pod.Name, diff)
+					}
+				}
+			}
+			evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs.Items) != 1 {
+				t.Fatalf("got %d events, want 1", len(evs.Items))
+			}
+			ev := evs.Items[0]
+			if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != tc.want || ev.InvolvedObject.Name != "pd" {
+				t.Errorf("event = %s %s %q on %s, want Warning %s %q on pd", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, tc.want)
+			}
+		})
+	}
+}
+
+func TestJobHooksAreIdempotent(t *testing.T) {
+	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+	job := utiltesting.MakeJob("pd").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
+	for i := 0; i < 2; i++ {
+		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+			t.Fatal(err)
+		}
+		if err := New(client, job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if diff := cmp.Diff(map[string]string{"plugin-paddle": "paddle"}, job.Status.ControlledResources); diff != "" {
+		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
+	}
+	for i := 0; i < 2; i++ {
+		if err := New(client, job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(job.Status.ControlledResources) != 0 {
+		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
+	}
+}
+
+// sampleJob is the Sample's base Job: each role's task under its flag's
+// default name, with the Sample's replicas.
+func sampleJob(args ...string) *batch.Job {
+	w := utiltesting.MakeJob("pd")
+	for _, r := range sample.Roles {
+		if r.Replicas > 0 {
+			w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+		}
+	}
+	return w.Plugin(Name, args...).Obj()
+}
+
+// Every flag the Sample lists parses, and with ValidArgs the base Job is
+// accepted; each BadValues entry is denied on it.
+func TestSample(t *testing.T) {
+	var flags []string
+	for _, r := range sample.Roles {
+		flags = append(flags, "--"+r.Flag+"="+r.Flag)
+	}
+	for _, f := range sample.ValueFlags {
+		v := map[string]string{"port": "37777", "wait-timeout": "90s"}[f]
+		flags = append(flags, "--"+f+"="+v)
+	}
+	for _, f := range sample.StringFlags {
+		flags = append(flags, "--"+f+"=")
+	}
+	for _, f := range sample.BoolFlags {
+		flags = append(flags, "--"+f)
+	}
+	if _, errs := ParseArgs(flags, sampleJob()); len(errs) > 0 {
+		t.Errorf("the Sample's flags %v: %v", flags, errs.ToAggregate())
+	}
+	if _, errs := ParseArgs(sample.ValidArgs, sampleJob()); len(errs) > 0 {
+		t.Errorf("ValidArgs %v: %v", sample.ValidArgs, errs.ToAggregate())
+	}
+	for _, bad := range sample.BadValues {
+		if _, errs := ParseArgs([]string{bad}, sampleJob()); len(errs) == 0 {
+			t.Errorf("BadValues %q is accepted", bad)
+		}
+	}
+	for _, set := range sample.Required {
+		w := utiltesting.MakeJob("pd")
+		for _, r := range sample.Roles {
+			if r.Replicas > 0 && !strings.Contains(" "+strings.Join(set, " ")+" ", " "+r.Flag+" ") {
+				w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+			}
+		}
+		if _, errs := ParseArgs(nil, w.Plugin(Name).Obj()); len(errs) == 0 {
+			t.Errorf("without the tasks of %v the Job is accepted", set)
+		}
+	}
+	d := Framework.Describe(nil, sampleJob())
+	found := false
+	for _, w := range d.Waits {
+		found = found || (w.From == sample.Wait[0] && w.To == sample.Wait[1])
+	}
+	if !found {
+		t.Errorf("no wait edge %v in %+v", sample.Wait, d.Waits)
+	}
+}
+
+// The Sample's Check accepts every pod the plugin made and names what is
+// wrong with one it did not.
+func TestSampleCheck(t *testing.T) {
+	job := sampleJob("--port=37777")
+	check := func(role string, index int, env map[string]string) error {
+		task, _ := jobs.Task(job, role)
+		pod := jobs.NewPod(job, task, index)
+		return sample.Check(framework.SampleCheck{Job: job, Pod: pod, Role: role, Index: index, Workers: 2, Env: env})
+	}
+	for _, tc := range []struct {
+		role  string
+		index int
+	}{{"master", 0}, {"worker", 0}, {"worker", 1}} {
+		pod := runPod(t, job, tc.role, tc.index)
+		env := utiltesting.Env(pod, 0)
+		if err := check(tc.role, tc.index, env); err != nil {
+			t.Errorf("%s %d: %v", tc.role, tc.index, err)
+		}
+		env[EnvPodIP] = "10.0.0.1"
+		if tc.role == "master" {
+			env[EnvMaster] = "10.0.0.1:37777"
+		}
+		if err := check(tc.role, tc.index, env); err != nil {
+			t.Errorf("%s %d with POD_IP resolved: %v", tc.role, tc.index, err)
+		}
+	}
+	worker := utiltesting.Env(runPod(t, job, "worker", 1), 0)
+	bad := map[string]func(map[string]string){
+		`PADDLE_MASTER="pd-worker-0.pd:37777", want "pd-master-0.pd:37777"`: func(e map[string]string) { e[EnvMaster] = "pd-worker-0.pd:37777" },
+		`PADDLE_NNODES="2", want "3"`:                                       func(e map[string]string) { e[EnvNNodes] = "2" },
+		`PADDLE_JOB_ID="", want "pd"`:                                       func(e map[string]string) { delete(e, EnvJobID) },
+		`PADDLE_SERVER_NUM="1", want it unset`:                              func(e map[string]string) { e[EnvServerNum] = "1" },
+	}
+	for want, edit := range bad {
+		env := map[string]string{}
+		for k, v := range worker {
+			env[k] = v
+		}
+		edit(env)
+		if err := check("worker", 1, env); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Check = %v, want an error containing %q", err, want)
+		}
+	}
+}
+
+// The admission test data for paddle are denied with their expected message
+// by ParseArgs alone (the webhook's corpus test runs the whole admission).
+func TestInvalidTestdata(t *testing.T) {
+	files, err := filepath.Glob("../../test/e2e/testdata/invalid/paddle-*.yaml")
+	if err != nil || len(files) < 4 {
+		t.Fatalf("want at least 4 paddle-*.yaml test files, got %v (%v)", files, err)
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			job := &batch.Job{}
+			if err := yaml.UnmarshalStrict(data, job); err != nil {
+				t.Fatal(err)
+			}
+			want := job.Annotations["e2e.vcplugins.io/expect-denied"]
+			_, errs := ParseArgs(job.Spec.Plugins[Name], job)
+			if got := utiltesting.ErrorString(errs); want == "" || !strings.Contains(got, want) {
+				t.Errorf("denial %q, want one containing %q", got, want)
+			}
+		})
+	}
+}
