@@ -23,6 +23,7 @@ var sample = framework.Sample{
 	Required:    [][]string{{"scheduler"}, {"worker"}, {"client"}},
 	Wait:        [2]string{"worker", "scheduler"},
 	Worker:      "worker",
+	Lead:        []string{"scheduler", "client"},
 	Check:       checkSample,
 }
 

@@ -25,6 +25,7 @@ var sample = framework.Sample{
 	Required: [][]string{{"master", "worker"}},
 	Wait:     [2]string{"worker", "master"},
 	Worker:   "worker",
+	Lead:     []string{"master"},
 	Check:    check,
 }
 

@@ -72,7 +72,8 @@ var inTree = map[string]utiltesting.Builder{
 
 // processEnv resolves container 0's environment as the kubelet does: in
 // declaration order, $(NAME) references expanded with the kubelet's own
-// expansion code, configMapKeyRef read from configMaps.
+// expansion code, configMapKeyRef read from configMaps, the downward API's
+// status.podIP from the pod's status.
 func processEnv(pod *v1.Pod, configMaps map[string]*v1.ConfigMap) (map[string]string, error) {
 	env := map[string]string{}
 	mapping := expansion.MappingFuncFor(env)
@@ -80,6 +81,8 @@ func processEnv(pod *v1.Pod, configMaps map[string]*v1.ConfigMap) (map[string]st
 		switch {
 		case e.Value != "":
 			env[e.Name] = expansion.Expand(e.Value, mapping)
+		case e.ValueFrom != nil && e.ValueFrom.FieldRef != nil && e.ValueFrom.FieldRef.FieldPath == "status.podIP":
+			env[e.Name] = pod.Status.PodIP
 		case e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil:
 			ref := e.ValueFrom.ConfigMapKeyRef
 			v, ok := configMaps[ref.Name].Data[ref.Key]
@@ -305,12 +308,16 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 }
 
 // podsOf returns the pods of job before any plugin ran, in task and index
-// order.
+// order, each with its own pod IP (10.244.0.0/16), as the kubelet would
+// resolve a downward API reference to it.
 func podsOf(job *batch.Job) []*v1.Pod {
 	var out []*v1.Pod
 	for _, task := range job.Spec.Tasks {
 		for i := 0; i < int(task.Replicas); i++ {
-			out = append(out, utiltesting.MakePod(job, task.Name, i).Obj())
+			pod := utiltesting.MakePod(job, task.Name, i).Obj()
+			n := len(out) + 1
+			pod.Status.PodIP = fmt.Sprintf("10.244.%d.%d", n/256, n%256)
+			out = append(out, pod)
 		}
 	}
 	return out
