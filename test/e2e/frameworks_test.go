@@ -135,6 +135,24 @@ func mxnetEnv(role, workerID string) map[string]string {
 	return env
 }
 
+// xgboostEnv is the environment of a pod of the xgboost example
+// (xgboost-dist: 1 master, 2 workers, port 9999) of that rank.
+func xgboostEnv(rank string) map[string]string {
+	return map[string]string{
+		"MASTER_ADDR":       "xgboost-dist-master-0.xgboost-dist",
+		"MASTER_PORT":       "9999",
+		"WORLD_SIZE":        "3",
+		"PYTHONUNBUFFERED":  "1",
+		"WORKER_PORT":       "9999",
+		"WORKER_ADDRS":      "xgboost-dist-worker-0.xgboost-dist,xgboost-dist-worker-1.xgboost-dist",
+		"DMLC_TRACKER_URI":  "xgboost-dist-master-0.xgboost-dist",
+		"DMLC_TRACKER_PORT": "9999",
+		"DMLC_NUM_WORKER":   "3",
+		"RANK":              rank,
+		"DMLC_TASK_ID":      rank,
+	}
+}
+
 // daskEnv is the environment of a pod of the dask example (dask-dist: 1
 // scheduler, 2 workers, 1 client, port 8786); workerName "" for the scheduler
 // and the client.
@@ -214,6 +232,13 @@ var wantExamples = map[string][]wantPod{
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
 		{name: "mxnet-dist-worker-1", container: "mxnet", env: mxnetEnv("worker", "1"),
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
+	},
+	"xgboost-dist": {
+		{name: "xgboost-dist-master-0", container: "xgboost", env: xgboostEnv("0"), portName: "xgboostjob-port", port: 9999},
+		{name: "xgboost-dist-worker-0", container: "xgboost", env: xgboostEnv("1"), portName: "xgboostjob-port", port: 9999,
+			waitTargets: "xgboost-dist-master-0.xgboost-dist:9999"},
+		{name: "xgboost-dist-worker-1", container: "xgboost", env: xgboostEnv("2"), portName: "xgboostjob-port", port: 9999,
+			waitTargets: "xgboost-dist-master-0.xgboost-dist:9999"},
 	},
 	"dask-dist": {
 		{name: "dask-dist-scheduler-0", container: "dask", env: daskEnv(""), portName: "tcp-comm", port: 8786},

@@ -30,15 +30,6 @@ var restrictedFiles = func() []string {
 	return out
 }()
 
-// restrictedWaiters are the pods of the restricted Jobs that wait for others.
-var restrictedWaiters = map[string]bool{
-	"psa-tf-worker-0": true, "psa-tf-worker-1": true,
-	"psa-pytorch-worker-0": true, "psa-pytorch-worker-1": true,
-	"psa-mpi-master-0":   true,
-	"psa-mxnet-server-0": true, "psa-mxnet-worker-0": true, "psa-mxnet-worker-1": true,
-	"psa-dask-worker-0": true, "psa-dask-worker-1": true, "psa-dask-client-0": true,
-}
-
 // inTreeWaitForMaster is the init container newer Volcano releases' in-tree
 // pytorch plugin adds to workers with --wait-master-enabled (Volcano v1.10.0,
 // which this repository builds on, has none): named wait-for-master, image
@@ -123,8 +114,9 @@ var _ = Describe("Wait containers in a namespace enforcing the restricted Pod Se
 		}
 		jobs = f.CreateJobs(ctx, jobs...)
 		for _, job := range jobs {
+			waiting := waitingPods(job)
 			for _, pod := range f.WaitPodsCreated(ctx, job, 0) {
-				if restrictedWaiters[pod.Name] {
+				if waiting[pod.Name] {
 					expectRestrictedWaitContainer(pod)
 				} else {
 					Expect(framework.InitContainerNames(pod)).To(BeEmpty(), "init containers of pod %s", pod.Name)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -20,6 +21,8 @@ import (
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -103,7 +106,8 @@ barrier() {
 }
 
 server=
-if [ -n "$SERVE_PORT" ]; then
+# SERVE_POD: only that pod of the task serves (a wait for pod 0 only).
+if [ -n "$SERVE_PORT" ] && { [ -z "$SERVE_POD" ] || [ "$(hostname)" = "$SERVE_POD" ]; }; then
 	sleep 8
 	accept "$SERVE_PORT"
 	server=$listener
@@ -141,23 +145,85 @@ type realJob struct {
 	file string
 	// args replaces the plugin's arguments when not nil.
 	args []string
-	// serve is the port each serving task's pods open, and the connections
-	// they expect: one per pod that waits for them.
-	serve map[string]served
 }
 
+// served is the port a serving task's pods open and the connections each
+// expects: one per pod whose wait container waits for it. firstOnly: only
+// the task's pod 0 serves.
 type served struct {
 	port, connections int
+	firstOnly         bool
 }
 
-var realJobs = []realJob{
-	{file: "restricted/tensorflow.yaml", serve: map[string]served{"ps": {2222, 2}}},
-	// Workers wait for the master's port, not just its name: a name can be
-	// there before a worker's wait container starts, a late port cannot.
-	{file: "restricted/pytorch.yaml", args: []string{"--wait-master-port"}, serve: map[string]served{"master": {23456, 2}}},
-	{file: "restricted/mpi.yaml", serve: map[string]served{"worker": {2222, 1}}},
-	{file: "restricted/mxnet.yaml", serve: map[string]served{"scheduler": {9091, 3}}},
-	{file: "restricted/dask.yaml", serve: map[string]served{"scheduler": {8786, 3}}},
+// realJobArgs are the plugin arguments of the frameworks whose real-node Job
+// does not use the defaults. The pytorch workers wait for the master's port,
+// not just its name: a name can be there before a worker's wait container
+// starts, a late port cannot.
+var realJobArgs = map[string][]string{pytorch.Name: {"--wait-master-port"}}
+
+// realJobs are every framework's restricted Job (testdata/restricted/<name>.yaml).
+var realJobs = func() []realJob {
+	var out []realJob
+	for _, name := range plugins.Names() {
+		out = append(out, realJob{file: path.Join("restricted", name+".yaml"), args: realJobArgs[name]})
+	}
+	return out
+}()
+
+// servedBy returns, by task, what the pods of job serve: the targets of the
+// TCP waits the framework plugins' descriptions of job give (a wait for a
+// name only is no connection).
+func servedBy(job *batch.Job) map[string]served {
+	out := map[string]served{}
+	for _, f := range plugins.Frameworks {
+		args, ok := job.Spec.Plugins[f.Name]
+		if !ok {
+			continue
+		}
+		for _, w := range f.Describe(args, job).Waits {
+			if w.Port == 0 {
+				continue
+			}
+			waiting := replicasOf(job, w.From)
+			if w.FirstOnly && w.From == w.To {
+				waiting--
+			}
+			s := out[w.To]
+			s.port, s.firstOnly = w.Port, w.FirstOnly
+			s.connections += waiting
+			out[w.To] = s
+		}
+	}
+	return out
+}
+
+// waitingPods returns the names of the pods of job that the framework
+// plugins' descriptions of job make wait for others.
+func waitingPods(job *batch.Job) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range plugins.Frameworks {
+		args, ok := job.Spec.Plugins[f.Name]
+		if !ok {
+			continue
+		}
+		for _, w := range f.Describe(args, job).Waits {
+			for i := 0; i < replicasOf(job, w.From); i++ {
+				if !(w.FirstOnly && w.From == w.To && i == 0) {
+					out[fmt.Sprintf("%s-%s-%d", job.Name, w.From, i)] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+func replicasOf(job *batch.Job, task string) int {
+	for _, t := range job.Spec.Tasks {
+		if t.Name == task {
+			return int(t.Replicas)
+		}
+	}
+	return 0
 }
 
 // Seconds the probe lingers after the barrier: the pods of the Job's
@@ -181,6 +247,7 @@ func probeJob(ctx context.Context, f *framework.Framework, r realJob) *batch.Job
 			}
 		}
 	}
+	serve := servedBy(job)
 	completing := map[string]bool{}
 	for _, t := range f.DryRunJob(ctx, job).Spec.Tasks {
 		for _, p := range t.Policies {
@@ -206,10 +273,13 @@ func probeJob(ctx context.Context, f *framework.Framework, r realJob) *batch.Job
 		c.Env = append(c.Env,
 			corev1.EnvVar{Name: "JOB_NAME", Value: job.Name},
 			corev1.EnvVar{Name: "LINGER_SECONDS", Value: linger})
-		if s, ok := r.serve[t.Name]; ok {
+		if s, ok := serve[t.Name]; ok {
 			c.Env = append(c.Env,
 				corev1.EnvVar{Name: "SERVE_PORT", Value: strconv.Itoa(s.port)},
 				corev1.EnvVar{Name: "SERVE_CONNECTIONS", Value: strconv.Itoa(s.connections)})
+			if s.firstOnly {
+				c.Env = append(c.Env, corev1.EnvVar{Name: "SERVE_POD", Value: job.Name + "-" + t.Name + "-0"})
+			}
 		}
 	}
 	return job
@@ -279,7 +349,7 @@ func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r re
 		Expect(log).To(ContainSubstring("TF_CONFIG="+wantTFConfig(job, pod)+"\n"), "TF_CONFIG inside pod %s", pod.Name)
 	}
 	task := pod.Annotations[batch.TaskSpecKey]
-	if s, ok := r.serve[task]; ok {
+	if s, ok := servedBy(job)[task]; ok && (!s.firstOnly || pod.Name == job.Name+"-"+task+"-0") {
 		Expect(log).To(ContainSubstring(fmt.Sprintf("served %d connections on port %d", s.connections, s.port)), "pod %s", pod.Name)
 	}
 
