@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -29,6 +30,7 @@ var Frameworks = []*framework.Framework{
 	&pytorch.Framework,
 	&mpi.Framework,
 	&mxnet.Framework,
+	&jax.Framework,
 }
 
 // ByName returns Frameworks ordered by name: the order in which the webhook
