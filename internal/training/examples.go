@@ -17,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -108,6 +109,12 @@ var Examples = []Example{
 		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
 		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
 		Judge: judgeDMLC,
+	},
+	{
+		Framework: jax.Name, What: "JAX contract check: 3 processes register with process 0's coordinator", Contract: true,
+		File: "example/jax/jax-contract.yaml", ConfigMap: "jax-check",
+		Programs: []string{"example/jax/jax_check.py"}, Container: "jax",
+		Judge: judgeJAX,
 	},
 }
 

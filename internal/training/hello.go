@@ -75,6 +75,10 @@ var Hellos = []Hello{
 		Source: "example/chainermn/chainermn.yaml", Name: "chainermn-example", Container: "master",
 		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
 	},
+	{
+		Source: "example/jax/jax.yaml", Name: "jax-dist", Container: "jax",
+		Success: regexp.MustCompile(`(?m)^process [0-2] of 3: OK, (all 3 processes registered at|registered with the coordinator at) jax-dist-worker-0\.jax-dist:6666$`), Tasks: []string{"worker"}, PerPod: 1,
+	},
 }
 
 // Localize swaps every container image of job for its LocalImages entry. It
