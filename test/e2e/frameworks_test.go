@@ -135,6 +135,21 @@ func mxnetEnv(role, workerID string) map[string]string {
 	return env
 }
 
+// jaxEnv is the environment of a pod of the jax example (jax-dist: 3
+// workers, port 6666) with that process id.
+func jaxEnv(id string) map[string]string {
+	return map[string]string{
+		"JAX_COORDINATOR_ADDRESS": "jax-dist-worker-0.jax-dist:6666",
+		"JAX_NUM_PROCESSES":       "3",
+		"JAX_PROCESS_ID":          id,
+		"COORDINATOR_ADDRESS":     "jax-dist-worker-0.jax-dist",
+		"COORDINATOR_PORT":        "6666",
+		"NUM_PROCESSES":           "3",
+		"PROCESS_ID":              id,
+		"PYTHONUNBUFFERED":        "1",
+	}
+}
+
 // The mpi example (mpi-dist: 1 master, 2 workers, sshd on 2222, no GPUs).
 const (
 	mpiHostfile    = "mpi-dist-worker-0.mpi-dist slots=1\nmpi-dist-worker-1.mpi-dist slots=1\n"
@@ -191,6 +206,13 @@ var wantExamples = map[string][]wantPod{
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
 		{name: "mxnet-dist-worker-1", container: "mxnet", env: mxnetEnv("worker", "1"),
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
+	},
+	"jax-dist": {
+		{name: "jax-dist-worker-0", container: "jax", env: jaxEnv("0"), portName: "jaxjob-port", port: 6666},
+		{name: "jax-dist-worker-1", container: "jax", env: jaxEnv("1"), portName: "jaxjob-port", port: 6666,
+			waitTargets: "jax-dist-worker-0.jax-dist:6666"},
+		{name: "jax-dist-worker-2", container: "jax", env: jaxEnv("2"), portName: "jaxjob-port", port: 6666,
+			waitTargets: "jax-dist-worker-0.jax-dist:6666"},
 	},
 }
 

@@ -36,6 +36,7 @@ var restrictedWaiters = map[string]bool{
 	"psa-pytorch-worker-0": true, "psa-pytorch-worker-1": true,
 	"psa-mpi-master-0":   true,
 	"psa-mxnet-server-0": true, "psa-mxnet-worker-0": true, "psa-mxnet-worker-1": true,
+	"psa-jax-worker-1": true, "psa-jax-worker-2": true,
 }
 
 // inTreeWaitForMaster is the init container newer Volcano releases' in-tree
