@@ -200,6 +200,9 @@ var (
 	mxJob = func(args ...string) *batch.Job {
 		return mkJob("mx").Task(mkTask("scheduler", 1)).Task(mkTask("server", 2)).Task(mkTask("worker", 2)).Plugin("mxnet", args...).Obj()
 	}
+	jxJob = func(args ...string) *batch.Job {
+		return mkJob("jx").Task(mkTask("worker", 3)).Plugin("jax", args...).Obj()
+	}
 	manyPlugins = func(n int) *batch.Job {
 		w := mkJob("plugins").Task(mkTask("worker", 1)).Plugin("tensorflow")
 		for i := 0; i < n-1; i++ {
@@ -385,6 +388,19 @@ var pluginSamples = map[string]sample{
 	"mxnet-missing-server":  parsed("mxnet", mkJob("mx").Task(mkTask("scheduler", 1)).Task(mkTask("worker", 2)).Plugin("mxnet", "--server=ps").Obj()),
 	"mxnet-two-roles":       parsed("mxnet", mxJob("--worker=server")),
 	"mxnet-several":         parsed("mxnet", mkJob("mx").Task(mkTask("scheduler", 2)).Plugin("mxnet", "--port=0", "--server=ps").Obj()),
+
+	"jax-unknown-flag": parsed("jax", jxJob("--prot=6666")),
+	"jax-pytorch-flag": parsed("jax", jxJob("--master=worker")),
+	"jax-not-a-flag":   parsed("jax", jxJob("worker")),
+	"jax-no-value":     parsed("jax", jxJob("--port")),
+	"jax-port-nan":     parsed("jax", jxJob("--port=coordinator")),
+	"jax-port-range":   parsed("jax", jxJob("--worker=worker", "--port=65536")),
+	"jax-empty-task":   parsed("jax", jxJob("--worker=")),
+	"jax-bad-bool":     parsed("jax", jxJob("--wait=maybe")),
+	"jax-no-worker":    parsed("jax", mkJob("jx").Task(mkTask("main", 3)).Plugin("jax").Obj()),
+	"jax-named-worker": parsed("jax", jxJob("--worker=trainer")),
+	"jax-worker-zero":  parsed("jax", mkJob("jx").Task(mkTask("worker", 0)).Plugin("jax").Obj()),
+	"jax-several":      parsed("jax", mkJob("jx").Task(mkTask("main", 3)).Plugin("jax", "--port=0", "--wait-timeout=-1s").Obj()),
 }
 
 func init() {

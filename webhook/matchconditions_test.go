@@ -255,7 +255,7 @@ func TestConfigurationsPassAPIServerValidation(t *testing.T) {
 
 func TestFrameworksExpression(t *testing.T) {
 	want := `has(object.spec) && type(object.spec) == map && has(object.spec.plugins) && type(object.spec.plugins) == map && ` +
-		`["dask", "mpi", "mxnet", "paddle", "pytorch", "tensorflow", "xgboost"].exists(p, p in object.spec.plugins)`
+		`["dask", "jax", "mpi", "mxnet", "paddle", "pytorch", "tensorflow", "xgboost"].exists(p, p in object.spec.plugins)`
 	if diff := cmp.Diff(want, FrameworksExpression()); diff != "" {
 		t.Errorf("FrameworksExpression (-want +got):\n%s", diff)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
@@ -27,7 +28,8 @@ import (
 )
 
 // ImageTar is the training image (Debian's python3-torch 1.13, python3-sklearn,
-// python3-mpi4py, Open MPI, MPICH, OpenSSH), relative to the module root: the
+// python3-mpi4py, python3-xgboost 1.7, python3-dask and python3-distributed
+// 2022.12, Open MPI, MPICH, OpenSSH), relative to the module root: the
 // real node loads it at cluster start; `make node-images-training` builds it.
 const ImageTar = "_output/images/training.tar"
 
@@ -129,6 +131,12 @@ var Examples = []Example{
 		File: "example/paddle/paddle-contract.yaml", ConfigMap: "paddle-check",
 		Programs: []string{"example/paddle/paddle_check.py"}, Container: "paddle",
 		Judge: judgePaddle,
+	},
+	{
+		Framework: jax.Name, What: "JAX contract check: 3 processes register with process 0's coordinator", Contract: true,
+		File: "example/jax/jax-contract.yaml", ConfigMap: "jax-check",
+		Programs: []string{"example/jax/jax_check.py"}, Container: "jax",
+		Judge: judgeJAX,
 	},
 }
 

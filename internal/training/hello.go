@@ -74,7 +74,7 @@ var Hellos = []Hello{
 	{
 		Source: "example/chainermn/chainermn.yaml", Name: "chainermn-example", Container: "master",
 		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
-	},	{
+	}, {
 		Source: "example/dask/dask.yaml", Name: "dask-dist", Container: "dask",
 		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 2 workers \(dask-dist-worker-0 dask-dist-worker-1\) and 1 client connected|(worker dask-dist-worker-[01]|client): OK, connected to the scheduler at tcp://dask-dist-scheduler-0\.dask-dist:8786)$`), Tasks: []string{"scheduler", "worker", "client"}, PerPod: 1,
 	},
@@ -85,6 +85,10 @@ var Hellos = []Hello{
 	{
 		Source: "example/paddle/paddle.yaml", Name: "paddle-dist", Container: "paddle",
 		Success: regexp.MustCompile(`(?m)^(rank 0 paddle-dist-worker-0: OK, served the rendezvous at [0-9a-f.:]+:36543 to 2 nodes of job paddle-dist|node paddle-dist-worker-[12]: OK, registered at the rendezvous paddle-dist-worker-0\.paddle-dist:36543 of job paddle-dist with 3 nodes)$`), Tasks: []string{"worker"}, PerPod: 1,
+	},
+	{
+		Source: "example/jax/jax.yaml", Name: "jax-dist", Container: "jax",
+		Success: regexp.MustCompile(`(?m)^process [0-2] of 3: OK, (all 3 processes registered at|registered with the coordinator at) jax-dist-worker-0\.jax-dist:6666$`), Tasks: []string{"worker"}, PerPod: 1,
 	},
 }
 

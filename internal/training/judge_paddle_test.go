@@ -38,8 +38,10 @@ func TestJudgePaddle(t *testing.T) {
 	}{
 		{name: "every node started up with rank 0 serving", edit: func(map[string]string) {}},
 		{
-			name:    "a node found a variable the launcher would not take",
-			edit:    func(l map[string]string) { l[pods[2].Name] = "MISMATCH x: PADDLE_NNODES='' is neither a positive integer N nor a range N:M\n" },
+			name: "a node found a variable the launcher would not take",
+			edit: func(l map[string]string) {
+				l[pods[2].Name] = "MISMATCH x: PADDLE_NNODES='' is neither a positive integer N nor a range N:M\n"
+			},
 			wantErr: "pod " + pods[2].Name + ": MISMATCH x: PADDLE_NNODES=''",
 		},
 		{

@@ -31,7 +31,7 @@ const (
 
 // Frameworks are the framework plugins' names, the other values of the
 // framework label (plugins.Names; a test keeps them equal).
-var Frameworks = []string{"dask", "mpi", "mxnet", "paddle", "pytorch", "tensorflow", "xgboost"}
+var Frameworks = []string{"dask", "jax", "mpi", "mxnet", "paddle", "pytorch", "tensorflow", "xgboost"}
 
 // Framework returns the framework label for a plugin name: the name when it
 // is one of Frameworks, FrameworkUnknown otherwise.

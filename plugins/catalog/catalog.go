@@ -16,6 +16,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
@@ -34,6 +35,7 @@ var Frameworks = []*framework.Framework{
 	&mxnet.Framework,
 	&xgboost.Framework,
 	&dask.Framework,
+	&jax.Framework,
 	&paddle.Framework,
 }
 

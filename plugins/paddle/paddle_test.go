@@ -197,7 +197,7 @@ func TestRendezvousPort(t *testing.T) {
 			task: "master",
 			want: []v1.ContainerPort{{Name: "kv", ContainerPort: 36543}},
 		},
-		"other masters open none":     {job: ps(mk("master", 2)), task: "master", index: 1},
+		"other masters open none":      {job: ps(mk("master", 2)), task: "master", index: 1},
 		"workers open none in PS mode": {job: ps(mk("master", 1)), task: "worker"},
 		"worker 0 opens it in collective mode": {
 			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
@@ -231,12 +231,12 @@ func TestWaitForRank0(t *testing.T) {
 		targets []wait.Target // nil: no wait container
 		opts    wait.Options
 	}{
-		"ps: worker 0 waits for master 0":       {job: psJob(), task: "worker", targets: master0, opts: defaults},
-		"ps: master 1 waits for master 0":       {job: psJob(), task: "master", index: 1, targets: master0, opts: defaults},
-		"ps: master 0 does not wait":            {job: psJob(), task: "master"},
-		"collective: worker 0 does not wait":    {job: collective, task: "worker"},
+		"ps: worker 0 waits for master 0":         {job: psJob(), task: "worker", targets: master0, opts: defaults},
+		"ps: master 1 waits for master 0":         {job: psJob(), task: "master", index: 1, targets: master0, opts: defaults},
+		"ps: master 0 does not wait":              {job: psJob(), task: "master"},
+		"collective: worker 0 does not wait":      {job: collective, task: "worker"},
 		"collective: worker 2 waits for worker 0": {job: collective, task: "worker", index: 2, targets: []wait.Target{{Host: "pd-worker-0.pd", Port: 36543}}, opts: defaults},
-		"--wait=false switches it off":          {job: psJob("--wait=false"), task: "worker"},
+		"--wait=false switches it off":            {job: psJob("--wait=false"), task: "worker"},
 		"timeout, image and port are passed on": {
 			job:     psJob("--wait-timeout=30", "--wait-image=registry.local/busybox:1", "--port=37777"),
 			task:    "worker",

@@ -176,6 +176,21 @@ func paddleEnv(master string) map[string]string {
 	}
 }
 
+// jaxEnv is the environment of a pod of the jax example (jax-dist: 3
+// workers, port 6666) with that process id.
+func jaxEnv(id string) map[string]string {
+	return map[string]string{
+		"JAX_COORDINATOR_ADDRESS": "jax-dist-worker-0.jax-dist:6666",
+		"JAX_NUM_PROCESSES":       "3",
+		"JAX_PROCESS_ID":          id,
+		"COORDINATOR_ADDRESS":     "jax-dist-worker-0.jax-dist",
+		"COORDINATOR_PORT":        "6666",
+		"NUM_PROCESSES":           "3",
+		"PROCESS_ID":              id,
+		"PYTHONUNBUFFERED":        "1",
+	}
+}
+
 // The mpi example (mpi-dist: 1 master, 2 workers, sshd on 2222, no GPUs).
 const (
 	mpiHostfile    = "mpi-dist-worker-0.mpi-dist slots=1\nmpi-dist-worker-1.mpi-dist slots=1\n"
@@ -255,6 +270,13 @@ var wantExamples = map[string][]wantPod{
 			waitTargets: "paddle-dist-worker-0.paddle-dist:36543"},
 		{name: "paddle-dist-worker-2", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist:36543"),
 			waitTargets: "paddle-dist-worker-0.paddle-dist:36543"},
+	},
+	"jax-dist": {
+		{name: "jax-dist-worker-0", container: "jax", env: jaxEnv("0"), portName: "jaxjob-port", port: 6666},
+		{name: "jax-dist-worker-1", container: "jax", env: jaxEnv("1"), portName: "jaxjob-port", port: 6666,
+			waitTargets: "jax-dist-worker-0.jax-dist:6666"},
+		{name: "jax-dist-worker-2", container: "jax", env: jaxEnv("2"), portName: "jaxjob-port", port: 6666,
+			waitTargets: "jax-dist-worker-0.jax-dist:6666"},
 	},
 }
 

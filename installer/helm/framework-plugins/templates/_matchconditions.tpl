@@ -11,7 +11,7 @@ matchConditions are GA in Kubernetes 1.30 and on by default since 1.28; on
 older clusters they are left out (the API server would not know the field).
 */}}
 {{- define "framework-plugins.frameworkPlugins" -}}
-dask mpi mxnet paddle pytorch tensorflow
+dask jax mpi mxnet paddle pytorch tensorflow xgboost
 {{- end }}
 
 {{/*
