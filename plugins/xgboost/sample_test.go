@@ -117,7 +117,7 @@ func TestSampleRequiredAndWait(t *testing.T) {
 		}
 	}
 	d := Framework.Describe(nil, baseJob(0))
-	want := []framework.Wait{{From: sample.Wait[0], To: sample.Wait[1], Port: DefaultPort, FirstOnly: true}}
+	want := []framework.Wait{{From: sample.Wait[0], To: sample.Wait[1], FirstOnly: true}}
 	if diff := cmp.Diff(want, d.Waits); diff != "" {
 		t.Errorf("the base job's waits are not the Sample's Wait (-sample +describe):\n%s", diff)
 	}

@@ -95,19 +95,24 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
 	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample)
 
-// describe: workers wait for the tracker's port on the master; the master's
-// completion ends training (XGBoostJob succeeds when its master does).
+// describe: workers wait for the master's name to resolve, not for the
+// tracker's port: XGBoost 1.7's Python tracker (xgboost/tracker.py,
+// RabitTracker) loops forever on a connection closed before its handshake
+// (recvall reads an empty chunk without end), which is what a TCP probe is;
+// Rabit's own connect retry (DMLC_WORKER_CONNECT_RETRY) covers the seconds
+// between the name and the tracker. The master's completion ends training
+// (XGBoostJob succeeds when its master does).
 // WORKER_ADDRS lists every worker's host on every pod.
 func describe(a *Args, job *batch.Job) framework.Description {
 	var d framework.Description
 	d.AddRoles(job, framework.Role{Name: RoleMaster, Task: a.Master}, framework.Role{Name: RoleWorker, Task: a.Worker})
-	master, hasMaster := jobs.PresentTask(job, a.Master)
+	_, hasMaster := jobs.PresentTask(job, a.Master)
 	if !hasMaster {
 		return d
 	}
 	d.Completion = a.Master
 	if a.Wait.Enabled {
-		d.AddWaits(job, a.Master, jobs.NamedPort(master, PortName, a.Port), true, a.Worker)
+		d.AddWaits(job, a.Master, 0, true, a.Worker)
 	}
 	if worker, ok := jobs.PresentTask(job, a.Worker); ok {
 		d.Sizes = func() []framework.SizedEnv {

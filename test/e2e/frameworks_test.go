@@ -251,9 +251,9 @@ var wantExamples = map[string][]wantPod{
 	"xgboost-dist": {
 		{name: "xgboost-dist-master-0", container: "xgboost", env: xgboostEnv("0"), portName: "xgboostjob-port", port: 9999},
 		{name: "xgboost-dist-worker-0", container: "xgboost", env: xgboostEnv("1"), portName: "xgboostjob-port", port: 9999,
-			waitTargets: "xgboost-dist-master-0.xgboost-dist:9999"},
+			waitTargets: "xgboost-dist-master-0.xgboost-dist"},
 		{name: "xgboost-dist-worker-1", container: "xgboost", env: xgboostEnv("2"), portName: "xgboostjob-port", port: 9999,
-			waitTargets: "xgboost-dist-master-0.xgboost-dist:9999"},
+			waitTargets: "xgboost-dist-master-0.xgboost-dist"},
 	},
 	"dask-dist": {
 		{name: "dask-dist-scheduler-0", container: "dask", env: daskEnv(""), portName: "tcp-comm", port: 8786},
