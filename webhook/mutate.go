@@ -16,7 +16,7 @@ import (
 // admission warnings to return with it. job itself is not modified. A Job that
 // uses none of the framework plugins comes back unchanged, without warnings.
 //
-// For Jobs that use tensorflow, pytorch, mpi or mxnet:
+// For Jobs that use one of the framework plugins (plugins.Frameworks):
 //
 //   - plugins: svc is added when missing, and ssh too for mpi; arguments the
 //     user gave them are kept.
@@ -27,12 +27,15 @@ import (
 //     task, the job's minAvailable is set to the sum over its tasks when unset and
 //     its schedulerName to Options.SchedulerName when unset. A GPU task whose
 //     user-set minAvailable is below its replicas is kept, with a warning.
-//   - lifecycle: the task whose completion ends training (mpi master, pytorch
-//     master or else worker, tensorflow chief or else worker, mxnet worker) gets
+//   - lifecycle: the task whose completion ends training (the framework's
+//     Description.Completion: mpi master, pytorch master or else worker,
+//     tensorflow chief or else worker, mxnet, jax and collective paddle worker,
+//     xgboost master, dask client, parameter-server paddle master) gets
 //     the policy TaskCompleted → CompleteJob when it has no policies and the
 //     job's policies do not handle TaskCompleted; tasks that play a framework role
-//     and set no restartPolicy get OnFailure; a task whose pods wait for
-//     another task (the wait container) gets PodFailed → TerminateJob when it
+//     and set no restartPolicy get OnFailure; a task whose pods wait (the wait
+//     container), for another task or for the task's own pod 0, gets
+//     PodFailed → TerminateJob when it
 //     has no policies, its restartPolicy is not Never and the job's policies do
 //     not handle PodFailed, so that a timed-out wait (whose pod the
 //     wait-timeout controller fails) ends the Job.
@@ -197,7 +200,10 @@ func lifecycle(job *batch.Job, uses []use) {
 		if len(u.Errs) > 0 {
 			continue
 		}
-		for _, e := range u.waits() {
+		// Every waiting task, also one whose pods wait for its own pod 0
+		// (jax's processes, a worker-only pytorch Job's workers).
+		for _, w := range u.Waits {
+			e := edge{from: w.From}
 			t, ok := jobs.Task(job, e.from)
 			if !ok || !bare[e.from] || jobHandlesFailure || t.Template.Spec.RestartPolicy == v1.RestartPolicyNever ||
 				handles(t.Policies, busv1alpha1.PodFailedEvent) {

@@ -115,6 +115,12 @@ func TestMutateJob(t *testing.T) {
 				Task(MakeTask("evaluator", 1).Obj()).Plugin("tensorflow").Plugin("svc").Obj(),
 		},
 		{
+			name: "jax: processes waiting for their own pod 0 also get PodFailed → TerminateJob",
+			job:  mkJob("jx").Task(MakeTask("worker", 3).RestartPolicy("").Obj()).Plugin("jax").Obj(),
+			want: mkJob("jx").Task(MakeTask("worker", 3).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
+				Plugin("jax").Plugin("svc").Obj(),
+		},
+		{
 			name: "a waiting task with policies of its own, or restartPolicy Never, gets no PodFailed policy",
 			job: mkJob("mpi").Task(MakeTask("master", 1).RestartPolicy("").Policy(podFailed, "RestartJob").Obj()).
 				Task(MakeTask("worker", 2).Obj()).Plugin("mpi").Obj(),

@@ -9,6 +9,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/wait"
+	"github.com/vcplugins/framework-plugins/plugins"
 )
 
 // TestRegistryResolvesOurPlugins checks the registry the job controller reads:
@@ -19,7 +20,7 @@ func TestRegistryResolvesOurPlugins(t *testing.T) {
 	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
 	// Volcano's in-tree mpi plugin is also an *mpi.Plugin: compare package paths.
 	const module = "github.com/vcplugins/framework-plugins/plugins/"
-	for _, name := range []string{"tensorflow", "pytorch", "mpi", "mxnet", "dask"} {
+	for _, name := range plugins.Names() {
 		b, ok := vcplugins.GetPluginBuilder(name)
 		if !ok {
 			t.Errorf("%s: not registered", name)
