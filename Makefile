@@ -1,4 +1,4 @@
-# framework-plugins: Volcano job plugins for TensorFlow, PyTorch, MPI and MXNet.
+# framework-plugins: Volcano job plugins for TensorFlow, PyTorch, MPI, MXNet, XGBoost, Dask, JAX and PaddlePaddle.
 # Only Go is needed: every binary the local cluster runs is built from go.mod.
 
 GO      ?= go

@@ -5,7 +5,7 @@
 // patch form) defaults a Job on CREATE, ValidateJob checks one on CREATE and
 // UPDATE. MutateService and ValidateService wrap them as Volcano
 // AdmissionServices with their own paths (MutatePath, ValidatePath) and webhook
-// configurations (ConfigurationName). Jobs that use none of the four plugins
+// configurations (ConfigurationName). Jobs that use none of the framework plugins
 // are left exactly as they are: Volcano's own job admissions handle them.
 //
 // docs/webhook.md describes every rule and message.

@@ -38,7 +38,7 @@ const maxResponseTime = 2 * time.Second
 // Inputs are a Job (JSON) and choices for the generator of package
 // webhooktest, which the e2e suite shares (test/e2e/malformed_test.go). With an
 // empty Job the choices make a malformed Job (webhooktest.Malformed: one of the
-// four framework plugins, one defect), and the validation must also deny it.
+// framework plugins, one defect), and the validation must also deny it.
 // Otherwise they edit the Job (webhooktest.Edit: task counts and names,
 // replicas, negative and huge included, minAvailable, null or missing
 // templates and plugin lists, plugin arguments drawn from the plugins' real

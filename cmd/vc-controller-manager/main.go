@@ -1,7 +1,8 @@
 // Command vc-controller-manager is Volcano's controller manager (v1.10.0: the
 // same flags and the same job, podgroup, queue, jobflow, jobtemplate and garbage
-// collector controllers) with this project's tensorflow, pytorch, mpi and mxnet
-// job plugins registered in place of Volcano's in-tree ones. It is a drop-in
+// collector controllers) with this project's framework job plugins
+// (plugins.Frameworks) registered, in place of Volcano's in-tree tensorflow,
+// pytorch and mpi plugins. It is a drop-in
 // replacement for Volcano's vc-controller-manager image. With --enable-healthz
 // its healthz listener also serves this project's metrics at /metrics
 // (docs/metrics.md).

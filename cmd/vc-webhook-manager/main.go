@@ -1,7 +1,7 @@
 // Command vc-webhook-manager is Volcano's webhook manager (v1.10.0: the same
 // flags and the same admissions for jobs, pods, podgroups and queues) with this
-// project's tensorflow, pytorch, mpi and mxnet job plugins registered, so that
-// Volcano's job validation accepts them (mxnet included), and with this
+// project's framework job plugins (plugins.Frameworks) registered, so that
+// Volcano's job validation accepts them (those it has no plugin for included), and with this
 // project's job admissions (package webhook) served beside Volcano's. Volcano's
 // job validation sees framework Jobs without their framework plugins, whose
 // arguments ours judges alone (webhook.WithoutFrameworkPlugins). Unlike

@@ -1,4 +1,4 @@
-// Package framework holds what the four framework plugins share beyond single
+// Package framework holds what the framework plugins share beyond single
 // helpers: the ControlledResources bookkeeping Volcano expects, and turning a
 // Job's plugin arguments into a per-job plan once per Job revision, with invalid
 // arguments reported on the Job instead of retried.

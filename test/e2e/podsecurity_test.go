@@ -107,7 +107,7 @@ var _ = Describe("Wait containers in a namespace enforcing the restricted Pod Se
 		"pod-security.kubernetes.io/enforce-version": "latest",
 	}))
 
-	It("are admitted with the pods of compliant Jobs of all four frameworks, which complete", func(ctx SpecContext) {
+	It("are admitted with the pods of compliant Jobs of every framework, which complete", func(ctx SpecContext) {
 		var jobs []*batch.Job
 		for _, file := range restrictedFiles {
 			jobs = append(jobs, framework.LoadJob(filepath.Join(testdata, file)))

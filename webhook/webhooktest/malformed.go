@@ -1,5 +1,5 @@
 // Package webhooktest generates Volcano Jobs for tests of the framework job
-// admission: malformed Jobs of the four framework plugins, each carrying one
+// admission: malformed Jobs of the framework plugins, each carrying one
 // defect the validation must deny, and Jobs edited at random whose validity is
 // unknown. The same generator serves the fuzz test (webhook/fuzz_test.go, which
 // draws its choices from the fuzzer's bytes) and the e2e suite
