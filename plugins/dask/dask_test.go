@@ -1,24 +1,14 @@
 package dask
 
 import (
-	"context"
-	"os"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
@@ -281,84 +271,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	mk := utiltesting.MakeTask
-	cases := map[string]struct {
-		job  *batch.Job
-		want string
-	}{
-		"unknown flag": {
-			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).
-				Plugin(Name, "--prot=8786").Obj(),
-			want: `spec.plugins[dask][0]: Invalid value: "--prot=8786": plugin dask: unknown flag --prot for plugin dask (did you mean --port=8786?); accepted flags: --client, --port, --scheduler, --wait, --wait-image, --wait-timeout, --worker`,
-		},
-		"arguments that do not fit the job": {
-			job:  utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 2).Obj()).Plugin(Name).Obj(),
-			want: `spec.plugins[dask]: Invalid value: "--client=client (default)": plugin dask: task "client" (--client) must have at most 1 replica, has 2`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			kube := fake.NewSimpleClientset()
-			client := pluginsinterface.PluginClientset{KubeClients: kube}
-			job := tc.job
-			for i := 0; i < 3; i++ {
-				if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-					t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
-				}
-			}
-			for _, task := range []string{"scheduler", "worker", "client"} {
-				for i := 0; i < 2; i++ {
-					pod := utiltesting.MakePod(job, task, i).Obj()
-					orig := pod.DeepCopy()
-					if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
-						t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)
-					}
-					if diff := cmp.Diff(orig, pod); diff != "" {
-						t.Errorf("pod %s changed despite invalid arguments (-before +after):\n%s", pod.Name, diff)
-					}
-				}
-			}
-			evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs.Items) != 1 {
-				t.Fatalf("got %d events, want 1", len(evs.Items))
-			}
-			ev := evs.Items[0]
-			if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != tc.want || ev.InvolvedObject.Name != "dk" {
-				t.Errorf("event = %s %s %q on %s, want Warning %s %q on dk", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, tc.want)
-			}
-		})
-	}
-}
-
-func TestJobHooksAreIdempotent(t *testing.T) {
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
-	job := daskJob()
-	job.Spec.Plugins = map[string][]string{Name: nil}
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-			t.Fatal(err)
-		}
-		if err := New(client, job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(map[string]string{"plugin-dask": "dask"}, job.Status.ControlledResources); diff != "" {
-		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
-	}
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(job.Status.ControlledResources) != 0 {
-		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
-	}
-}
-
 // sampleJob is the Sample's base Job with args: its roles' default tasks
 // with their replicas.
 func sampleJob(args ...string) *batch.Job {
@@ -367,68 +279,6 @@ func sampleJob(args ...string) *batch.Job {
 		w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
 	}
 	return w.Plugin(Name, args...).Obj()
-}
-
-// Every flag the Sample lists parses, and they are all the flags there are;
-// its valid arguments are accepted and its bad values denied on the base Job;
-// dropping any required role denies it; its wait edge is one of describe's.
-func TestSample(t *testing.T) {
-	var listed []string
-	for _, r := range sample.Roles {
-		listed = append(listed, r.Flag)
-	}
-	listed = append(append(append(listed, sample.ValueFlags...), sample.StringFlags...), sample.BoolFlags...)
-	for _, f := range listed {
-		arg := "--" + f + "=x"
-		switch {
-		case slices.Contains(sample.BoolFlags, f):
-			arg = "--" + f
-		case f == "port":
-			arg = "--port=8786"
-		case f == "wait-timeout":
-			arg = "--wait-timeout=1m"
-		}
-		if _, errs := ParseArgs([]string{arg}, nil); len(errs) > 0 {
-			t.Errorf("sample flag %s: %v", arg, errs.ToAggregate())
-		}
-	}
-	// The error for an unknown flag lists every flag: the Sample must list
-	// the same.
-	_, errs := ParseArgs([]string{"--no-such-flag=1"}, nil)
-	accepted := errs.ToAggregate().Error()
-	accepted = accepted[strings.Index(accepted, "accepted flags: ")+len("accepted flags: "):]
-	var want []string
-	for _, f := range strings.Split(accepted, ", ") {
-		want = append(want, strings.TrimPrefix(f, "--"))
-	}
-	if diff := cmp.Diff(want, listed, cmp.Transformer("sort", func(l []string) []string { s := slices.Clone(l); slices.Sort(s); return s })); diff != "" {
-		t.Errorf("sample flags (-parser +sample):\n%s", diff)
-	}
-
-	if errs := Framework.Describe(sample.ValidArgs, sampleJob(sample.ValidArgs...)).Errs; len(errs) > 0 {
-		t.Errorf("ValidArgs denied on the base Job: %v", errs.ToAggregate())
-	}
-	for _, bad := range sample.BadValues {
-		if errs := Framework.Describe([]string{bad}, sampleJob(bad)).Errs; len(errs) == 0 {
-			t.Errorf("BadValues %s accepted on the base Job", bad)
-		}
-	}
-	for _, set := range sample.Required {
-		job := sampleJob()
-		for _, flag := range set {
-			job.Spec.Tasks = slices.DeleteFunc(job.Spec.Tasks, func(t batch.TaskSpec) bool { return t.Name == flag })
-		}
-		if errs := Framework.Describe(nil, job).Errs; len(errs) == 0 {
-			t.Errorf("the base Job without %v is accepted", set)
-		}
-	}
-	found := false
-	for _, w := range Framework.Describe(nil, sampleJob()).Waits {
-		found = found || (w.From == sample.Wait[0] && w.To == sample.Wait[1])
-	}
-	if !found {
-		t.Errorf("wait %v is not one of describe's", sample.Wait)
-	}
 }
 
 // The Sample's Check passes every pod of the base Job as the plugin builds
@@ -480,35 +330,6 @@ func TestSampleCheck(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantErr, got); diff != "" {
 				t.Errorf("Check (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// Every dask Job of the admission corpus is denied by the parser with the
-// message its annotation expects.
-func TestInvalidCorpus(t *testing.T) {
-	files, err := filepath.Glob("../../test/e2e/testdata/invalid/dask-*.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) < 4 {
-		t.Fatalf("%d dask files in the corpus, want at least 4", len(files))
-	}
-	for _, file := range files {
-		t.Run(filepath.Base(file), func(t *testing.T) {
-			raw, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatal(err)
-			}
-			job := &batch.Job{}
-			if err := yaml.UnmarshalStrict(raw, job); err != nil {
-				t.Fatal(err)
-			}
-			want := job.Annotations["e2e.vcplugins.io/expect-denied"]
-			errs := Framework.Describe(job.Spec.Plugins[Name], job).Errs
-			if want == "" || !strings.Contains(utiltesting.ErrorString(errs), want) {
-				t.Errorf("errors %q, want one containing %q", utiltesting.ErrorString(errs), want)
 			}
 		})
 	}

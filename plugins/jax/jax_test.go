@@ -12,7 +12,6 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
@@ -272,77 +271,6 @@ func TestDescribe(t *testing.T) {
 // cmpDescription compares Descriptions without their Sizes function (the
 // plugin sets no host list).
 var cmpDescription = cmp.Comparer(func(a, b func() []framework.SizedEnv) bool { return a == nil && b == nil })
-
-func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	mk := utiltesting.MakeTask
-	cases := map[string]struct {
-		job  *batch.Job
-		want string
-	}{
-		"unknown flag": {
-			job:  utiltesting.MakeJob("jx").Task(mk("worker", 2).Obj()).Plugin(Name, "--prot=6666").Obj(),
-			want: `spec.plugins[jax][0]: Invalid value: "--prot=6666": plugin jax: unknown flag --prot for plugin jax (did you mean --port=6666?); accepted flags: --port, --wait, --wait-image, --wait-timeout, --worker`,
-		},
-		"arguments that do not fit the job": {
-			job:  utiltesting.MakeJob("jx").Task(mk("worker", 2).Obj()).Plugin(Name, "--worker=trainer").Obj(),
-			want: `spec.plugins[jax][0]: Invalid value: "--worker=trainer": plugin jax: --worker names task "trainer", which the job does not have (tasks: worker)`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			kube := fake.NewSimpleClientset()
-			client := pluginsinterface.PluginClientset{KubeClients: kube}
-			job := tc.job
-			for i := 0; i < 3; i++ {
-				if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-					t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
-				}
-			}
-			for i := 0; i < 2; i++ {
-				pod := utiltesting.MakePod(job, "worker", i).Obj()
-				orig := pod.DeepCopy()
-				if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
-					t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)
-				}
-				if diff := cmp.Diff(orig, pod); diff != "" {
-					t.Errorf("pod %s changed despite invalid arguments (-before +after):\n%s", pod.Name, diff)
-				}
-			}
-			evs := utiltesting.Events(t, kube)
-			if len(evs) != 1 {
-				t.Fatalf("got %d events, want 1", len(evs))
-			}
-			ev := evs[0]
-			if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != tc.want || ev.InvolvedObject.Name != "jx" {
-				t.Errorf("event = %s %s %q on %s, want Warning %s %q on jx", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, tc.want)
-			}
-		})
-	}
-}
-
-func TestJobHooksAreIdempotent(t *testing.T) {
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
-	job := utiltesting.MakeJob("jx").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-			t.Fatal(err)
-		}
-		if err := New(client, job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(map[string]string{"plugin-jax": "jax"}, job.Status.ControlledResources); diff != "" {
-		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
-	}
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(job.Status.ControlledResources) != 0 {
-		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
-	}
-}
 
 func TestPodWithoutIndex(t *testing.T) {
 	job := utiltesting.MakeJob("jx").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()

@@ -1,23 +1,15 @@
 package paddle
 
 import (
-	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
-	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
@@ -310,82 +302,6 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	mk := utiltesting.MakeTask
-	cases := map[string]struct {
-		job  *batch.Job
-		want string
-	}{
-		"unknown flag": {
-			job:  utiltesting.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--prot=36543").Obj(),
-			want: `spec.plugins[paddle][0]: Invalid value: "--prot=36543": plugin paddle: unknown flag --prot for plugin paddle (did you mean --port=36543?); accepted flags: --master, --port, --wait, --wait-image, --wait-timeout, --worker`,
-		},
-		"a master task that is not there": {
-			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Task(mk("trainer", 2).Obj()).Plugin(Name, "--master=ps").Obj(),
-			want: `spec.plugins[paddle][0]: Invalid value: "--master=ps": plugin paddle: --master names task "ps", which the job does not have (tasks: worker, trainer)`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			kube := fake.NewSimpleClientset()
-			client := pluginsinterface.PluginClientset{KubeClients: kube}
-			job := tc.job
-			for i := 0; i < 3; i++ {
-				if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-					t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
-				}
-			}
-			for _, task := range job.Spec.Tasks {
-				for i := 0; i < int(task.Replicas); i++ {
-					pod := utiltesting.MakePod(job, task.Name, i).Obj()
-					orig := pod.DeepCopy()
-					if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
-						t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)
-					}
-					if diff := cmp.Diff(orig, pod); diff != "" {
-						t.Errorf("pod %s changed despite invalid arguments (-before +after):\n%s", pod.Name, diff)
-					}
-				}
-			}
-			evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs.Items) != 1 {
-				t.Fatalf("got %d events, want 1", len(evs.Items))
-			}
-			ev := evs.Items[0]
-			if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != tc.want || ev.InvolvedObject.Name != "pd" {
-				t.Errorf("event = %s %s %q on %s, want Warning %s %q on pd", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, tc.want)
-			}
-		})
-	}
-}
-
-func TestJobHooksAreIdempotent(t *testing.T) {
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
-	job := utiltesting.MakeJob("pd").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-			t.Fatal(err)
-		}
-		if err := New(client, job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(map[string]string{"plugin-paddle": "paddle"}, job.Status.ControlledResources); diff != "" {
-		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
-	}
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(job.Status.ControlledResources) != 0 {
-		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
-	}
-}
-
 // sampleJob is the Sample's base Job: each role's task under its flag's
 // default name, with the Sample's replicas.
 func sampleJob(args ...string) *batch.Job {
@@ -396,55 +312,6 @@ func sampleJob(args ...string) *batch.Job {
 		}
 	}
 	return w.Plugin(Name, args...).Obj()
-}
-
-// Every flag the Sample lists parses, and with ValidArgs the base Job is
-// accepted; each BadValues entry is denied on it.
-func TestSample(t *testing.T) {
-	var flags []string
-	for _, r := range sample.Roles {
-		flags = append(flags, "--"+r.Flag+"="+r.Flag)
-	}
-	for _, f := range sample.ValueFlags {
-		v := map[string]string{"port": "37777", "wait-timeout": "90s"}[f]
-		flags = append(flags, "--"+f+"="+v)
-	}
-	for _, f := range sample.StringFlags {
-		flags = append(flags, "--"+f+"=")
-	}
-	for _, f := range sample.BoolFlags {
-		flags = append(flags, "--"+f)
-	}
-	if _, errs := ParseArgs(flags, sampleJob()); len(errs) > 0 {
-		t.Errorf("the Sample's flags %v: %v", flags, errs.ToAggregate())
-	}
-	if _, errs := ParseArgs(sample.ValidArgs, sampleJob()); len(errs) > 0 {
-		t.Errorf("ValidArgs %v: %v", sample.ValidArgs, errs.ToAggregate())
-	}
-	for _, bad := range sample.BadValues {
-		if _, errs := ParseArgs([]string{bad}, sampleJob()); len(errs) == 0 {
-			t.Errorf("BadValues %q is accepted", bad)
-		}
-	}
-	for _, set := range sample.Required {
-		w := utiltesting.MakeJob("pd")
-		for _, r := range sample.Roles {
-			if r.Replicas > 0 && !strings.Contains(" "+strings.Join(set, " ")+" ", " "+r.Flag+" ") {
-				w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
-			}
-		}
-		if _, errs := ParseArgs(nil, w.Plugin(Name).Obj()); len(errs) == 0 {
-			t.Errorf("without the tasks of %v the Job is accepted", set)
-		}
-	}
-	d := Framework.Describe(nil, sampleJob())
-	found := false
-	for _, w := range d.Waits {
-		found = found || (w.From == sample.Wait[0] && w.To == sample.Wait[1])
-	}
-	if !found {
-		t.Errorf("no wait edge %v in %+v", sample.Wait, d.Waits)
-	}
 }
 
 // The Sample's Check accepts every pod the plugin made and names what is
@@ -489,31 +356,5 @@ func TestSampleCheck(t *testing.T) {
 		if err := check("worker", 1, env); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Check = %v, want an error containing %q", err, want)
 		}
-	}
-}
-
-// The admission test data for paddle are denied with their expected message
-// by ParseArgs alone (the webhook's corpus test runs the whole admission).
-func TestInvalidTestdata(t *testing.T) {
-	files, err := filepath.Glob("../../test/e2e/testdata/invalid/paddle-*.yaml")
-	if err != nil || len(files) < 4 {
-		t.Fatalf("want at least 4 paddle-*.yaml test files, got %v (%v)", files, err)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			data, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			job := &batch.Job{}
-			if err := yaml.UnmarshalStrict(data, job); err != nil {
-				t.Fatal(err)
-			}
-			want := job.Annotations["e2e.vcplugins.io/expect-denied"]
-			_, errs := ParseArgs(job.Spec.Plugins[Name], job)
-			if got := utiltesting.ErrorString(errs); want == "" || !strings.Contains(got, want) {
-				t.Errorf("denial %q, want one containing %q", got, want)
-			}
-		})
 	}
 }

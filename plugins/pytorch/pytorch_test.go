@@ -1,18 +1,13 @@
 package pytorch
 
 import (
-	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes/fake"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
@@ -190,56 +185,6 @@ func TestWaitForMaster(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	kube := fake.NewSimpleClientset()
-	client := pluginsinterface.PluginClientset{KubeClients: kube}
-	job := utiltesting.MakeJob("pt").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, "--master=boss").Obj()
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-			t.Fatalf("OnJobAdd: %v", err)
-		}
-		pod := utiltesting.MakePod(job, "worker", i).Obj()
-		if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
-			t.Fatalf("OnPodCreate: %v", err)
-		}
-		if len(pod.Spec.Containers[0].Env) != 0 {
-			t.Errorf("env injected despite invalid arguments: %v", pod.Spec.Containers[0].Env)
-		}
-	}
-	evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs.Items) != 1 || evs.Items[0].Reason != events.ReasonInvalidArguments || evs.Items[0].Type != v1.EventTypeWarning {
-		t.Fatalf("want one %s Warning event, got %+v", events.ReasonInvalidArguments, evs.Items)
-	}
-	want := `spec.plugins[pytorch][0]: Invalid value: "--master=boss": plugin pytorch: --master names task "boss", which the job does not have (tasks: worker)`
-	if evs.Items[0].Message != want {
-		t.Errorf("message = %q, want %q", evs.Items[0].Message, want)
-	}
-}
-
-func TestJobHooksAreIdempotent(t *testing.T) {
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
-	job := utiltesting.MakeJob("pt").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
-	for i := 0; i < 2; i++ {
-		if err := New(client, nil).OnJobAdd(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(map[string]string{"plugin-pytorch": "pytorch"}, job.Status.ControlledResources); diff != "" {
-		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
-	}
-	for i := 0; i < 2; i++ {
-		if err := New(client, nil).OnJobDelete(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(job.Status.ControlledResources) != 0 {
-		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
-	}
-}
 
 // TestRendezvousHost checks who hosts torchrun's c10d rendezvous store: the
 // pod at PET_RDZV_ENDPOINT says so in PET_RDZV_CONF (is_host=1), every other

@@ -1,21 +1,18 @@
 package tensorflow
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
@@ -205,56 +202,5 @@ func TestWaitForPS(t *testing.T) {
 				t.Errorf("user init container must follow the wait container: %v", pod.Spec.InitContainers)
 			}
 		})
-	}
-}
-
-func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	kube := fake.NewSimpleClientset()
-	client := pluginsinterface.PluginClientset{KubeClients: kube}
-	job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, "--prot=2222").Obj()
-	for i := 0; i < 3; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-			t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
-		}
-	}
-	pod := utiltesting.MakePod(job, "worker", 0).Obj()
-	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
-		t.Fatalf("OnPodCreate: %v", err)
-	}
-	if _, ok := utiltesting.Env(pod, 0)[EnvTFConfig]; ok {
-		t.Errorf("TF_CONFIG injected despite invalid arguments")
-	}
-	evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(evs.Items) != 1 {
-		t.Fatalf("got %d events, want 1", len(evs.Items))
-	}
-	ev := evs.Items[0]
-	want := `spec.plugins[tensorflow][0]: Invalid value: "--prot=2222": plugin tensorflow: unknown flag --prot for plugin tensorflow (did you mean --port=2222?); accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`
-	if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != want || ev.InvolvedObject.Name != "tf" {
-		t.Errorf("event = %s %s %q on %s, want Warning %s %q", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, want)
-	}
-}
-
-func TestJobHooksAreIdempotent(t *testing.T) {
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
-	job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
-	for i := 0; i < 2; i++ {
-		if err := New(client, nil).OnJobAdd(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(map[string]string{"plugin-tensorflow": "tensorflow"}, job.Status.ControlledResources); diff != "" {
-		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
-	}
-	for i := 0; i < 2; i++ {
-		if err := New(client, nil).OnJobDelete(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(job.Status.ControlledResources) != 0 {
-		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
 	}
 }

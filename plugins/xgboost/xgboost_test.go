@@ -1,7 +1,6 @@
 package xgboost
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,13 +8,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
@@ -363,83 +360,5 @@ func TestWorkerAddrsLen(t *testing.T) {
 				t.Errorf("%d workers: WORKER_ADDRS has %d commas", n, strings.Count(built, ","))
 			}
 		}
-	}
-}
-
-func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	mk := utiltesting.MakeTask
-	cases := map[string]struct {
-		job  *batch.Job
-		want string
-	}{
-		"unknown flag": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).
-				Plugin(Name, "--prot=9999").Obj(),
-			want: `spec.plugins[xgboost][0]: Invalid value: "--prot=9999": plugin xgboost: unknown flag --prot for plugin xgboost (did you mean --port=9999?); ` + acceptedFlags,
-		},
-		"arguments that do not fit the job": {
-			job:  utiltesting.MakeJob("xgb").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
-			want: `spec.plugins[xgboost]: Invalid value: "--master=master (default)": plugin xgboost: task "master" (--master) must have at most 1 replica, has 2`,
-		},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			kube := fake.NewSimpleClientset()
-			client := pluginsinterface.PluginClientset{KubeClients: kube}
-			job := tc.job
-			for i := 0; i < 3; i++ {
-				if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-					t.Fatalf("OnJobAdd must not return an error Volcano would retry: %v", err)
-				}
-			}
-			for _, task := range []string{"master", "worker"} {
-				for i := 0; i < 2; i++ {
-					pod := utiltesting.MakePod(job, task, i).Obj()
-					orig := pod.DeepCopy()
-					if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
-						t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)
-					}
-					if diff := cmp.Diff(orig, pod); diff != "" {
-						t.Errorf("pod %s changed despite invalid arguments (-before +after):\n%s", pod.Name, diff)
-					}
-				}
-			}
-			evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(evs.Items) != 1 {
-				t.Fatalf("got %d events, want 1", len(evs.Items))
-			}
-			ev := evs.Items[0]
-			if ev.Type != v1.EventTypeWarning || ev.Reason != events.ReasonInvalidArguments || ev.Message != tc.want || ev.InvolvedObject.Name != "xgb" {
-				t.Errorf("event = %s %s %q on %s, want Warning %s %q on xgb", ev.Type, ev.Reason, ev.Message, ev.InvolvedObject.Name, events.ReasonInvalidArguments, tc.want)
-			}
-		})
-	}
-}
-
-func TestJobHooksAreIdempotent(t *testing.T) {
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
-	job := utiltesting.MakeJob("xgb").Task(utiltesting.MakeTask("master", 1).Obj()).
-		Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-			t.Fatal(err)
-		}
-		if err := New(client, job.Spec.Plugins[Name]).OnJobUpdate(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if diff := cmp.Diff(map[string]string{"plugin-xgboost": "xgboost"}, job.Status.ControlledResources); diff != "" {
-		t.Errorf("after OnJobAdd (-want +got):\n%s", diff)
-	}
-	for i := 0; i < 2; i++ {
-		if err := New(client, job.Spec.Plugins[Name]).OnJobDelete(job); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if len(job.Status.ControlledResources) != 0 {
-		t.Errorf("after OnJobDelete: %v", job.Status.ControlledResources)
 	}
 }
