@@ -22,6 +22,7 @@ and "MISMATCH ..." (exit 1) when the injected variables contradict each other.
 
 import hashlib
 import os
+import socket
 import sys
 
 import numpy as np
@@ -45,10 +46,14 @@ def check_contract():
     """The plugin's variables, as XGBoostJob and the collective read them, agree."""
     rank, world = env_int("RANK"), env_int("WORLD_SIZE")
     problems = []
+    # The master joins its own tracker at its own address (the plugin sets
+    # $(POD_IP): the cluster's DNS may not serve its name yet), the others at
+    # the master's name.
+    tracker = socket.gethostbyname(socket.gethostname()) if rank == 0 else os.environ["MASTER_ADDR"]
     for name, want in [
         ("DMLC_TASK_ID", str(rank)),
         ("DMLC_NUM_WORKER", str(world)),
-        ("DMLC_TRACKER_URI", os.environ["MASTER_ADDR"]),
+        ("DMLC_TRACKER_URI", tracker),
         ("DMLC_TRACKER_PORT", os.environ["MASTER_PORT"]),
     ]:
         if os.environ.get(name) != want:

@@ -46,7 +46,8 @@ func judgeXGBoost(run Run) (string, error) {
 			return "", fmt.Errorf("pod %s joined the tracker %d times, want once", pod.Name, len(joined))
 		}
 		r := xgbRank{pod: pod.Name, tracker: joined[0][3], injectedRank: env["RANK"], injectedWorld: env["WORLD_SIZE"],
-			injectedTracker: env["DMLC_TRACKER_URI"] + ":" + env["DMLC_TRACKER_PORT"]}
+			// The master's is its own IP: $(POD_IP), as the kubelet expands it.
+			injectedTracker: strings.ReplaceAll(env["DMLC_TRACKER_URI"], "$(POD_IP)", pod.Status.PodIP) + ":" + env["DMLC_TRACKER_PORT"]}
 		r.rank, _ = strconv.Atoi(joined[0][1])
 		r.world, _ = strconv.Atoi(joined[0][2])
 		model := xgbModelLine.FindStringSubmatch(log)
@@ -115,6 +116,15 @@ func judgeXGBoost(run Run) (string, error) {
 	for rank := 0; rank < world; rank++ {
 		members = append(members, fmt.Sprintf("%d=%s", rank, seen[rank]))
 	}
+	// The workers name the tracker as the master's DNS name, the master
+	// itself by its own address.
+	tracker := rank0.tracker
+	for _, r := range ranks {
+		if r.rank != 0 {
+			tracker = r.tracker + " (the master at " + rank0.tracker + ")"
+			break
+		}
+	}
 	return fmt.Sprintf("%d ranks (%s) joined the tracker at %s, test accuracy %s, one model on every rank (sha256 %s…), the serial model",
-		world, strings.Join(members, " "), rank0.tracker, rank0.acc, rank0.model[:12]), nil
+		world, strings.Join(members, " "), tracker, rank0.acc, rank0.model[:12]), nil
 }

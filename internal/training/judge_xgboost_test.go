@@ -60,13 +60,24 @@ func TestJudgeXGBoost(t *testing.T) {
 	if len(pods) != 3 {
 		t.Fatalf("%d pods, want 3", len(pods))
 	}
+	// The workers join the tracker at the master's name, the master at its
+	// own address ($(POD_IP)).
 	const tracker = "xgboost-digits-master-0.xgboost-digits:9999"
+	const masterIP = "10.245.0.7"
+	for _, p := range pods {
+		if envOf(p, ex.Container)["RANK"] == "0" {
+			p.Status.PodIP = masterIP
+		}
+	}
 	// logs gives each pod the log of the rank its injected RANK says, edited.
 	logs := func(edit func(l *xgbLog)) map[string]string {
 		out := map[string]string{}
 		for _, p := range pods {
 			rank, _ := strconv.Atoi(envOf(p, ex.Container)["RANK"])
 			l := xgbLog{rank: rank, world: 3, tracker: tracker, accuracy: "0.9644", model: xgbModel, serial: "equals"}
+			if rank == 0 {
+				l.tracker = masterIP + ":9999"
+			}
 			if edit != nil {
 				edit(&l)
 			}
@@ -82,7 +93,7 @@ func TestJudgeXGBoost(t *testing.T) {
 	}{
 		{name: "three ranks, one model", logs: logs(nil),
 			want: "3 ranks (0=xgboost-digits-master-0 1=xgboost-digits-worker-0 2=xgboost-digits-worker-1) joined the tracker at " +
-				tracker + ", test accuracy 0.9644, one model on every rank (sha256 081d629d5f81…), the serial model"},
+				tracker + " (the master at " + masterIP + ":9999), test accuracy 0.9644, one model on every rank (sha256 081d629d5f81…), the serial model"},
 		{name: "a pod saw its variables contradict each other", wantErr: true,
 			logs: logs(func(l *xgbLog) {
 				if l.rank == 2 {
@@ -105,7 +116,7 @@ func TestJudgeXGBoost(t *testing.T) {
 			want: `pod xgboost-digits-master-0 joined a world of 2 ranks but was injected WORLD_SIZE="3"`},
 		{name: "a tracker elsewhere", wantErr: true,
 			logs: logs(func(l *xgbLog) { l.tracker = "10.0.0.1:9999" }),
-			want: "pod xgboost-digits-master-0 joined the tracker at 10.0.0.1:9999 but was injected " + tracker},
+			want: "pod xgboost-digits-master-0 joined the tracker at 10.0.0.1:9999 but was injected " + masterIP + ":9999"},
 		{name: "a rank ended with another model", wantErr: true,
 			logs: logs(func(l *xgbLog) {
 				if l.rank == 2 {

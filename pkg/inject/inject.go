@@ -149,3 +149,11 @@ func DNSSearches(pod *v1.Pod, domains ...string) {
 		}
 	}
 }
+
+// PodIPEnv returns the variable name holding the pod's IP, from the downward
+// API (status.podIP). Put it before the variables whose values refer to it as
+// $(name): the kubelet expands a reference only from variables defined
+// earlier in the list.
+func PodIPEnv(name string) v1.EnvVar {
+	return v1.EnvVar{Name: name, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+}

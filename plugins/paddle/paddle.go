@@ -160,7 +160,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		}
 	}
 	port := strconv.Itoa(p.port)
-	podIP := v1.EnvVar{Name: EnvPodIP, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
+	podIP := inject.PodIPEnv(EnvPodIP)
 	// POD_IP comes first: the kubelet expands $(POD_IP) only from variables
 	// defined earlier in the list.
 	build := func(master, role string) []v1.EnvVar {

@@ -31,7 +31,8 @@ var sample = framework.Sample{
 
 // checkSample checks a pod's rank (RANK and DMLC_TASK_ID: master 0, worker
 // i → i+1), the world size the tracker waits for (DMLC_NUM_WORKER), and the
-// tracker's address (DMLC_TRACKER_URI, the master pod's DNS name).
+// tracker's address (DMLC_TRACKER_URI: the master pod's DNS name, on the
+// master its own IP).
 func checkSample(c framework.SampleCheck) error {
 	rank := 0
 	if c.Role == "worker" {
@@ -43,11 +44,20 @@ func checkSample(c framework.SampleCheck) error {
 	if !ok {
 		return fmt.Errorf("the job has no master task %q", a.Master)
 	}
+	tracker := jobs.Host(c.Job, master, 0)
+	if c.Role == "master" {
+		// The master's own address: resolved as the kubelet does, or the
+		// reference itself where nothing resolved the downward API.
+		tracker = "$(" + EnvPodIP + ")"
+		if ip := c.Env[EnvPodIP]; ip != "" {
+			tracker = ip
+		}
+	}
 	for _, want := range []struct{ name, value string }{
 		{EnvRank, strconv.Itoa(rank)},
 		{EnvTaskID, strconv.Itoa(rank)},
 		{EnvNumWorker, strconv.Itoa(1 + c.Workers)},
-		{EnvTrackerURI, jobs.Host(c.Job, master, 0)},
+		{EnvTrackerURI, tracker},
 	} {
 		if got, set := c.Env[want.name]; !set || got != want.value {
 			return fmt.Errorf("%s %d: %s = %q (set: %v), want %q", c.Role, c.Index, want.name, got, set, want.value)

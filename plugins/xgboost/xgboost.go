@@ -28,7 +28,13 @@
 //     listening port (--port, or the worker task's xgboostjob-port) and their
 //     DNS names, comma-separated in index order, without ports.
 //   - DMLC_TRACKER_URI, DMLC_TRACKER_PORT: MASTER_ADDR and MASTER_PORT, where
-//     the tracker listens.
+//     the tracker listens. On the master itself DMLC_TRACKER_URI is
+//     $(POD_IP), its own address, with POD_IP from the downward API
+//     (status.podIP) before it: the master's Rabit joins its own tracker
+//     within a second of starting, before the cluster's DNS serves the
+//     master's name (seen on the real node: Rabit 1.7 then fails at once,
+//     "Failed to call send: Broken pipe"), while the workers, held back
+//     until the name resolves, use the name.
 //   - DMLC_TASK_ID: RANK. The 1.7 tracker sorts the workers by it when
 //     started with sortby="task".
 //   - DMLC_NUM_WORKER: WORLD_SIZE, the tracker's n_workers.
@@ -85,6 +91,9 @@ const (
 	EnvTrackerPort      = "DMLC_TRACKER_PORT"
 	EnvTaskID           = "DMLC_TASK_ID"
 	EnvNumWorker        = "DMLC_NUM_WORKER"
+	// EnvPodIP holds the master pod's IP (downward API), which its
+	// DMLC_TRACKER_URI refers to.
+	EnvPodIP = "POD_IP"
 )
 
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
@@ -147,9 +156,10 @@ type plan struct {
 	master, worker string
 	// masterPort is the tracker's port, workerPort the workers' (0: no workers).
 	masterPort, workerPort int32
-	// common is every variable that is the same on all pods; RANK and
-	// DMLC_TASK_ID follow it.
-	common []v1.EnvVar
+	// common is every variable that is the same on all workers; RANK and
+	// DMLC_TASK_ID follow it. masterEnv is the master's: POD_IP first, the
+	// tracker at $(POD_IP).
+	common, masterEnv []v1.EnvVar
 	// waiters is the workers' init container, from describe's wait edge.
 	waiters framework.Waiters
 }
@@ -177,10 +187,10 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 			v1.EnvVar{Name: EnvWorkerPort, Value: strconv.Itoa(int(p.workerPort))},
 			v1.EnvVar{Name: EnvWorkerAddrs, Value: strings.Join(jobs.Hosts(job, worker, 0), ",")})
 	}
-	p.common = append(p.common,
-		v1.EnvVar{Name: EnvTrackerURI, Value: addr},
-		v1.EnvVar{Name: EnvTrackerPort, Value: port},
-		v1.EnvVar{Name: EnvNumWorker, Value: world})
+	tail := []v1.EnvVar{{Name: EnvTrackerPort, Value: port}, {Name: EnvNumWorker, Value: world}}
+	p.masterEnv = append([]v1.EnvVar{inject.PodIPEnv(EnvPodIP)}, p.common...)
+	p.masterEnv = append(append(p.masterEnv, v1.EnvVar{Name: EnvTrackerURI, Value: "$(" + EnvPodIP + ")"}), tail...)
+	p.common = append(append(p.common, v1.EnvVar{Name: EnvTrackerURI, Value: addr}), tail...)
 	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
@@ -211,8 +221,12 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		return nil
 	}
 	r := strconv.Itoa(rank)
-	env := make([]v1.EnvVar, 0, len(pl.common)+2)
-	env = append(env, pl.common...)
+	common := pl.common
+	if task == pl.master {
+		common = pl.masterEnv
+	}
+	env := make([]v1.EnvVar, 0, len(common)+2)
+	env = append(env, common...)
 	env = append(env, v1.EnvVar{Name: EnvRank, Value: r}, v1.EnvVar{Name: EnvTaskID, Value: r})
 	inject.Env(pod, env...)
 	if port > 0 {

@@ -14,6 +14,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/inject"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
@@ -46,6 +47,18 @@ func xgbEnv(addr, port, world, workerPort, workerAddrs string, rank int) []v1.En
 	)
 }
 
+// xgbMasterEnv is xgbEnv of the master: POD_IP first, the tracker at
+// $(POD_IP).
+func xgbMasterEnv(addr, port, world, workerPort, workerAddrs string) []v1.EnvVar {
+	env := append([]v1.EnvVar{inject.PodIPEnv(EnvPodIP)}, xgbEnv(addr, port, world, workerPort, workerAddrs, 0)...)
+	for i := range env {
+		if env[i].Name == EnvTrackerURI {
+			env[i].Value = "$(" + EnvPodIP + ")"
+		}
+	}
+	return env
+}
+
 func TestEnv(t *testing.T) {
 	mk := utiltesting.MakeTask
 	full := utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).
@@ -60,7 +73,7 @@ func TestEnv(t *testing.T) {
 		"master is rank 0": {
 			job:  full,
 			task: "master",
-			want: xgbEnv("xgb-master-0.xgb", "9999", "4", "9999", addrs, 0),
+			want: xgbMasterEnv("xgb-master-0.xgb", "9999", "4", "9999", addrs),
 		},
 		"worker 0 is rank 1": {
 			job:  full,
@@ -76,12 +89,12 @@ func TestEnv(t *testing.T) {
 		"master alone: world of 1, no WORKER_*": {
 			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
 			task: "master",
-			want: xgbEnv("xgb-master-0.xgb", "9999", "1", "", "", 0),
+			want: xgbMasterEnv("xgb-master-0.xgb", "9999", "1", "", ""),
 		},
 		"worker task without replicas counts as none": {
 			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Plugin(Name).Obj(),
 			task: "master",
-			want: xgbEnv("xgb-master-0.xgb", "9999", "1", "", "", 0),
+			want: xgbMasterEnv("xgb-master-0.xgb", "9999", "1", "", ""),
 		},
 		"renamed roles and port": {
 			job: utiltesting.MakeJob("xgb").Task(mk("tracker", 1).Obj()).Task(mk("trainer", 2).Obj()).

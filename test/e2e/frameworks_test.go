@@ -153,6 +153,15 @@ func xgboostEnv(rank string) map[string]string {
 	}
 }
 
+// xgboostMasterEnv is the literal environment of the master of the xgboost
+// example: its tracker at its own address, $(POD_IP) (POD_IP comes from the
+// downward API).
+func xgboostMasterEnv() map[string]string {
+	env := xgboostEnv("0")
+	env["DMLC_TRACKER_URI"] = "$(POD_IP)"
+	return env
+}
+
 // daskEnv is the environment of a pod of the dask example (dask-dist: 1
 // scheduler, 2 workers, 1 client, port 8786); workerName "" for the scheduler
 // and the client.
@@ -249,7 +258,7 @@ var wantExamples = map[string][]wantPod{
 			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
 	},
 	"xgboost-dist": {
-		{name: "xgboost-dist-master-0", container: "xgboost", env: xgboostEnv("0"), portName: "xgboostjob-port", port: 9999},
+		{name: "xgboost-dist-master-0", container: "xgboost", env: xgboostMasterEnv(), portName: "xgboostjob-port", port: 9999},
 		{name: "xgboost-dist-worker-0", container: "xgboost", env: xgboostEnv("1"), portName: "xgboostjob-port", port: 9999,
 			waitTargets: "xgboost-dist-master-0.xgboost-dist"},
 		{name: "xgboost-dist-worker-1", container: "xgboost", env: xgboostEnv("2"), portName: "xgboostjob-port", port: 9999,
