@@ -2,6 +2,7 @@ package training
 
 import (
 	"fmt"
+	"net"
 	"regexp"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ type xgbRank struct {
 	pod                         string
 	rank, world                 int
 	tracker, model, acc         string
+	podIP                       string
 	injectedRank, injectedWorld string
 	injectedTracker             string
 }
@@ -45,9 +47,8 @@ func judgeXGBoost(run Run) (string, error) {
 		if len(joined) != 1 {
 			return "", fmt.Errorf("pod %s joined the tracker %d times, want once", pod.Name, len(joined))
 		}
-		r := xgbRank{pod: pod.Name, tracker: joined[0][3], injectedRank: env["RANK"], injectedWorld: env["WORLD_SIZE"],
-			// The master's is its own IP: $(POD_IP), as the kubelet expands it.
-			injectedTracker: strings.ReplaceAll(env["DMLC_TRACKER_URI"], "$(POD_IP)", pod.Status.PodIP) + ":" + env["DMLC_TRACKER_PORT"]}
+		r := xgbRank{pod: pod.Name, podIP: pod.Status.PodIP, tracker: joined[0][3], injectedRank: env["RANK"], injectedWorld: env["WORLD_SIZE"],
+			injectedTracker: env["DMLC_TRACKER_URI"] + ":" + env["DMLC_TRACKER_PORT"]}
 		r.rank, _ = strconv.Atoi(joined[0][1])
 		r.world, _ = strconv.Atoi(joined[0][2])
 		model := xgbModelLine.FindStringSubmatch(log)
@@ -80,7 +81,7 @@ func judgeXGBoost(run Run) (string, error) {
 			return "", fmt.Errorf("pod %s joined as rank %d but was injected RANK=%q", r.pod, r.rank, r.injectedRank)
 		case strconv.Itoa(r.world) != r.injectedWorld:
 			return "", fmt.Errorf("pod %s joined a world of %d ranks but was injected WORLD_SIZE=%q", r.pod, r.world, r.injectedWorld)
-		case r.tracker != r.injectedTracker:
+		case !sameTracker(r.tracker, r.injectedTracker, r.podIP):
 			return "", fmt.Errorf("pod %s joined the tracker at %s but was injected %s", r.pod, r.tracker, r.injectedTracker)
 		case seen[r.rank] != "":
 			return "", fmt.Errorf("rank %d claimed by pods %s and %s", r.rank, seen[r.rank], r.pod)
@@ -127,4 +128,26 @@ func judgeXGBoost(run Run) (string, error) {
 	}
 	return fmt.Sprintf("%d ranks (%s) joined the tracker at %s, test accuracy %s, one model on every rank (sha256 %s…), the serial model",
 		world, strings.Join(members, " "), tracker, rank0.acc, rank0.model[:12]), nil
+}
+
+// sameTracker reports whether a rank joined the tracker at the address it
+// was injected. The master's is $(POD_IP):port, its own IP as the kubelet
+// expands it: the pod's IP where the pod still shows it (a finished pod may
+// not), else any IPv4 address (the program itself checked it against its
+// own host's address).
+func sameTracker(joined, injected, podIP string) bool {
+	const ref = "$(POD_IP)"
+	if !strings.HasPrefix(injected, ref) {
+		return joined == injected
+	}
+	port := strings.TrimPrefix(injected, ref)
+	host, ok := strings.CutSuffix(joined, port)
+	if !ok {
+		return false
+	}
+	if podIP != "" {
+		return host == podIP
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.To4() != nil
 }

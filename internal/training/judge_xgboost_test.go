@@ -116,7 +116,14 @@ func TestJudgeXGBoost(t *testing.T) {
 			want: `pod xgboost-digits-master-0 joined a world of 2 ranks but was injected WORLD_SIZE="3"`},
 		{name: "a tracker elsewhere", wantErr: true,
 			logs: logs(func(l *xgbLog) { l.tracker = "10.0.0.1:9999" }),
-			want: "pod xgboost-digits-master-0 joined the tracker at 10.0.0.1:9999 but was injected " + masterIP + ":9999"},
+			want: "pod xgboost-digits-master-0 joined the tracker at 10.0.0.1:9999 but was injected $(POD_IP):9999"},
+		{name: "the master joined at a name where its own address was injected", wantErr: true,
+			logs: logs(func(l *xgbLog) {
+				if l.rank == 0 {
+					l.tracker = tracker
+				}
+			}),
+			want: "pod xgboost-digits-master-0 joined the tracker at " + tracker + " but was injected $(POD_IP):9999"},
 		{name: "a rank ended with another model", wantErr: true,
 			logs: logs(func(l *xgbLog) {
 				if l.rank == 2 {
@@ -240,6 +247,26 @@ func TestXGBoostHello(t *testing.T) {
 		bad[name] = log
 		if _, err := h.Judge(Run{Pods: pods, Logs: bad}); err == nil || !strings.Contains(err.Error(), "pod "+name+" printed 0") {
 			t.Errorf("%s printed %q: judged %v", name, log, err)
+		}
+	}
+}
+
+func TestSameTracker(t *testing.T) {
+	for _, tc := range []struct {
+		joined, injected, podIP string
+		want                    bool
+	}{
+		{"m-0.m:9999", "m-0.m:9999", "", true},
+		{"m-1.m:9999", "m-0.m:9999", "", false},
+		{"10.245.0.7:9999", "$(POD_IP):9999", "10.245.0.7", true},
+		{"10.245.0.8:9999", "$(POD_IP):9999", "10.245.0.7", false},
+		// A finished pod may no longer show its IP: any IPv4 address.
+		{"10.245.0.8:9999", "$(POD_IP):9999", "", true},
+		{"m-0.m:9999", "$(POD_IP):9999", "", false},
+		{"10.245.0.8:9998", "$(POD_IP):9999", "", false},
+	} {
+		if got := sameTracker(tc.joined, tc.injected, tc.podIP); got != tc.want {
+			t.Errorf("sameTracker(%q, %q, %q) = %v, want %v", tc.joined, tc.injected, tc.podIP, got, tc.want)
 		}
 	}
 }
