@@ -53,7 +53,7 @@ bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones.
 	$(GO) run ./test/bench/report -go $(GO) -out $(CURDIR)/_output/bench
 
 # Not part of `make test`: it starts a 100-node cluster 4 times (2 rounds) and takes ~20 minutes.
-scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow and MPI jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one, each job on a fresh cluster (~30 min).
+scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one, each job on a fresh cluster (~30 min).
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
 

@@ -13,6 +13,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
@@ -20,10 +21,11 @@ import (
 const (
 	TensorFlow = tensorflow.Name
 	MPI        = mpi.Name
+	PyTorch    = pytorch.Name
 )
 
 // scaleJob returns the Volcano Job the scale test submits for framework fw, with
-// pods pods in all: one lead pod (ps or MPI master) and pods-1 workers.
+// pods pods in all: one lead pod (ps, MPI or PyTorch master) and pods-1 workers.
 //
 // The plugin arguments are the in-tree plugins' own flags with the in-tree
 // defaults (this project's plugins accept the same flags and share those
@@ -58,8 +60,14 @@ func scaleJob(fw string, pods int, inline bool) (*batch.Job, error) {
 			framework.SSHPlugin: {},
 			framework.SvcPlugin: {},
 		}
+	case PyTorch:
+		lead, worker = pytorch.DefaultMaster, pytorch.DefaultWorker
+		plugins = map[string][]string{
+			pytorch.Name:        {"--master=" + lead, "--worker=" + worker, "--port=" + strconv.Itoa(pytorch.DefaultPort)},
+			framework.SvcPlugin: {},
+		}
 	default:
-		return nil, fmt.Errorf("unknown framework %q: want %q or %q", fw, TensorFlow, MPI)
+		return nil, fmt.Errorf("unknown framework %q: want %q, %q or %q", fw, TensorFlow, MPI, PyTorch)
 	}
 	task := func(name string, replicas int) batch.TaskSpec {
 		return batch.TaskSpec{

@@ -32,7 +32,7 @@
 //
 // Each job starts when its fresh cluster is idle. It prints the medians, the
 // ratios ours/stock and the target checks (bound and cpu total at most 1.05;
-// the TensorFlow job's kube-apiserver RSS growth at most 1.1× the MPI job's, both ours;
+// the TensorFlow job's kube-apiserver RSS growth at most 1.2× the PyTorch job's, both ours;
 // ours' TF_CONFIG in etcd at most 1 MiB per job and 2,000 B per pod),
 // writes them to <out>/scale.txt and the measurements to
 // <out>/scale.json, and stops the cluster. The exit status is 0 when every
@@ -110,7 +110,7 @@ func main() {
 
 func mainStatus() int {
 	var o options
-	impls, frameworks := "stock,ours,ours-inline", TensorFlow+","+MPI
+	impls, frameworks := "stock,ours,ours-inline", TensorFlow+","+MPI+","+PyTorch
 	flag.StringVar(&o.dir, "dir", "_output/scale", "root directory of the scale test's cluster (relative to the module root); removed after each run")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries stock-controller-manager`")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for scale.txt and scale.json")
@@ -119,7 +119,7 @@ func mainStatus() int {
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
 	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
 	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow job's --tf-config=inline)")
-	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: "+TensorFlow+", "+MPI)
+	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: "+TensorFlow+", "+MPI+", "+PyTorch+" (the reference of the RSS target)")
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for both impls")
 	flag.Float64Var(&o.limit, "limit", targetRatio, "largest ratio ours/stock that passes")
