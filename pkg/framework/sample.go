@@ -97,6 +97,27 @@ func (s *Sample) RoleFlags() []string {
 	return out
 }
 
+// RequiredAlone reports whether the plugin cannot do without flag's role
+// alone: one of Required is that flag by itself.
+func (s *Sample) RequiredAlone(flag string) bool {
+	for _, set := range s.Required {
+		if len(set) == 1 && set[0] == flag {
+			return true
+		}
+	}
+	return false
+}
+
+// OwnIP is what a pod's variable that refers to its own IP as $(name) holds:
+// env[name] where env was resolved as the kubelet does, else the reference
+// $(name) itself (a literal environment, nothing resolved the downward API).
+func OwnIP(env map[string]string, name string) string {
+	if ip := env[name]; ip != "" {
+		return ip
+	}
+	return "$(" + name + ")"
+}
+
 // WantEnv returns an error unless env holds name with the value want; the
 // message names the variable and both values.
 func WantEnv(env map[string]string, name, want string) error {

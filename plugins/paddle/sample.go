@@ -46,12 +46,8 @@ func check(c framework.SampleCheck) error {
 	}
 	master := jobs.Host(c.Job, t, 0) + ":" + port
 	if task == rank0 && c.Index == 0 {
-		// The rank-0 pod's own IP, as the kubelet expands $(POD_IP), or the
-		// unexpanded reference where nothing resolved the downward API.
-		master = "$(" + EnvPodIP + "):" + port
-		if ip := c.Env[EnvPodIP]; ip != "" && c.Env[EnvMaster] == ip+":"+port {
-			master = ip + ":" + port
-		}
+		// The rank-0 pod's own IP.
+		master = framework.OwnIP(c.Env, EnvPodIP) + ":" + port
 	}
 	nnodes := c.Workers
 	if ps {

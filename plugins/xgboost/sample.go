@@ -46,12 +46,7 @@ func checkSample(c framework.SampleCheck) error {
 	}
 	tracker := jobs.Host(c.Job, master, 0)
 	if c.Role == "master" {
-		// The master's own address: resolved as the kubelet does, or the
-		// reference itself where nothing resolved the downward API.
-		tracker = "$(" + EnvPodIP + ")"
-		if ip := c.Env[EnvPodIP]; ip != "" {
-			tracker = ip
-		}
+		tracker = framework.OwnIP(c.Env, EnvPodIP)
 	}
 	for _, want := range []struct{ name, value string }{
 		{EnvRank, strconv.Itoa(rank)},

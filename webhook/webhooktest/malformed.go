@@ -275,7 +275,7 @@ func newJob(plugin string, c Chooser, nameLen int) *job {
 		if !r.Single && replicas > 1 {
 			replicas = between(c, 1, replicas)
 		}
-		if r.Single && !b.required(r.Flag) && c.IntN(2) == 0 {
+		if r.Single && !sampleOf(plugin).RequiredAlone(r.Flag) && c.IntN(2) == 0 {
 			// An optional single-pod role (tensorflow's chief) comes and goes.
 			replicas = 0
 		}
@@ -549,9 +549,7 @@ func (b *job) defect(kind Kind) {
 		other := pick(c, others)
 		args := []any{"--worker=" + b.roles["worker"]}
 		for _, r := range sampleOf(other).Roles {
-			if r.Single && slices.ContainsFunc(sampleOf(other).Required, func(set []string) bool {
-				return len(set) == 1 && set[0] == r.Flag
-			}) {
+			if r.Single && sampleOf(other).RequiredAlone(r.Flag) {
 				name := other[:2] + "-" + r.Flag
 				b.tasks = append(b.tasks, b.newTask(name, 1))
 				args = append(args, "--"+r.Flag+"="+name)
@@ -559,12 +557,6 @@ func (b *job) defect(kind Kind) {
 		}
 		b.plugins[other] = args
 	}
-}
-
-// required reports whether the plugin cannot do without flag's role alone
-// (a set of its Sample's Required of that one flag).
-func (b *job) required(flag string) bool {
-	return slices.ContainsFunc(sampleOf(b.plugin).Required, func(set []string) bool { return len(set) == 1 && set[0] == flag })
 }
 
 // dropRequiredRoles removes the tasks of one set of roles the plugin cannot
