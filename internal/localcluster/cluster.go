@@ -59,6 +59,12 @@ type ComponentState struct {
 	Binary string   `json:"binary"` // absolute path of the executable
 	Args   []string `json:"args"`   // command-line arguments, without the binary
 	Log    string   `json:"log"`    // log file receiving stdout and stderr
+	// Launcher is the executable started when it is not Binary: nsenter,
+	// which enters the real node's network namespace and then executes
+	// Binary (Args are nsenter's then).
+	Launcher string `json:"launcher,omitempty"`
+	// Env is what the component's environment adds to the starting process's.
+	Env []string `json:"env,omitempty"`
 }
 
 // State is what Up records in <root>/state.json, enough for another process to

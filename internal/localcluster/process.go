@@ -63,7 +63,7 @@ func startProcess(root, name, binary string, args, env []string) (*process, erro
 		}
 	}
 	p := &process{
-		ComponentState: ComponentState{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logFile},
+		ComponentState: ComponentState{Name: name, PID: cmd.Process.Pid, Binary: binary, Args: args, Log: logFile, Env: env},
 		done:           make(chan struct{}),
 	}
 	// Reaping here keeps a dead child from lingering as a zombie, which would

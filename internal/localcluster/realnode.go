@@ -374,8 +374,8 @@ func (u *upper) startIn(nsPath, name, binary string, env []string, args ...strin
 	// alive() compares argv[0] with the recorded binary, and after the exec
 	// argv[0] is binary.
 	last := &u.state.Components[len(u.state.Components)-1]
-	last.Binary = binary
-	u.procs[len(u.procs)-1].Binary = binary
+	last.Binary, last.Launcher = binary, nsenter
+	u.procs[len(u.procs)-1].Binary, u.procs[len(u.procs)-1].Launcher = binary, nsenter
 	return writeState(&u.state)
 }
 

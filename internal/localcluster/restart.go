@@ -1,0 +1,68 @@
+package localcluster
+
+import (
+	"fmt"
+	"syscall"
+	"time"
+)
+
+// killWait bounds waiting for a SIGKILLed component to be gone.
+const killWait = 10 * time.Second
+
+// Restart kills component name of the cluster recorded in dir ("" means the
+// default root) with SIGKILL, as a crash or an OOM kill would, and starts it
+// again with the same executable, arguments and environment, as a supervisor
+// (systemd's Restart=always) would. Only the component's own process is
+// killed, not its process group: containerd's shims and the containers they
+// run stay, as under systemd's KillMode=process. The new process is recorded
+// in state.json and pids/, so Down stops it. Restart returns once the new
+// process runs, without waiting for it to serve: the caller checks what it
+// needs (kube-apiserver's /readyz, the node's Ready condition...).
+//
+// It returns the new state, and an error if the cluster has no state, no
+// component is called name, the old process survives SIGKILL for 10 s or
+// the new one cannot be started.
+func Restart(dir, name string) (ComponentState, error) {
+	dir, err := resolveDir(dir)
+	if err != nil {
+		return ComponentState{}, err
+	}
+	st, err := readState(dir)
+	if err != nil {
+		return ComponentState{}, err
+	}
+	if st == nil {
+		return ComponentState{}, fmt.Errorf("no local cluster in %s (no %s)", dir, stateFileName)
+	}
+	i := -1
+	for j, c := range st.Components {
+		if c.Name == name {
+			i = j
+		}
+	}
+	if i < 0 {
+		return ComponentState{}, fmt.Errorf("the cluster in %s has no component %q", dir, name)
+	}
+	old := st.Components[i]
+	if alive(old.PID, old.Binary) {
+		_ = syscall.Kill(old.PID, syscall.SIGKILL)
+		deadline := time.Now().Add(killWait)
+		for alive(old.PID, old.Binary) {
+			if time.Now().After(deadline) {
+				return old, fmt.Errorf("%s (pid %d) survived SIGKILL for %s", name, old.PID, killWait)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	exe := old.Binary
+	if old.Launcher != "" {
+		exe = old.Launcher
+	}
+	p, err := startProcess(dir, name, exe, old.Args, old.Env)
+	if err != nil {
+		return old, err
+	}
+	p.Binary, p.Launcher = old.Binary, old.Launcher
+	st.Components[i] = p.ComponentState
+	return p.ComponentState, writeState(st)
+}

@@ -1,0 +1,95 @@
+package localcluster
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRestart restarts a component whose shell forks a child, as containerd
+// forks its shims: the shell comes back with the same arguments and
+// environment under a new PID recorded in state.json, and the child of the
+// old one lives on.
+func TestRestart(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"logs", "pids"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := `sleep 300 & echo "child $! of $MARK"; wait`
+	p, err := startProcess(root, "runtime", sh, []string{"-c", script}, []string{"MARK=run-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(&State{RootDir: root, Components: []ComponentState{p.ComponentState}}); err != nil {
+		t.Fatal(err)
+	}
+	child := waitChild(t, p.Log, 1)
+	t.Cleanup(func() {
+		_ = syscall.Kill(child, syscall.SIGKILL)
+		st, _ := readState(root)
+		if st != nil {
+			_ = terminate(st.Components, time.Second)
+		}
+	})
+
+	got, err := Restart(root, "runtime")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.PID == p.PID || !alive(got.PID, sh) {
+		t.Fatalf("restarted pid %d (old %d): want a new live process", got.PID, p.PID)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the old process is still there")
+	}
+	if !alive(child, "") {
+		t.Error("the old process's child was killed with it; only the component's own process must be")
+	}
+	st, err := readState(root)
+	if err != nil || st == nil || len(st.Components) != 1 {
+		t.Fatalf("state after restart: %+v, %v", st, err)
+	}
+	if c := st.Components[0]; c.PID != got.PID || strings.Join(c.Args, " ") != "-c "+script || strings.Join(c.Env, " ") != "MARK=run-1" {
+		t.Errorf("recorded %+v, want pid %d with the old arguments and environment", c, got.PID)
+	}
+	// The same environment reached the new process.
+	second := waitChild(t, p.Log, 2)
+	_ = syscall.Kill(second, syscall.SIGKILL)
+
+	if _, err := Restart(root, "nothing"); err == nil || !strings.Contains(err.Error(), `"nothing"`) {
+		t.Errorf("Restart of an unknown component = %v, want an error naming it", err)
+	}
+}
+
+// waitChild waits until the log has n "child PID of run-1" lines and returns
+// the PID on the last.
+func waitChild(t *testing.T, log string, n int) int {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		data, _ := os.ReadFile(log)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if len(lines) < n || !strings.HasSuffix(lines[n-1], " of run-1") {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.Fields(lines[n-1])[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pid
+	}
+	t.Fatalf("no %d child lines in %s", n, log)
+	return 0
+}
