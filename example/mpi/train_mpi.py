@@ -13,11 +13,15 @@ Output: "rank R of W joined on HOST" from every rank; "epoch E loss L" and
 "test accuracy A" from rank 0, then "serial check: max |w - w_serial| D"; from
 every rank "rank R: parameters agree across W ranks (checksum C)" or
 "rank R: parameters DIFFER ..." and exit 1.
+
+EPOCH_PAUSE (seconds, default 0) is slept after each epoch: the e2e suite's
+fault specs set it so that a pod can be lost in the middle of the run.
 """
 import ctypes
 import os
 import socket
 import sys
+import time
 
 import numpy as np
 from sklearn.datasets import load_digits
@@ -91,6 +95,7 @@ x_train, x_test, y_train, y_test = train_test_split(
     np.c_[x / 16.0, np.ones(len(x))], y, test_size=0.25, random_state=0, stratify=y)
 onehot = np.eye(10)[y_train]
 EPOCHS, LR = 40, 2.0
+EPOCH_PAUSE = float(os.environ.get("EPOCH_PAUSE", "0"))
 
 
 def gradient(w, xs, ys):
@@ -110,6 +115,7 @@ def train(shard, allreduce, report):
         w -= LR * total[:-1].reshape(w.shape) / len(x_train)
         if report and epoch % 10 == 0:
             print(f"epoch {epoch} loss {total[-1] / len(x_train):.4f}", flush=True)
+        time.sleep(EPOCH_PAUSE)
     return w
 
 

@@ -9,10 +9,16 @@ Output: "rank R of W joined" from every rank; "epoch E loss L" (mean cross
 entropy over all ranks' training samples) and "test accuracy A" from rank 0;
 then from every rank either "rank R: parameters agree across W ranks
 (checksum C)" and exit 0, or "rank R: parameters DIFFER ..." and exit 1.
+
+EPOCHS (default 8) is the number of epochs; EPOCH_PAUSE (seconds, default 0)
+is slept after each: the e2e suite's fault specs set it so that a pod can be
+lost in the middle of the run.
 """
 import os
+import signal
 import socket
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -23,7 +29,14 @@ from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, TensorDataset
 from torch.utils.data.distributed import DistributedSampler
 
+# As PID 1 of its container Python would ignore the kubelet's SIGTERM (the
+# kernel drops signals PID 1 has no handler for): a deleted pod, and every pod
+# of a restarting Job, would keep training until the grace period (30 s by
+# default) ends in SIGKILL.
+signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
+
 EPOCHS = int(os.environ.get("EPOCHS", "8"))
+EPOCH_PAUSE = float(os.environ.get("EPOCH_PAUSE", "0"))
 
 dist.init_process_group("gloo")
 rank, world = dist.get_rank(), dist.get_world_size()
@@ -54,6 +67,7 @@ for epoch in range(1, EPOCHS + 1):
     dist.all_reduce(totals)
     if rank == 0:
         print(f"epoch {epoch} loss {(totals[0] / totals[1]).item():.4f}", flush=True)
+    time.sleep(EPOCH_PAUSE)
 
 if rank == 0:
     with torch.no_grad():

@@ -10,6 +10,7 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -246,14 +247,19 @@ func EnvOf(pod *corev1.Pod, container string) map[string]string {
 
 // WaitTargets returns what the wait container of pod (wait.ContainerName)
 // waits for, its WAIT_TARGETS variable or the file it names, which it reads
-// from the ConfigMap it mounts (wait.PodTargets). It fails the spec if the pod
-// has no wait container or the ConfigMap cannot be read.
+// from the ConfigMap it mounts (wait.PodTargets; as last seen if the ConfigMap
+// was deleted since: the mpi plugin deletes its own when the Job completes).
+// It fails the spec if the pod has no wait container or the ConfigMap cannot
+// be read.
 func (f *Framework) WaitTargets(ctx context.Context, pod *corev1.Pod) []string {
 	ginkgo.GinkgoHelper()
 	c := ContainerOf(pod, wait.ContainerName)
 	gomega.Expect(c).NotTo(gomega.BeNil(), "pod %s has no container %q", pod.Name, wait.ContainerName)
 	targets, err := wait.PodTargets(pod, c, func(name string) (map[string]string, error) {
 		cm, err := f.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) && f.ConfigMapSeen(name) != nil {
+			return f.ConfigMapSeen(name).Data, nil
+		}
 		if err != nil {
 			return nil, err
 		}

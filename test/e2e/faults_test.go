@@ -1,0 +1,370 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/test/e2e/framework"
+)
+
+// faultEpochPause is slept after each epoch (EPOCH_PAUSE of the training
+// programs) and faultEpochs is the PyTorch program's number of epochs (EPOCHS;
+// the MPI program has 40), so that a fault lands in the middle of the run:
+// the MPI program runs for about 10 s, the PyTorch one about 8 s.
+const (
+	faultEpochPause = "0.25"
+	faultEpochs     = "16"
+)
+
+// faultExitBound bounds, after a fault, how long the old pods may take to be
+// gone: well under the 30 s grace period, which a program that ignores the
+// kubelet's SIGTERM (python3 as PID 1 without a handler) would use up.
+const faultExitBound = 20 * time.Second
+
+// podFault is one way a pod of a training Job is lost.
+type podFault struct {
+	// what the fault is, for the spec's name.
+	what string
+	// file is the example (training.Examples) whose Job is run.
+	file string
+	// progressPod and progress: the fault comes once the log of that pod
+	// (the Job's name, "-", progressPod) matches progress.
+	progressPod string
+	progress    *regexp.Regexp
+	// victim is the pod lost (after the Job's name and "-").
+	victim string
+	// kill kills its main container (the pod fails) instead of deleting
+	// the pod.
+	kill bool
+}
+
+var podFaults = []podFault{{
+	what: "a PyTorch DDP Job's worker pod deleted", file: "example/pytorch/pytorch-digits-ddp.yaml",
+	progressPod: "master-0", progress: regexp.MustCompile(`(?m)^epoch 2 loss`), victim: "worker-1",
+}, {
+	what: "a PyTorch DDP Job's worker container killed", file: "example/pytorch/pytorch-digits-ddp.yaml",
+	progressPod: "master-0", progress: regexp.MustCompile(`(?m)^epoch 2 loss`), victim: "worker-0", kill: true,
+}, {
+	what: "an Open MPI Job's worker pod deleted", file: "example/mpi/mpi-digits-openmpi.yaml",
+	progressPod: "launcher-0", progress: regexp.MustCompile(`(?m)^epoch 10 loss`), victim: "worker-0",
+}, {
+	what: "an Open MPI Job's worker container killed", file: "example/mpi/mpi-digits-openmpi.yaml",
+	progressPod: "launcher-0", progress: regexp.MustCompile(`(?m)^epoch 10 loss`), victim: "worker-1", kill: true,
+}}
+
+// exampleOf returns the training example of file.
+func exampleOf(file string) training.Example {
+	GinkgoHelper()
+	for _, ex := range training.Examples {
+		if ex.File == file {
+			return ex
+		}
+	}
+	Fail("no training example " + file)
+	return training.Example{}
+}
+
+// restartOnPodLoss is the Job-level policy a user sets to retry training
+// when a pod is lost: an evicted or deleted pod (PodEvicted) or a failed one
+// (PodFailed) restarts the whole Job, up to maxRetry (Volcano's default 3).
+var restartOnPodLoss = batch.LifecyclePolicy{
+	Events: []busv1alpha1.Event{busv1alpha1.PodEvictedEvent, busv1alpha1.PodFailedEvent},
+	Action: busv1alpha1.RestartJobAction,
+}
+
+// slowed sets EPOCH_PAUSE and EPOCHS in every container of job; Open MPI's
+// mpirun passes EPOCH_PAUSE on to the ranks it starts only when told (-x).
+func slowed(job *batch.Job) *batch.Job {
+	for i := range job.Spec.Tasks {
+		for j := range job.Spec.Tasks[i].Template.Spec.Containers {
+			c := &job.Spec.Tasks[i].Template.Spec.Containers[j]
+			c.Env = append(c.Env, corev1.EnvVar{Name: "EPOCH_PAUSE", Value: faultEpochPause},
+				corev1.EnvVar{Name: "EPOCHS", Value: faultEpochs})
+			if len(c.Command) > 0 && c.Command[0] == "mpirun" {
+				c.Command = append([]string{"mpirun", "-x", "EPOCH_PAUSE"}, c.Command[1:]...)
+			}
+		}
+	}
+	return job
+}
+
+// jobPods lists the pods of job as they are now, by name.
+func jobPods(ctx context.Context, f *framework.Framework, job *batch.Job) map[string]*corev1.Pod {
+	GinkgoHelper()
+	list, err := f.Kube.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batch.JobNameKey + "=" + job.Name})
+	Expect(err).NotTo(HaveOccurred())
+	out := map[string]*corev1.Pod{}
+	for i := range list.Items {
+		out[list.Items[i].Name] = &list.Items[i]
+	}
+	return out
+}
+
+// waitLog waits until the log of pod's first container matches re.
+func waitLog(ctx context.Context, f *framework.Framework, job *batch.Job, pod string, re *regexp.Regexp) {
+	GinkgoHelper()
+	framework.Eventually(ctx, func(ctx context.Context) (string, error) {
+		p, err := f.Kube.CoreV1().Pods(f.Namespace).Get(ctx, pod, metav1.GetOptions{})
+		if err != nil {
+			return "", err
+		}
+		if training.FailedOnItsOwn(p) {
+			return "", StopTrying("pod " + pod + " failed")
+		}
+		return f.TryPodLog(ctx, p, p.Spec.Containers[0].Name)
+	}, framework.RealJobCompletedTimeout).Should(MatchRegexp(re.String()), "progress of Job %s", job.Name)
+}
+
+// joinedLine is a rank's first line (both digits programs print it once
+// init has connected every rank).
+var joinedLine = regexp.MustCompile(`rank \d+ of \d+ joined`)
+
+// lastJoined returns when the last rank of pods printed its joined line,
+// from the kubelet's timestamps of the main containers' logs.
+func lastJoined(ctx context.Context, f *framework.Framework, pods []*corev1.Pod) time.Time {
+	GinkgoHelper()
+	var last time.Time
+	for _, p := range pods {
+		data, err := f.Kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{
+			Container: p.Spec.Containers[0].Name, Timestamps: true}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred(), "log of pod %s", p.Name)
+		sc := bufio.NewScanner(strings.NewReader(string(data)))
+		for sc.Scan() {
+			stamp, line, _ := strings.Cut(sc.Text(), " ")
+			if !joinedLine.MatchString(line) {
+				continue
+			}
+			at, err := time.Parse(time.RFC3339Nano, stamp)
+			Expect(err).NotTo(HaveOccurred(), "timestamp of %q", sc.Text())
+			if at.After(last) {
+				last = at
+			}
+		}
+	}
+	Expect(last.IsZero()).To(BeFalse(), "no rank printed that it joined")
+	return last
+}
+
+// startedAt returns when the main container of pod started.
+func startedAt(pod *corev1.Pod) time.Time {
+	for _, s := range pod.Status.ContainerStatuses {
+		if s.Name != pod.Spec.Containers[0].Name {
+			continue
+		}
+		if s.State.Running != nil {
+			return s.State.Running.StartedAt.Time
+		}
+		if s.State.Terminated != nil {
+			return s.State.Terminated.StartedAt.Time
+		}
+	}
+	return time.Time{}
+}
+
+var _ = Describe("Faults during training on the real node", Label("faults"), func() {
+	f := framework.New("faults")
+
+	for _, fault := range podFaults {
+		It(fault.what+" mid-run: the Job restarts (PodEvicted, PodFailed → RestartJob), its new pods get the same contract and wait again, training completes and nothing is left", func(ctx SpecContext) {
+			ex, created := startSlowed(ctx, f, fault.file, func(j *batch.Job) {
+				j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
+			}, fault.progressPod, fault.progress)
+			before := jobPods(ctx, f, created)
+			victim := before[created.Name+"-"+fault.victim]
+			Expect(victim).NotTo(BeNil(), "pod %s-%s", created.Name, fault.victim)
+			var at time.Time
+			if fault.kill {
+				By("killing the main container of pod " + victim.Name)
+				at = f.KillContainer(ctx, victim)
+			} else {
+				By("deleting pod " + victim.Name)
+				at = time.Now()
+				Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
+			}
+			var old []*corev1.Pod
+			for _, p := range before {
+				old = append(old, p)
+			}
+			rec := f.WatchRecovery(ctx, created, at, old).Wait(framework.RealJobCompletedTimeout)
+			Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", created.Name, rec)
+			Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", created.Name)
+			Expect(rec.OldGone).To(BeNumerically("<", faultExitBound), "the old pods exited on SIGTERM or on losing their peers (%s)", rec)
+
+			By("checking the new pods: every one replaced, the same variables, waits held back")
+			after := jobPods(ctx, f, created)
+			Expect(after).To(HaveLen(len(before)))
+			var pods []*corev1.Pod
+			for name, p := range after {
+				Expect(before).To(HaveKey(name))
+				Expect(p.UID).NotTo(Equal(before[name].UID), "pod %s was replaced", name)
+				Expect(rec.NewPods).To(HaveKeyWithValue(name, p.UID))
+				main := p.Spec.Containers[0].Name
+				Expect(framework.EnvOf(p, main)).To(Equal(framework.EnvOf(before[name], main)), "the variables of pod %s after the restart", name)
+				if framework.ContainerOf(p, wait.ContainerName) != nil {
+					// Only once every dependency answered again did this
+					// pod's program start.
+					for _, t := range f.WaitTargets(ctx, p) {
+						dep := after[strings.SplitN(t, ".", 2)[0]]
+						Expect(dep).NotTo(BeNil(), "pod of wait target %s", t)
+						Expect(startedAt(p)).NotTo(BeTemporally("<", startedAt(dep)), "pod %s started before %s, which it waits for", name, dep.Name)
+					}
+				}
+				pods = append(pods, p)
+			}
+			summary := judgeNow(ctx, f, ex, created)
+			joined := lastJoined(ctx, f, pods).Sub(at)
+			report(fmt.Sprintf("%s: %s; every rank joined again %.1fs after the fault; %s", fault.what, rec, joined.Seconds(), summary))
+
+			By("deleting the Job: nothing of it is left")
+			f.ExpectNothingLeft(ctx, created)
+		}, SpecTimeout(framework.RealSpecTimeout))
+	}
+})
+
+
+// startSlowed creates the Job of example file, slowed (slowed) and changed
+// by edit, on the real node, and returns the example and the Job once the log
+// of its pod progressPod (after the Job's name and "-") matches progress.
+func startSlowed(ctx context.Context, f *framework.Framework, file string, edit func(*batch.Job), progressPod string, progress *regexp.Regexp) (training.Example, *batch.Job) {
+	GinkgoHelper()
+	framework.RequireRealNode()
+	requireTrainingImage()
+	ex := exampleOf(file)
+	createProgramConfigMap(ctx, f, ex)
+	job := slowed(framework.OnRealNode(framework.LoadJob(ex.File)))
+	if edit != nil {
+		edit(job)
+	}
+	created := f.CreateJob(ctx, job)
+	By("waiting for training to be past its first steps")
+	waitLog(ctx, f, created, created.Name+"-"+progressPod, progress)
+	return ex, created
+}
+
+// judgeNow judges the Job's run from its pods and logs as they are now.
+func judgeNow(ctx context.Context, f *framework.Framework, ex training.Example, job *batch.Job) string {
+	GinkgoHelper()
+	var pods []*corev1.Pod
+	for _, p := range jobPods(ctx, f, job) {
+		pods = append(pods, p)
+	}
+	framework.SortPods(job, pods)
+	logs := map[string]string{}
+	for _, p := range pods {
+		logs[p.Name] = f.PodLog(ctx, p, p.Spec.Containers[0].Name)
+	}
+	run := training.Run{Pods: pods, Logs: logs}
+	if cm := f.ConfigMapSeen(mpi.ConfigMapName(job)); cm != nil {
+		run.Hostfile = cm.Data[mpi.HostfileKey]
+	}
+	summary, err := ex.Judge(run)
+	Expect(err).NotTo(HaveOccurred(), "the training run of Job %s", job.Name)
+	return summary
+}
+
+// expectSamePods checks that the Job's pods are those of before: none was
+// replaced.
+func expectSamePods(ctx context.Context, f *framework.Framework, job *batch.Job, before map[string]*corev1.Pod) {
+	GinkgoHelper()
+	after := jobPods(ctx, f, job)
+	Expect(after).To(HaveLen(len(before)), "pods of Job %s", job.Name)
+	for name, p := range after {
+		Expect(before).To(HaveKey(name))
+		Expect(p.UID).To(Equal(before[name].UID), "pod %s was not replaced", name)
+	}
+}
+
+// report prints a fault's outcome and adds it to the suite's report.
+func report(line string) {
+	GinkgoWriter.Println(line)
+	AddReportEntry("recovery", line)
+}
+
+// elasticProgress is rank 0's second epoch under torchrun's --tee.
+var elasticProgress = regexp.MustCompile(`(?m)^(\[default0\]:)?epoch 2 loss`)
+
+var _ = Describe("Faults during elastic PyTorch training on the real node", Label("faults"), func() {
+	f := framework.New("faults-elastic")
+	const file = "example/pytorch/pytorch-digits-elastic.yaml"
+
+	It("a lost worker (--min-nodes=2 --max-nodes=3, no Job policy): torchrun re-rendezvouses without a Job restart, the replacement pod joins a later round, training completes and nothing is left", func(ctx SpecContext) {
+		ex, job := startSlowed(ctx, f, file, nil, "master-0", elasticProgress)
+		before := jobPods(ctx, f, job)
+		victim := before[job.Name+"-worker-1"]
+		Expect(victim).NotTo(BeNil())
+		By("deleting pod " + victim.Name)
+		at := time.Now()
+		Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
+		rec := f.WatchRecovery(ctx, job, at, []*corev1.Pod{victim}).Wait(framework.RealJobCompletedTimeout)
+		Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", job.Name, rec)
+		Expect(rec.RetryCount).To(BeZero(), "Job %s restarted (status.retryCount)", job.Name)
+		Expect(rec.Restarting).To(BeZero(), "Job %s went through Restarting", job.Name)
+
+		// Volcano re-creates a deleted pod of a running Job.
+		Expect(rec.NewPods).To(HaveKey(victim.Name), "a replacement for pod %s", victim.Name)
+		Expect(rec.NewPods[victim.Name]).NotTo(Equal(victim.UID))
+		after := jobPods(ctx, f, job)
+		for name, p := range after {
+			if name != victim.Name {
+				Expect(p.UID).To(Equal(before[name].UID), "pod %s kept", name)
+			}
+		}
+		master := f.PodLog(ctx, after[job.Name+"-master-0"], "pytorch")
+		Expect(len(joinedLine.FindAllString(master, -1))).To(BeNumerically(">=", 2), "the master's agent started its worker again in a later round")
+		summary := judgeNow(ctx, f, ex, job)
+		// The replacement joins the round that trains when it arrives before
+		// that round closes; else it waits for a next one, and the Job's
+		// completion deletes it.
+		outcome := "came after the round that trained and was deleted with the Job's completion"
+		if r := after[victim.Name]; r != nil && joinedLine.MatchString(f.PodLog(ctx, r, r.Spec.Containers[0].Name)) {
+			outcome = fmt.Sprintf("joined a later round %.1fs after the fault", lastJoined(ctx, f, []*corev1.Pod{r}).Sub(at).Seconds())
+		}
+		report(fmt.Sprintf("an elastic PyTorch Job's worker pod deleted: %s; the replacement %s; %s", rec, outcome, summary))
+
+		By("deleting the Job: nothing of it is left")
+		f.ExpectNothingLeft(ctx, job)
+	}, SpecTimeout(framework.RealSpecTimeout))
+
+	It("a lost master, the rendezvous host: the other agents fail, and with PodEvicted, PodFailed → RestartJob on the Job (as docs/plugins/pytorch.md advises) it restarts and completes", func(ctx SpecContext) {
+		ex, job := startSlowed(ctx, f, file, func(j *batch.Job) {
+			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
+		}, "master-0", elasticProgress)
+		before := jobPods(ctx, f, job)
+		victim := before[job.Name+"-master-0"]
+		By("deleting pod " + victim.Name)
+		at := time.Now()
+		Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
+		var old []*corev1.Pod
+		for _, p := range before {
+			old = append(old, p)
+		}
+		rec := f.WatchRecovery(ctx, job, at, old).Wait(framework.RealJobCompletedTimeout)
+		Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", job.Name, rec)
+		Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", job.Name)
+		summary := judgeNow(ctx, f, ex, job)
+		var pods []*corev1.Pod
+		for _, p := range jobPods(ctx, f, job) {
+			pods = append(pods, p)
+		}
+		joined := lastJoined(ctx, f, pods).Sub(at)
+		report(fmt.Sprintf("an elastic PyTorch Job's master pod deleted: %s; every rank joined again %.1fs after the fault; %s", rec, joined.Seconds(), summary))
+
+		By("deleting the Job: nothing of it is left")
+		f.ExpectNothingLeft(ctx, job)
+	}, SpecTimeout(framework.RealSpecTimeout))
+})
