@@ -10,7 +10,7 @@ export GOFLAGS ?= -buildvcs=false
 # argument and the binaries' --version (hack/installer.mk) come from it.
 VERSION := v1.10.0-fp.1
 
-.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale clean help fuzz
+.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale chaos clean help fuzz
 
 all: build
 
@@ -56,6 +56,11 @@ bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones.
 scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one, each job on a fresh cluster (~30 min).
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
+
+# Not part of `make test` (which runs each fault spec once): ROUNDS rounds of ~4 minutes.
+ROUNDS ?= 5
+chaos: binaries node-training ## Faults during real training (the e2e specs labelled "faults": lost pods, our managers, containerd, the kubelet and kube-apiserver killed), each ROUNDS times in a row (default 5) on one local cluster.
+	E2E_FAULT_ROUNDS=$(ROUNDS) $(GO) test -count=1 -timeout $$(( $(ROUNDS) * 8 + 15 ))m ./test/e2e/... -ginkgo.v -ginkgo.label-filter=faults
 
 clean: ## Remove build output and local cluster state.
 	rm -rf _output

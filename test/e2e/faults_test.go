@@ -4,21 +4,30 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
+	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -35,6 +44,19 @@ const (
 // gone: well under the 30 s grace period, which a program that ignores the
 // kubelet's SIGTERM (python3 as PID 1 without a handler) would use up.
 const faultExitBound = 20 * time.Second
+
+// envFaultRounds is how many times in a row each fault spec runs (`make chaos
+// ROUNDS=N`); once when unset. A spec fails at its first failed round.
+const envFaultRounds = "E2E_FAULT_ROUNDS"
+
+// faultRounds decorates the fault specs with envFaultRounds.
+func faultRounds() MustPassRepeatedly {
+	n, err := strconv.Atoi(os.Getenv(envFaultRounds))
+	if err != nil || n < 1 {
+		return MustPassRepeatedly(1)
+	}
+	return MustPassRepeatedly(n)
+}
 
 // podFault is one way a pod of a training Job is lost.
 type podFault struct {
@@ -176,7 +198,7 @@ func startedAt(pod *corev1.Pod) time.Time {
 	return time.Time{}
 }
 
-var _ = Describe("Faults during training on the real node", Label("faults"), func() {
+var _ = Describe("Faults during training on the real node", Label("faults"), faultRounds(), func() {
 	f := framework.New("faults")
 
 	for _, fault := range podFaults {
@@ -298,7 +320,7 @@ func report(line string) {
 // elasticProgress is rank 0's second epoch under torchrun's --tee.
 var elasticProgress = regexp.MustCompile(`(?m)^(\[default0\]:)?epoch 2 loss`)
 
-var _ = Describe("Faults during elastic PyTorch training on the real node", Label("faults"), func() {
+var _ = Describe("Faults during elastic PyTorch training on the real node", Label("faults"), faultRounds(), func() {
 	f := framework.New("faults-elastic")
 	const file = "example/pytorch/pytorch-digits-elastic.yaml"
 
@@ -366,5 +388,258 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 
 		By("deleting the Job: nothing of it is left")
 		f.ExpectNothingLeft(ctx, job)
+	}, SpecTimeout(framework.RealSpecTimeout))
+})
+
+// componentBackTimeout bounds waiting for a restarted component to serve.
+const componentBackTimeout = 2 * time.Minute
+
+// webhookBackWithin is how soon after being killed the webhook manager must
+// admit Jobs again (issue 27): its start is certificates, a few informers and
+// the listener.
+const webhookBackWithin = 10 * time.Second
+
+// waitBack waits until component, killed and started again at `at`, serves
+// again, and returns how long that took from `at`: kube-apiserver's /readyz,
+// vc-controller-manager's /healthz, vc-webhook-manager mutating a dry-run Job,
+// containerd answering `ctr version`, the kubelet posting Ready after `at`.
+func waitBack(ctx context.Context, f *framework.Framework, component string, at time.Time) time.Duration {
+	GinkgoHelper()
+	cl := framework.Cluster().Local
+	var check func(ctx context.Context) error
+	switch component {
+	case localcluster.KubeAPIServer:
+		check = func(ctx context.Context) error {
+			_, err := f.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+			return err
+		}
+	case localcluster.ControllerManager:
+		url := fmt.Sprintf("http://127.0.0.1:%d/healthz", cl.Ports[localcluster.ControllerManagerHealthz])
+		check = func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return err
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("%s: %s", url, resp.Status)
+			}
+			return nil
+		}
+	case localcluster.WebhookManager:
+		check = func(ctx context.Context) error {
+			probe := burstJob("back")
+			probe.Namespace = f.Namespace
+			j, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err != nil {
+				return err
+			}
+			if !mutated(j) {
+				return fmt.Errorf("Job %s admitted without the svc plugin", j.Name)
+			}
+			return nil
+		}
+	case localcluster.Containerd:
+		check = func(ctx context.Context) error {
+			out, err := exec.CommandContext(ctx, "ctr", "--address", cl.RealNode.ContainerdSocket, "version").CombinedOutput()
+			if err != nil {
+				return fmt.Errorf("ctr version: %v: %s", err, out)
+			}
+			return nil
+		}
+	case localcluster.Kubelet:
+		check = func(ctx context.Context) error {
+			node, err := f.Kube.CoreV1().Nodes().Get(ctx, localcluster.RealNodeName, metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			for _, c := range node.Status.Conditions {
+				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && c.LastHeartbeatTime.Time.After(at) {
+					return nil
+				}
+			}
+			return fmt.Errorf("node %s has not posted Ready since %s", node.Name, at.Format(time.RFC3339))
+		}
+	default:
+		Fail("no readiness check for " + component)
+	}
+	framework.Eventually(ctx, check, componentBackTimeout).Should(Succeed(), "%s back", component)
+	return time.Since(at)
+}
+
+// burstJob is a small tensorflow Job for KWOK nodes that asks for nothing
+// but the plugin: admitted, the webhook has added the svc plugin.
+func burstJob(name string) *batch.Job {
+	return framework.KeepRunning(vctesting.MakeJob(name).Plugin("tensorflow").
+		Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+		Task(vctesting.MakeTask("worker", 2).Container("tensorflow").Resource("cpu", "10m").Obj()).
+		Obj())
+}
+
+// mutated reports whether our webhook mutated an admitted burstJob: the
+// svc plugin it adds, and the worker's TaskCompleted → CompleteJob.
+func mutated(job *batch.Job) bool {
+	if _, ok := job.Spec.Plugins["svc"]; !ok {
+		return false
+	}
+	for _, t := range job.Spec.Tasks {
+		if t.Name == "worker" {
+			for _, p := range t.Policies {
+				if p.Event == busv1alpha1.TaskCompletedEvent && p.Action == busv1alpha1.CompleteJobAction {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+var _ = Describe("Our managers killed (SIGKILL) and started again", Label("faults"), faultRounds(), func() {
+	f := framework.New("faults-managers")
+
+	It("vc-controller-manager, mid-run on the real node: no pod replaced, no Job restart, training completes and nothing is left", func(ctx SpecContext) {
+		ex, job := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", regexp.MustCompile(`(?m)^epoch 2 loss`))
+		before := jobPods(ctx, f, job)
+		at := framework.RestartComponent(localcluster.ControllerManager)
+		back := waitBack(ctx, f, localcluster.ControllerManager, at)
+		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
+		expectSamePods(ctx, f, job, before)
+		j, err := f.GetJob(ctx, job.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(j.Status.RetryCount).To(BeZero(), "status.retryCount of Job %s", job.Name)
+		report(fmt.Sprintf("vc-controller-manager killed mid-run: healthy again after %.1fs; %s", back.Seconds(), judgeNow(ctx, f, ex, job)))
+		f.ExpectNothingLeft(ctx, job)
+	}, SpecTimeout(framework.RealSpecTimeout))
+
+	It("vc-controller-manager, while a 300-worker Job's pods are being created: every pod exactly once, one cluster ConfigMap, the Job runs", func(ctx SpecContext) {
+		job := framework.KeepRunning(vctesting.MakeJob("large-restart").Plugin("tensorflow").
+			Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			Task(vctesting.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			Obj())
+		job = f.CreateJob(ctx, job)
+		framework.Eventually(ctx, func() int { return len(f.PodsOf(job)) }, framework.PodsCreatedTimeout).
+			Should(BeNumerically(">=", 30), "pods of Job %s being created", job.Name)
+		created := len(f.PodsOf(job))
+		at := framework.RestartComponent(localcluster.ControllerManager)
+		back := waitBack(ctx, f, localcluster.ControllerManager, at)
+		pods := f.WaitPodsCreated(ctx, job, 0)
+		Expect(pods).To(HaveLen(largeJobWorkers+1), "pods of Job %s", job.Name)
+		uids := map[types.UID]bool{}
+		for _, p := range pods {
+			uids[p.UID] = true
+			Expect(framework.EnvOf(p, "tensorflow")[tensorflow.EnvTFConfig]).To(ContainSubstring(tfReference), "TF_CONFIG of pod %s", p.Name)
+		}
+		Expect(uids).To(HaveLen(largeJobWorkers+1), "one pod per task index, none created twice")
+		cms, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		var names []string
+		for _, cm := range cms.Items {
+			if strings.HasPrefix(cm.Name, job.Name+"-") {
+				names = append(names, cm.Name)
+			}
+		}
+		Expect(names).To(ContainElement(tensorflow.ConfigMapName(job)), "the cluster ConfigMap")
+		j, err := f.GetJob(ctx, job.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(j.Status.RetryCount).To(BeZero())
+		report(fmt.Sprintf("vc-controller-manager killed after %d of %d pods were created: healthy again after %.1fs, all %d pods exist once; ConfigMaps %v",
+			created, largeJobWorkers+1, back.Seconds(), len(pods), names))
+		f.ExpectNothingLeft(ctx, job)
+	}, SpecTimeout(framework.SpecTimeout))
+
+	It("vc-webhook-manager, during a burst of Job creates: every Job is admitted fully mutated or refused, never unmutated, and it admits again within 10 s", func(ctx SpecContext) {
+		const burst, workers = 40, 4
+		type result struct {
+			job *batch.Job
+			err error
+		}
+		results := make(chan result, burst)
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				for i := range next {
+					j, err := f.TryCreateJob(ctx, burstJob(fmt.Sprintf("burst-%d", i)))
+					results <- result{j, err}
+				}
+			}()
+		}
+		var at time.Time
+		for i := 0; i < burst; i++ {
+			if i == burst/4 {
+				at = framework.RestartComponent(localcluster.WebhookManager)
+			}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(results)
+		admitted, refused := 0, 0
+		for r := range results {
+			if r.err != nil {
+				refused++
+				continue
+			}
+			admitted++
+			Expect(mutated(r.job)).To(BeTrue(), "Job %s admitted without our mutation", r.job.Name)
+		}
+		back := waitBack(ctx, f, localcluster.WebhookManager, at)
+		Expect(back).To(BeNumerically("<", webhookBackWithin), "vc-webhook-manager admitting again after being killed")
+		Expect(admitted).To(BeNumerically(">", 0))
+		report(fmt.Sprintf("vc-webhook-manager killed during %d Job creates: %d admitted fully mutated, %d refused (fail closed), none unmutated; admitting again %.1fs after the kill",
+			burst, admitted, refused, back.Seconds()))
+	}, SpecTimeout(framework.SpecTimeout))
+})
+
+var _ = Describe("The real node's runtime and the API server restarted", Label("faults"), faultRounds(), func() {
+	f := framework.New("faults-node")
+
+	It("containerd and the kubelet, with training pods running: the pods keep running, training completes, and a new Job starts there afterwards", func(ctx SpecContext) {
+		ex, job := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", func(j *batch.Job) {
+			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
+		}, "master-0", regexp.MustCompile(`(?m)^epoch 2 loss`))
+		before := jobPods(ctx, f, job)
+		at := framework.RestartComponent(localcluster.Containerd)
+		containerd := waitBack(ctx, f, localcluster.Containerd, at)
+		at2 := framework.RestartComponent(localcluster.Kubelet)
+		kubelet := waitBack(ctx, f, localcluster.Kubelet, at2)
+		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
+		expectSamePods(ctx, f, job, before)
+		summary := judgeNow(ctx, f, ex, job)
+
+		By("running the same Job again: new sandboxes and wait containers start on the restarted node")
+		again := framework.OnRealNode(framework.LoadJob(ex.File))
+		again.Name = "after-restart"
+		started := time.Now()
+		again = f.CreateJob(ctx, again)
+		waitCompleted(ctx, f, again, framework.RealJobCompletedTimeout)
+		report(fmt.Sprintf("containerd restarted (back in %.1fs), then the kubelet (Ready again in %.1fs) with a DDP Job running: no pod replaced; %s; a new Job completed %.0fs after its creation",
+			containerd.Seconds(), kubelet.Seconds(), summary, time.Since(started).Seconds()))
+		f.ExpectNothingLeft(ctx, job)
+		f.ExpectNothingLeft(ctx, again)
+	}, SpecTimeout(framework.RealSpecTimeout))
+
+	It("kube-apiserver, mid-run: informers resync, training completes without a restart, a new Job gets its pods", func(ctx SpecContext) {
+		ex, job := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", regexp.MustCompile(`(?m)^epoch 2 loss`))
+		before := jobPods(ctx, f, job)
+		at := framework.RestartComponent(localcluster.KubeAPIServer)
+		back := waitBack(ctx, f, localcluster.KubeAPIServer, at)
+		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
+		expectSamePods(ctx, f, job, before)
+		summary := judgeNow(ctx, f, ex, job)
+
+		By("creating a Job on the KWOK nodes: the controllers act on it")
+		small := f.CreateJob(ctx, burstJob("after-apiserver"))
+		f.WaitPodsBound(ctx, small, 0)
+		report(fmt.Sprintf("kube-apiserver killed mid-run: ready again in %.1fs; no pod replaced; %s; a new Job's pods created and bound", back.Seconds(), summary))
+		f.ExpectNothingLeft(ctx, job)
+		f.ExpectNothingLeft(ctx, small)
 	}, SpecTimeout(framework.RealSpecTimeout))
 })
