@@ -24,8 +24,8 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	"github.com/vcplugins/framework-plugins/pkg/wait"
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
@@ -257,7 +257,6 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 		}, SpecTimeout(framework.RealSpecTimeout))
 	}
 })
-
 
 // startSlowed creates the Job of example file, slowed (slowed) and changed
 // by edit, on the real node, and returns the example and the Job once the log
