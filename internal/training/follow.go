@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 )
 
@@ -28,8 +30,19 @@ type LogFollower struct {
 	discover                  sync.WaitGroup
 	streams                   sync.WaitGroup
 
-	mu   sync.Mutex
-	logs map[string]*bytes.Buffer
+	mu sync.Mutex
+	// logs are by pod UID: a restarted Job's pods come back under their old
+	// names, and each incarnation has its own log.
+	logs map[types.UID]*followed
+	seq  int
+}
+
+// followed is the log of one pod, with the kubelet's timestamp before each
+// line, and the order in which its pod was found.
+type followed struct {
+	name string
+	seq  int
+	buf  *bytes.Buffer
 }
 
 // FollowLogs starts following the log of container in every pod that pods
@@ -38,16 +51,17 @@ type LogFollower struct {
 func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string, pods func(context.Context) []*corev1.Pod) *LogFollower {
 	streamCtx, stopStreams := context.WithCancel(ctx)
 	discoverCtx, stopDiscover := context.WithCancel(streamCtx)
-	lf := &LogFollower{kube: kube, container: container, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[string]*bytes.Buffer{}}
+	lf := &LogFollower{kube: kube, container: container, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[types.UID]*followed{}}
 	lf.discover.Add(1)
 	go func() {
 		defer lf.discover.Done()
 		for {
 			for _, pod := range pods(discoverCtx) {
 				lf.mu.Lock()
-				_, seen := lf.logs[pod.Name]
+				_, seen := lf.logs[pod.UID]
 				if !seen {
-					lf.logs[pod.Name] = &bytes.Buffer{}
+					lf.seq++
+					lf.logs[pod.UID] = &followed{name: pod.Name, seq: lf.seq, buf: &bytes.Buffer{}}
 				}
 				lf.mu.Unlock()
 				if !seen {
@@ -72,7 +86,7 @@ func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string
 // node a followed log once came back empty from a container that had printed.
 func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	defer lf.streams.Done()
-	opts := &corev1.PodLogOptions{Container: lf.container, Follow: true}
+	opts := &corev1.PodLogOptions{Container: lf.container, Follow: true, Timestamps: true}
 	for {
 		rc, err := lf.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
 		if err == nil {
@@ -81,7 +95,7 @@ func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 			rc.Close()
 			if buf.Len() > 0 || lf.terminated(ctx, pod) {
 				lf.mu.Lock()
-				lf.logs[pod.Name] = &buf
+				lf.logs[pod.UID].buf = &buf
 				lf.mu.Unlock()
 				return
 			}
@@ -111,9 +125,20 @@ func (lf *LogFollower) terminated(ctx context.Context, pod *corev1.Pod) bool {
 
 // Collect stops looking for new pods, waits up to timeout for the streams of
 // the pods found to end, and returns each pod's log by pod name ("" for a pod
-// whose container never started). Streams still open after timeout are cut
-// and return what they had read.
+// whose container never started); of a pod name that came back (a restarted
+// Job), the log of the last pod found. Streams still open after timeout are
+// cut and return what they had read.
 func (lf *LogFollower) Collect(timeout time.Duration) map[string]string {
+	out := lf.CollectStamped(timeout)
+	for name, log := range out {
+		out[name] = Unstamped(log)
+	}
+	return out
+}
+
+// CollectStamped is Collect with the kubelet's RFC 3339 timestamp and a space
+// before each line, as `kubectl logs --timestamps` prints them.
+func (lf *LogFollower) CollectStamped(timeout time.Duration) map[string]string {
 	lf.stopDiscover()
 	lf.discover.Wait()
 	done := make(chan struct{})
@@ -129,9 +154,27 @@ func (lf *LogFollower) Collect(timeout time.Duration) map[string]string {
 	lf.streams.Wait()
 	lf.mu.Lock()
 	defer lf.mu.Unlock()
-	out := make(map[string]string, len(lf.logs))
-	for name, buf := range lf.logs {
-		out[name] = buf.String()
+	latest := map[string]*followed{}
+	for _, f := range lf.logs {
+		if l, ok := latest[f.name]; !ok || f.seq > l.seq {
+			latest[f.name] = f
+		}
+	}
+	out := make(map[string]string, len(latest))
+	for name, f := range latest {
+		out[name] = f.buf.String()
 	}
 	return out
+}
+
+// Unstamped removes the timestamp and the space after it from each line of a
+// log read with timestamps.
+func Unstamped(log string) string {
+	lines := strings.SplitAfter(log, "\n")
+	for i, l := range lines {
+		if _, rest, ok := strings.Cut(l, " "); ok {
+			lines[i] = rest
+		}
+	}
+	return strings.Join(lines, "")
 }

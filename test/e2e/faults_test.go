@@ -75,12 +75,15 @@ type podFault struct {
 	kill bool
 }
 
+// ddpProgress is rank 0's second epoch of the DDP example.
+var ddpProgress = regexp.MustCompile(`(?m)^epoch 2 loss`)
+
 var podFaults = []podFault{{
 	what: "a PyTorch DDP Job's worker pod deleted", file: "example/pytorch/pytorch-digits-ddp.yaml",
-	progressPod: "master-0", progress: regexp.MustCompile(`(?m)^epoch 2 loss`), victim: "worker-1",
+	progressPod: "master-0", progress: ddpProgress, victim: "worker-1",
 }, {
 	what: "a PyTorch DDP Job's worker container killed", file: "example/pytorch/pytorch-digits-ddp.yaml",
-	progressPod: "master-0", progress: regexp.MustCompile(`(?m)^epoch 2 loss`), victim: "worker-0", kill: true,
+	progressPod: "master-0", progress: ddpProgress, victim: "worker-0", kill: true,
 }, {
 	what: "an Open MPI Job's worker pod deleted", file: "example/mpi/mpi-digits-openmpi.yaml",
 	progressPod: "launcher-0", progress: regexp.MustCompile(`(?m)^epoch 10 loss`), victim: "worker-0",
@@ -156,16 +159,13 @@ func waitLog(ctx context.Context, f *framework.Framework, job *batch.Job, pod st
 // init has connected every rank).
 var joinedLine = regexp.MustCompile(`rank \d+ of \d+ joined`)
 
-// lastJoined returns when the last rank of pods printed its joined line,
-// from the kubelet's timestamps of the main containers' logs.
-func lastJoined(ctx context.Context, f *framework.Framework, pods []*corev1.Pod) time.Time {
+// lastJoined returns when the last of the named pods printed its joined
+// line, from the kubelet's timestamps in their followed logs.
+func (r *slowRun) lastJoined(names ...string) time.Time {
 	GinkgoHelper()
 	var last time.Time
-	for _, p := range pods {
-		data, err := f.Kube.CoreV1().Pods(p.Namespace).GetLogs(p.Name, &corev1.PodLogOptions{
-			Container: p.Spec.Containers[0].Name, Timestamps: true}).DoRaw(ctx)
-		Expect(err).NotTo(HaveOccurred(), "log of pod %s", p.Name)
-		sc := bufio.NewScanner(strings.NewReader(string(data)))
+	for _, name := range names {
+		sc := bufio.NewScanner(strings.NewReader(r.stamped[name]))
 		for sc.Scan() {
 			stamp, line, _ := strings.Cut(sc.Text(), " ")
 			if !joinedLine.MatchString(line) {
@@ -178,7 +178,7 @@ func lastJoined(ctx context.Context, f *framework.Framework, pods []*corev1.Pod)
 			}
 		}
 	}
-	Expect(last.IsZero()).To(BeFalse(), "no rank printed that it joined")
+	Expect(last.IsZero()).To(BeFalse(), "no rank of %v printed that it joined", names)
 	return last
 }
 
@@ -203,9 +203,10 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 
 	for _, fault := range podFaults {
 		It(fault.what+" mid-run: the Job restarts (PodEvicted, PodFailed → RestartJob), its new pods get the same contract and wait again, training completes and nothing is left", func(ctx SpecContext) {
-			ex, created := startSlowed(ctx, f, fault.file, func(j *batch.Job) {
+			run := startSlowed(ctx, f, fault.file, func(j *batch.Job) {
 				j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
 			}, fault.progressPod, fault.progress)
+			created := run.job
 			before := jobPods(ctx, f, created)
 			victim := before[created.Name+"-"+fault.victim]
 			Expect(victim).NotTo(BeNil(), "pod %s-%s", created.Name, fault.victim)
@@ -228,9 +229,10 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 			Expect(rec.OldGone).To(BeNumerically("<", faultExitBound), "the old pods exited on SIGTERM or on losing their peers (%s)", rec)
 
 			By("checking the new pods: every one replaced, the same variables, waits held back")
-			after := jobPods(ctx, f, created)
+			summary := run.judge(ctx)
+			after := run.pods()
 			Expect(after).To(HaveLen(len(before)))
-			var pods []*corev1.Pod
+			var names []string
 			for name, p := range after {
 				Expect(before).To(HaveKey(name))
 				Expect(p.UID).NotTo(Equal(before[name].UID), "pod %s was replaced", name)
@@ -246,10 +248,9 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 						Expect(startedAt(p)).NotTo(BeTemporally("<", startedAt(dep)), "pod %s started before %s, which it waits for", name, dep.Name)
 					}
 				}
-				pods = append(pods, p)
+				names = append(names, name)
 			}
-			summary := judgeNow(ctx, f, ex, created)
-			joined := lastJoined(ctx, f, pods).Sub(at)
+			joined := run.lastJoined(names...).Sub(at)
 			report(fmt.Sprintf("%s: %s; every rank joined again %.1fs after the fault; %s", fault.what, rec, joined.Seconds(), summary))
 
 			By("deleting the Job: nothing of it is left")
@@ -258,10 +259,23 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 	}
 })
 
+// slowRun is a training Job started by startSlowed.
+type slowRun struct {
+	f   *framework.Framework
+	ex  training.Example
+	job *batch.Job
+	// follower follows every pod's program from its start; a Job's
+	// completion deletes pods still running, and a restarted Job's pods
+	// come back under the same names.
+	follower *training.LogFollower
+	// stamped are the followed logs with timestamps, set by judge.
+	stamped map[string]string
+}
+
 // startSlowed creates the Job of example file, slowed (slowed) and changed
-// by edit, on the real node, and returns the example and the Job once the log
-// of its pod progressPod (after the Job's name and "-") matches progress.
-func startSlowed(ctx context.Context, f *framework.Framework, file string, edit func(*batch.Job), progressPod string, progress *regexp.Regexp) (training.Example, *batch.Job) {
+// by edit, on the real node, follows its pods' logs, and returns once the
+// log of its pod progressPod (after the Job's name and "-") matches progress.
+func startSlowed(ctx context.Context, f *framework.Framework, file string, edit func(*batch.Job), progressPod string, progress *regexp.Regexp) *slowRun {
 	GinkgoHelper()
 	framework.RequireRealNode()
 	requireTrainingImage()
@@ -272,38 +286,47 @@ func startSlowed(ctx context.Context, f *framework.Framework, file string, edit 
 		edit(job)
 	}
 	created := f.CreateJob(ctx, job)
+	r := &slowRun{f: f, ex: ex, job: created, follower: f.FollowLogs(ctx, created, ex.Container)}
 	By("waiting for training to be past its first steps")
 	waitLog(ctx, f, created, created.Name+"-"+progressPod, progress)
-	return ex, created
+	return r
 }
 
-// judgeNow judges the Job's run from its pods and logs as they are now.
-func judgeNow(ctx context.Context, f *framework.Framework, ex training.Example, job *batch.Job) string {
+// pods returns the Job's pods by name, each the last one of its name and as
+// last seen (also if deleted since).
+func (r *slowRun) pods() map[string]*corev1.Pod {
+	out := map[string]*corev1.Pod{}
+	for _, p := range r.f.PodsOf(r.job) {
+		out[p.Name] = p
+	}
+	return out
+}
+
+// judge stops following the logs once the Job has completed and judges the
+// last run of its pods.
+func (r *slowRun) judge(ctx context.Context) string {
 	GinkgoHelper()
-	var pods []*corev1.Pod
-	for _, p := range jobPods(ctx, f, job) {
-		pods = append(pods, p)
+	r.stamped = r.follower.CollectStamped(time.Minute)
+	followed := map[string]string{}
+	for name, log := range r.stamped {
+		followed[name] = training.Unstamped(log)
 	}
-	framework.SortPods(job, pods)
-	logs := map[string]string{}
-	for _, p := range pods {
-		logs[p.Name] = f.PodLog(ctx, p, p.Spec.Containers[0].Name)
-	}
-	run := training.Run{Pods: pods, Logs: logs}
-	if cm := f.ConfigMapSeen(mpi.ConfigMapName(job)); cm != nil {
+	pods := r.f.PodsOf(r.job)
+	run := training.Run{Pods: pods, Logs: podLogs(ctx, r.f, pods, r.ex.Container, followed)}
+	if cm := r.f.ConfigMapSeen(mpi.ConfigMapName(r.job)); cm != nil {
 		run.Hostfile = cm.Data[mpi.HostfileKey]
 	}
-	summary, err := ex.Judge(run)
-	Expect(err).NotTo(HaveOccurred(), "the training run of Job %s", job.Name)
+	summary, err := r.ex.Judge(run)
+	Expect(err).NotTo(HaveOccurred(), "the training run of Job %s", r.job.Name)
 	return summary
 }
 
 // expectSamePods checks that the Job's pods are those of before: none was
 // replaced.
-func expectSamePods(ctx context.Context, f *framework.Framework, job *batch.Job, before map[string]*corev1.Pod) {
+func (r *slowRun) expectSamePods(before map[string]*corev1.Pod) {
 	GinkgoHelper()
-	after := jobPods(ctx, f, job)
-	Expect(after).To(HaveLen(len(before)), "pods of Job %s", job.Name)
+	after := r.pods()
+	Expect(after).To(HaveLen(len(before)), "pods of Job %s", r.job.Name)
 	for name, p := range after {
 		Expect(before).To(HaveKey(name))
 		Expect(p.UID).To(Equal(before[name].UID), "pod %s was not replaced", name)
@@ -324,7 +347,8 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 	const file = "example/pytorch/pytorch-digits-elastic.yaml"
 
 	It("a lost worker (--min-nodes=2 --max-nodes=3, no Job policy): torchrun re-rendezvouses without a Job restart, the replacement pod joins a later round, training completes and nothing is left", func(ctx SpecContext) {
-		ex, job := startSlowed(ctx, f, file, nil, "master-0", elasticProgress)
+		run := startSlowed(ctx, f, file, nil, "master-0", elasticProgress)
+		job := run.job
 		before := jobPods(ctx, f, job)
 		victim := before[job.Name+"-worker-1"]
 		Expect(victim).NotTo(BeNil())
@@ -339,21 +363,20 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 		// Volcano re-creates a deleted pod of a running Job.
 		Expect(rec.NewPods).To(HaveKey(victim.Name), "a replacement for pod %s", victim.Name)
 		Expect(rec.NewPods[victim.Name]).NotTo(Equal(victim.UID))
-		after := jobPods(ctx, f, job)
-		for name, p := range after {
+		summary := run.judge(ctx)
+		for name, p := range run.pods() {
 			if name != victim.Name {
 				Expect(p.UID).To(Equal(before[name].UID), "pod %s kept", name)
 			}
 		}
-		master := f.PodLog(ctx, after[job.Name+"-master-0"], "pytorch")
+		master := training.Unstamped(run.stamped[job.Name+"-master-0"])
 		Expect(len(joinedLine.FindAllString(master, -1))).To(BeNumerically(">=", 2), "the master's agent started its worker again in a later round")
-		summary := judgeNow(ctx, f, ex, job)
 		// The replacement joins the round that trains when it arrives before
 		// that round closes; else it waits for a next one, and the Job's
 		// completion deletes it.
 		outcome := "came after the round that trained and was deleted with the Job's completion"
-		if r := after[victim.Name]; r != nil && joinedLine.MatchString(f.PodLog(ctx, r, r.Spec.Containers[0].Name)) {
-			outcome = fmt.Sprintf("joined a later round %.1fs after the fault", lastJoined(ctx, f, []*corev1.Pod{r}).Sub(at).Seconds())
+		if joinedLine.MatchString(run.stamped[victim.Name]) {
+			outcome = fmt.Sprintf("joined a later round %.1fs after the fault", run.lastJoined(victim.Name).Sub(at).Seconds())
 		}
 		report(fmt.Sprintf("an elastic PyTorch Job's worker pod deleted: %s; the replacement %s; %s", rec, outcome, summary))
 
@@ -362,9 +385,10 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 	}, SpecTimeout(framework.RealSpecTimeout))
 
 	It("a lost master, the rendezvous host: the other agents fail, and with PodEvicted, PodFailed → RestartJob on the Job (as docs/plugins/pytorch.md advises) it restarts and completes", func(ctx SpecContext) {
-		ex, job := startSlowed(ctx, f, file, func(j *batch.Job) {
+		run := startSlowed(ctx, f, file, func(j *batch.Job) {
 			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
 		}, "master-0", elasticProgress)
+		job := run.job
 		before := jobPods(ctx, f, job)
 		victim := before[job.Name+"-master-0"]
 		By("deleting pod " + victim.Name)
@@ -377,12 +401,12 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 		rec := f.WatchRecovery(ctx, job, at, old).Wait(framework.RealJobCompletedTimeout)
 		Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", job.Name, rec)
 		Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", job.Name)
-		summary := judgeNow(ctx, f, ex, job)
-		var pods []*corev1.Pod
-		for _, p := range jobPods(ctx, f, job) {
-			pods = append(pods, p)
+		summary := run.judge(ctx)
+		var names []string
+		for name := range run.pods() {
+			names = append(names, name)
 		}
-		joined := lastJoined(ctx, f, pods).Sub(at)
+		joined := run.lastJoined(names...).Sub(at)
 		report(fmt.Sprintf("an elastic PyTorch Job's master pod deleted: %s; every rank joined again %.1fs after the fault; %s", rec, joined.Seconds(), summary))
 
 		By("deleting the Job: nothing of it is left")
@@ -401,7 +425,8 @@ const webhookBackWithin = 10 * time.Second
 // waitBack waits until component, killed and started again at `at`, serves
 // again, and returns how long that took from `at`: kube-apiserver's /readyz,
 // vc-controller-manager's /healthz, vc-webhook-manager mutating a dry-run Job,
-// containerd answering `ctr version`, the kubelet posting Ready after `at`.
+// containerd answering `ctr version`, the kubelet renewing its node Lease
+// after `at`.
 func waitBack(ctx context.Context, f *framework.Framework, component string, at time.Time) time.Duration {
 	GinkgoHelper()
 	cl := framework.Cluster().Local
@@ -451,17 +476,17 @@ func waitBack(ctx context.Context, f *framework.Framework, component string, at 
 			return nil
 		}
 	case localcluster.Kubelet:
+		// The node's Ready condition is only rewritten when it changes; the
+		// node Lease is renewed by the kubelet at its start and every 10 s.
 		check = func(ctx context.Context) error {
-			node, err := f.Kube.CoreV1().Nodes().Get(ctx, localcluster.RealNodeName, metav1.GetOptions{})
+			lease, err := f.Kube.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, localcluster.RealNodeName, metav1.GetOptions{})
 			if err != nil {
 				return err
 			}
-			for _, c := range node.Status.Conditions {
-				if c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue && c.LastHeartbeatTime.Time.After(at) {
-					return nil
-				}
+			if lease.Spec.RenewTime == nil || !lease.Spec.RenewTime.Time.After(at) {
+				return fmt.Errorf("the kubelet of node %s has not renewed its Lease since %s", localcluster.RealNodeName, at.Format(time.RFC3339Nano))
 			}
-			return fmt.Errorf("node %s has not posted Ready since %s", node.Name, at.Format(time.RFC3339))
+			return nil
 		}
 	default:
 		Fail("no readiness check for " + component)
@@ -501,16 +526,18 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 	f := framework.New("faults-managers")
 
 	It("vc-controller-manager, mid-run on the real node: no pod replaced, no Job restart, training completes and nothing is left", func(ctx SpecContext) {
-		ex, job := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", regexp.MustCompile(`(?m)^epoch 2 loss`))
+		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", ddpProgress)
+		job := run.job
 		before := jobPods(ctx, f, job)
 		at := framework.RestartComponent(localcluster.ControllerManager)
 		back := waitBack(ctx, f, localcluster.ControllerManager, at)
 		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
-		expectSamePods(ctx, f, job, before)
+		summary := run.judge(ctx)
+		run.expectSamePods(before)
 		j, err := f.GetJob(ctx, job.Name)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(j.Status.RetryCount).To(BeZero(), "status.retryCount of Job %s", job.Name)
-		report(fmt.Sprintf("vc-controller-manager killed mid-run: healthy again after %.1fs; %s", back.Seconds(), judgeNow(ctx, f, ex, job)))
+		report(fmt.Sprintf("vc-controller-manager killed mid-run: healthy again after %.1fs; %s", back.Seconds(), summary))
 		f.ExpectNothingLeft(ctx, job)
 	}, SpecTimeout(framework.RealSpecTimeout))
 
@@ -601,17 +628,18 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 	f := framework.New("faults-node")
 
 	It("containerd and the kubelet, with training pods running: the pods keep running, training completes, and a new Job starts there afterwards", func(ctx SpecContext) {
-		ex, job := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", func(j *batch.Job) {
+		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", func(j *batch.Job) {
 			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
-		}, "master-0", regexp.MustCompile(`(?m)^epoch 2 loss`))
+		}, "master-0", ddpProgress)
+		job, ex := run.job, run.ex
 		before := jobPods(ctx, f, job)
 		at := framework.RestartComponent(localcluster.Containerd)
 		containerd := waitBack(ctx, f, localcluster.Containerd, at)
 		at2 := framework.RestartComponent(localcluster.Kubelet)
 		kubelet := waitBack(ctx, f, localcluster.Kubelet, at2)
 		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
-		expectSamePods(ctx, f, job, before)
-		summary := judgeNow(ctx, f, ex, job)
+		summary := run.judge(ctx)
+		run.expectSamePods(before)
 
 		By("running the same Job again: new sandboxes and wait containers start on the restarted node")
 		again := framework.OnRealNode(framework.LoadJob(ex.File))
@@ -626,13 +654,14 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 	}, SpecTimeout(framework.RealSpecTimeout))
 
 	It("kube-apiserver, mid-run: informers resync, training completes without a restart, a new Job gets its pods", func(ctx SpecContext) {
-		ex, job := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", regexp.MustCompile(`(?m)^epoch 2 loss`))
+		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", ddpProgress)
+		job := run.job
 		before := jobPods(ctx, f, job)
 		at := framework.RestartComponent(localcluster.KubeAPIServer)
 		back := waitBack(ctx, f, localcluster.KubeAPIServer, at)
 		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
-		expectSamePods(ctx, f, job, before)
-		summary := judgeNow(ctx, f, ex, job)
+		summary := run.judge(ctx)
+		run.expectSamePods(before)
 
 		By("creating a Job on the KWOK nodes: the controllers act on it")
 		small := f.CreateJob(ctx, burstJob("after-apiserver"))
