@@ -15,9 +15,10 @@ import (
 )
 
 // The controller manager's API requests are counted from kube-apiserver's
-// audit log, not from its apiserver_request_total: that counter has verb,
-// resource, subresource, scope, component (always "apiserver") and code
-// labels but none for the client, and every process of the local cluster
+// audit log, not from its apiserver_request_total: that counter's labels
+// (Kubernetes 1.30) are verb, dry_run, group, version, resource,
+// subresource, scope, component (the server's: "apiserver") and code, none
+// of them the client, and every process of the local cluster
 // uses the same admin credentials, so during a sweep it also counts the
 // scheduler's bindings and PodGroup updates, KWOK's pod and node status
 // patches, kube-controller-manager's endpoint slices and the sweep's own
@@ -55,8 +56,8 @@ const auditLogName = "audit.log"
 // log is written in blocking mode, the log backend's default: every event
 // is in the file when its request completes, and none is dropped, as a full
 // batch buffer would; it costs each request a write of ~1 KB, the same for
-// both controller managers. 4 GiB before a rotation: a sweep of 500 jobs
-// logs a few tens of MB.
+// both controller managers. 4 GiB before a rotation, far more than a sweep
+// of 500 jobs should log (a few tens of MB); rotated files are read too.
 func auditArgs(dir string) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
