@@ -168,6 +168,9 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := fits(mixes, o.jobs, o.nodes); err != nil {
+		return nil, err
+	}
 	root, err := localcluster.ModuleRoot()
 	if err != nil {
 		return nil, err
@@ -232,4 +235,25 @@ func runCluster(ctx context.Context, o options, impl string, mx mix) (Measuremen
 		return nil
 	})
 	return r, err
+}
+
+// fits returns an error if the jobs of a mix cannot all run at once on
+// nodes KWOK nodes of the default shape (localcluster.DefaultNodeResources:
+// 110 pods, 32 CPU; every pod requests 100m), which would leave the sweep
+// waiting for bindings until it times out.
+func fits(mixes []mix, jobs, nodes int) error {
+	capacity := localcluster.DefaultNodeResources()
+	perNode := min(capacity.Pods().Value(), capacity.Cpu().MilliValue()/100)
+	for _, mx := range mixes {
+		pods := 0
+		for i := range jobs {
+			for _, t := range shapes[mx.Frameworks[i%len(mx.Frameworks)]] {
+				pods += t.Replicas
+			}
+		}
+		if int64(pods) > int64(nodes)*perNode {
+			return fmt.Errorf("mix %s: %d jobs have %d pods, more than %d nodes hold (%d each); raise -nodes", mx.Name, jobs, pods, nodes, perNode)
+		}
+	}
+	return nil
 }

@@ -491,3 +491,18 @@ func TestReport(t *testing.T) {
 		t.Errorf("ours only: failed %v", failed)
 	}
 }
+
+func TestFits(t *testing.T) {
+	mixes, err := plan(catalog.Names(), []string{"stock", "ours"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 500 pytorch jobs are the largest: 2,000 pods, 19 nodes of 110.
+	if err := fits(mixes, 500, 19); err != nil {
+		t.Errorf("500 jobs on 19 nodes: %v", err)
+	}
+	if err := fits(mixes, 500, 18); err == nil || !strings.Contains(err.Error(), "mix pytorch: 500 jobs have 2000 pods") {
+		t.Errorf("500 jobs on 18 nodes: %v, want mix pytorch's 2000 pods named", err)
+	}
+}
+
