@@ -505,4 +505,3 @@ func TestFits(t *testing.T) {
 		t.Errorf("500 jobs on 18 nodes: %v, want mix pytorch's 2000 pods named", err)
 	}
 }
-
