@@ -218,8 +218,10 @@ func TestAuditPolicy(t *testing.T) {
 		if got.Level != c.want {
 			t.Errorf("%s %s/%s %s: level %s, want %s", c.attrs.Verb, c.attrs.Resource, c.attrs.Subresource, c.attrs.Path, got.Level, c.want)
 		}
-		if c.want != audit.LevelNone && !slices.Equal(got.OmitStages, []audit.Stage{audit.StageRequestReceived, audit.StageResponseStarted}) {
-			t.Errorf("%s %s: omitted stages %v, want all but ResponseComplete (and Panic)", c.attrs.Verb, c.attrs.Resource, got.OmitStages)
+		// The evaluator unites the stages through a map: their order varies.
+		omitted := slices.Sorted(slices.Values(got.OmitStages))
+		if c.want != audit.LevelNone && !slices.Equal(omitted, []audit.Stage{audit.StageRequestReceived, audit.StageResponseStarted}) {
+			t.Errorf("%s %s: omitted stages %v, want all but ResponseComplete (and Panic)", c.attrs.Verb, c.attrs.Resource, omitted)
 		}
 	}
 
