@@ -10,7 +10,7 @@ export GOFLAGS ?= -buildvcs=false
 # argument and the binaries' --version (hack/installer.mk) come from it.
 VERSION := v1.10.0-fp.1
 
-.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale chaos clean help fuzz
+.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale sweep chaos clean help fuzz
 
 all: build
 
@@ -56,6 +56,11 @@ bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones.
 scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one, each job on a fresh cluster (~30 min).
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
+
+# Not part of `make test`: 9 fresh clusters per round (2 rounds), about an hour.
+sweep: binaries stock-controller-manager ## Sweep: 500 small jobs created at once on 50 KWOK nodes, our vc-controller-manager against Volcano's stock one (tensorflow, pytorch, mpi) and on every framework's mix, a fresh cluster per run: time to all bound, controller CPU, API requests per job, admission p99 (~1 h).
+	$(call local_go_build,$(BIN)/sweep,./hack/sweep)
+	$(BIN)/sweep -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SWEEP_FLAGS)
 
 # Not part of `make test` (which runs each fault spec once): ROUNDS rounds of ~4 minutes.
 ROUNDS ?= 5

@@ -51,49 +51,28 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
-	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
-
-	"github.com/vcplugins/framework-plugins/hack/internal/cli"
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
-// Implementations compared, and the file in --bin-dir that runs each.
+// The implementations compared (package measure's).
 const (
-	ImplOurs  = "ours"
-	ImplStock = "stock"
-	// ImplOursInline is ours with the TensorFlow job's --tf-config=inline:
-	// every pod holds its whole TF_CONFIG, as with stock.
-	ImplOursInline = "ours-inline"
+	ImplOurs       = measure.ImplOurs
+	ImplStock      = measure.ImplStock
+	ImplOursInline = measure.ImplOursInline
 )
-
-var implBinary = map[string]string{
-	ImplOurs:       localcluster.ControllerManager,
-	ImplOursInline: localcluster.ControllerManager,
-	ImplStock:      localcluster.ControllerManager + "-stock",
-}
 
 // tracked are the processes whose memory the scale test reports.
 var tracked = []string{localcluster.KubeAPIServer, localcluster.Scheduler, localcluster.ControllerManager}
-
-// upTimeout bounds the start of one cluster (100 nodes take ~30s).
-const upTimeout = 5 * time.Minute
 
 type options struct {
 	dir, binDir, out, in string
@@ -131,17 +110,11 @@ func mainStatus() int {
 	var ms []Measurement
 	if o.in != "" {
 		var err error
-		if ms, err = readMeasurements(strings.Split(o.in, ",")); err != nil {
+		if ms, err = measure.ReadRounds(strings.Split(o.in, ","), func(m *Measurement) *int { return &m.Round }); err != nil {
 			fmt.Fprintln(os.Stderr, "scale:", err)
 			return 2
 		}
 	} else {
-		for _, impl := range o.impls {
-			if _, ok := implBinary[impl]; !ok {
-				fmt.Fprintf(os.Stderr, "scale: unknown impl %q: want %s, %s or %s\n", impl, ImplOurs, ImplOursInline, ImplStock)
-				return 2
-			}
-		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		var err error
@@ -154,7 +127,7 @@ func mainStatus() int {
 			fmt.Fprintln(os.Stderr, "scale:", err)
 			return 2
 		}
-		if err := writeJSON(filepath.Join(o.out, "scale.json"), ms); err != nil {
+		if err := measure.WriteJSON(filepath.Join(o.out, "scale.json"), ms); err != nil {
 			fmt.Fprintln(os.Stderr, "scale:", err)
 			return 2
 		}
@@ -189,24 +162,18 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return nil, err
 	}
-	for _, impl := range o.impls {
-		if _, err := os.Stat(filepath.Join(o.binDir, implBinary[impl])); err != nil {
-			return nil, fmt.Errorf("%s controller manager: %w (run `make binaries stock-controller-manager`)", impl, err)
-		}
+	if err := measure.CheckImpls(o.impls, o.binDir); err != nil {
+		return nil, err
 	}
 	var all []Measurement
 	for round := 1; round <= o.rounds; round++ {
-		order := o.impls
-		if round%2 == 0 {
-			order = reversed(o.impls)
-		}
 		for _, fw := range o.frameworks {
-			for _, impl := range order {
+			for _, impl := range measure.RoundOrder(o.impls, round) {
 				if impl == ImplOursInline && fw != TensorFlow {
 					// --tf-config changes nothing else: the other jobs would measure ours again.
 					continue
 				}
-				fmt.Printf("\n== round %d of %d, %s job: %s controller manager (%s), %d nodes\n", round, o.rounds, fw, impl, implBinary[impl], o.nodes)
+				fmt.Printf("\n== round %d of %d, %s job: %s controller manager (%s), %d nodes\n", round, o.rounds, fw, impl, measure.ImplBinary[impl], o.nodes)
 				m, err := runCluster(ctx, o, impl, fw)
 				if err != nil {
 					return all, fmt.Errorf("round %d, %s, %s job: %w", round, impl, fw, err)
@@ -219,135 +186,31 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	return all, nil
 }
 
-// runCluster starts a fresh cluster running impl's controller manager,
-// measures framework fw's job and stops the cluster again, also on error.
-//
-// Every job gets a cluster of its own: a job measured after another on the
-// same cluster inherits what the first left in kube-apiserver (stock's
-// TensorFlow pods alone are 209 MiB in etcd and grow its heap by 2.7 GiB, so
-// its garbage collector then runs seldom) and so measures the first job as
-// much as its own. Measured that way, ours' MPI job was 1.19 times stock's
-// time to bound after the TensorFlow job and 0.93 on fresh clusters.
-func runCluster(ctx context.Context, o options, impl, fw string) (_ Measurement, err error) {
-	if err := localcluster.Down(o.dir); err != nil {
-		return Measurement{}, err
-	}
-	defer func() {
-		if o.keep {
-			fmt.Printf("  leaving the cluster running in %s\n", o.dir)
-			return
+// runCluster measures framework fw's job with impl's controller manager on
+// a fresh cluster (measure.WithCluster).
+func runCluster(ctx context.Context, o options, impl, fw string) (Measurement, error) {
+	var r Measurement
+	err := measure.WithCluster(ctx, measure.ClusterConfig{
+		Dir: o.dir, BinDir: o.binDir, Nodes: o.nodes, Impl: impl, QPS: o.qps, Burst: o.burst, Keep: o.keep,
+	}, func(cl *measure.Cluster) error {
+		m := &measurer{kube: cl.Kube, volcano: cl.Volcano, pid: cl.PIDs[localcluster.ControllerManager],
+			clusterPIDs: cl.AllPIDs(), tracked: map[string]int{}, etcd: cl.EtcdEndpoint()}
+		for _, name := range tracked {
+			m.tracked[name] = cl.PIDs[name]
 		}
-		fmt.Print("  stopping the cluster ... ")
-		if derr := localcluster.Down(o.dir); derr != nil {
-			fmt.Println("FAILED")
-			err = errors.Join(err, derr)
-			return
-		}
-		fmt.Println("done")
-	}()
-	qps := []string{"--kube-api-qps", strconv.Itoa(o.qps), "--kube-api-burst", strconv.Itoa(o.burst)}
-	cl, err := localcluster.Up(ctx, localcluster.Config{
-		RootDir:                 o.dir,
-		BinDir:                  o.binDir,
-		Nodes:                   o.nodes,
-		Webhook:                 localcluster.WebhookOn,
-		ControllerManagerBinary: implBinary[impl],
-		// The scale test measures the control plane on KWOK nodes; a real
-		// node's kubelet and containerd would only add CPU noise.
-		RealNode: localcluster.RealNodeOff,
-		// The webhook manager gets the same: Volcano's pod validation GETs
-		// the PodGroup for every pod created, and at its default QPS (50)
-		// that, not the controller, would bound the pod creation rate.
-		ExtraArgs: map[string][]string{localcluster.ControllerManager: qps, localcluster.WebhookManager: qps},
-		Timeout:   upTimeout,
-		Out:       cli.Indent(os.Stdout, "  "),
-	})
-	if err != nil {
-		return Measurement{}, err
-	}
-	m := &measurer{tracked: map[string]int{}, etcd: cl.EtcdEndpoint()}
-	for _, c := range cl.Components {
-		if c.Name == localcluster.ControllerManager {
-			m.pid = c.PID
-		}
-		if slices.Contains(tracked, c.Name) {
-			m.tracked[c.Name] = c.PID
-		}
-		m.clusterPIDs = append(m.clusterPIDs, c.PID)
-	}
-	if m.pid == 0 {
-		return Measurement{}, errors.New("the cluster records no controller manager process")
-	}
-	cfg := rest.CopyConfig(cl.RESTConfig)
-	cfg.WarningHandler = cli.Warnings{}
-	// Volcano's resources are CRDs, served as JSON only.
-	volcano, err := vcclientset.NewForConfig(cfg)
-	if err != nil {
-		return Measurement{}, err
-	}
-	// Protobuf keeps this watcher's share of the API server's CPU small: it
-	// receives every update of thousands of pods, each with a large TF_CONFIG.
-	cfg.ContentType = "application/vnd.kubernetes.protobuf"
-	kube, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return Measurement{}, err
-	}
-	m.kube, m.volcano = kube, volcano
-
-	job, err := scaleJob(fw, o.pods, impl == ImplOursInline)
-	if err != nil {
-		return Measurement{}, err
-	}
-	fmt.Printf("  %s job %s: %d pods\n", fw, job.Name, o.pods)
-	r, err := m.run(ctx, job)
-	if err != nil {
-		return Measurement{}, err
-	}
-	r.Framework = fw
-	fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s in etcd (median %d B, max %d B); kube-apiserver RSS +%s\n",
-		fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), mib(r.PeakRSS),
-		mib(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, mib(r.APIServerRSSGrowth))
-	return r, nil
-}
-
-// readMeasurements reads scale.json files and renumbers the rounds of each
-// file after those of the files before it. It returns an error if a file
-// cannot be read or parsed.
-func readMeasurements(files []string) ([]Measurement, error) {
-	var all []Measurement
-	rounds := 0
-	for _, f := range files {
-		data, err := os.ReadFile(f)
+		job, err := scaleJob(fw, o.pods, impl == measure.ImplOursInline)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		var ms []Measurement
-		if err := json.Unmarshal(data, &ms); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+		fmt.Printf("  %s job %s: %d pods\n", fw, job.Name, o.pods)
+		if r, err = m.run(ctx, job); err != nil {
+			return err
 		}
-		last := 0
-		for i := range ms {
-			last = max(last, ms[i].Round)
-			ms[i].Round += rounds
-		}
-		rounds += last
-		all = append(all, ms...)
-	}
-	return all, nil
-}
-
-func reversed(s []string) []string {
-	out := make([]string, len(s))
-	for i, v := range s {
-		out[len(s)-1-i] = v
-	}
-	return out
-}
-
-func writeJSON(file string, v any) error {
-	data, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(file, append(data, '\n'), 0o644)
+		r.Framework = fw
+		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s in etcd (median %d B, max %d B); kube-apiserver RSS +%s\n",
+			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), measure.MiB(r.PeakRSS),
+			measure.MiB(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, measure.MiB(r.APIServerRSSGrowth))
+		return nil
+	})
+	return r, err
 }

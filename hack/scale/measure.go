@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +17,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -30,18 +28,6 @@ const (
 	jobTimeout = 10 * time.Minute
 	// progressEvery is how often progress is printed while a job starts.
 	progressEvery = 5 * time.Second
-	// quietWindow and quietCPU define "the controller is idle": it used less
-	// than quietCPU of CPU during the last quietWindow.
-	quietWindow = 2 * time.Second
-	quietCPU    = 100 * time.Millisecond
-	// quietTimeout bounds the wait for an idle controller after a job.
-	quietTimeout = 3 * time.Minute
-	// clusterQuietCPU is "the whole cluster is idle": all its processes
-	// together used less than this during the last quietWindow (30% of one
-	// core; 100 KWOK nodes keep a cluster at a few percent). Each job starts
-	// on an idle cluster, so that the cluster's own start (nodes registering,
-	// leader elections, the first informer lists) does not slow it.
-	clusterQuietCPU = 600 * time.Millisecond
 )
 
 // Measurement is what one job cost one controller manager. Durations are
@@ -59,8 +45,9 @@ type Measurement struct {
 	// CPUToBound is the controller's CPU time from the create call to Bound.
 	CPUToBound time.Duration `json:"cpuToBound"`
 	// CPUTotal is the controller's CPU time from the create call until it was
-	// idle again (less than quietCPU in quietWindow) after Bound: everything
-	// the job cost it, its status updates while the pods start included.
+	// idle again (less than measure.QuietCPU in measure.QuietWindow) after
+	// Bound: everything the job cost it, its status updates while the pods
+	// start included.
 	CPUTotal time.Duration `json:"cpuTotal"`
 	// PeakRSS is the controller's peak resident memory (VmHWM) over its
 	// lifetime so far, read after this job, in bytes: for the second job of a
@@ -114,7 +101,7 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	res := Measurement{Pods: want}
 
-	if _, err := waitIdle(ctx, m.clusterPIDs, clusterQuietCPU); err != nil {
+	if _, err := measure.WaitIdle(ctx, m.clusterPIDs, measure.ClusterQuietCPU); err != nil {
 		return res, err
 	}
 	pods := m.kube.CoreV1().Pods(job.Namespace)
@@ -142,11 +129,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	defer w.Stop()
 
-	apiRSS0, err := procStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
+	apiRSS0, err := measure.ProcStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
 	if err != nil {
 		return res, err
 	}
-	cpu0, err := processCPU(m.pid)
+	cpu0, err := measure.ProcessCPU(m.pid)
 	if err != nil {
 		return res, err
 	}
@@ -189,24 +176,24 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		}
 	}
 	res.Bound = time.Since(t0)
-	cpu1, err := processCPU(m.pid)
+	cpu1, err := measure.ProcessCPU(m.pid)
 	if err != nil {
 		return res, err
 	}
 	res.CPUToBound = cpu1 - cpu0
-	apiRSS1, err := procStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
+	apiRSS1, err := measure.ProcStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
 	if err != nil {
 		return res, err
 	}
 	res.APIServerRSSGrowth = apiRSS1 - apiRSS0
 	fmt.Printf("    %5.1fs  all %d pods created (%.1fs) and bound; waiting for the controller to go idle\n", res.Bound.Seconds(), want, res.Created.Seconds())
 
-	cpu2, err := waitIdle(ctx, []int{m.pid}, quietCPU)
+	cpu2, err := measure.WaitIdle(ctx, []int{m.pid}, measure.QuietCPU)
 	if err != nil {
 		return res, err
 	}
 	res.CPUTotal = cpu2 - cpu0
-	res.PeakRSS, err = peakRSS(m.pid)
+	res.PeakRSS, err = measure.PeakRSS(m.pid)
 	if err != nil {
 		return res, err
 	}
@@ -217,124 +204,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	res.PeakRSSOf = map[string]int64{}
 	for name, pid := range m.tracked {
-		if res.PeakRSSOf[name], err = peakRSS(pid); err != nil {
+		if res.PeakRSSOf[name], err = measure.PeakRSS(pid); err != nil {
 			return res, err
 		}
 	}
 	return res, nil
-}
-
-// waitIdle waits until the processes together used less than quiet CPU
-// time during quietWindow and returns their CPU time then. After
-// quietTimeout it prints a warning and returns their CPU time as it is. It
-// returns an error when a process is gone or ctx ends.
-func waitIdle(ctx context.Context, pids []int, quiet time.Duration) (time.Duration, error) {
-	start := time.Now()
-	last, err := processesCPU(pids)
-	if err != nil {
-		return 0, err
-	}
-	for {
-		select {
-		case <-time.After(quietWindow):
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		}
-		now, err := processesCPU(pids)
-		if err != nil {
-			return 0, err
-		}
-		if now-last < quiet {
-			return now, nil
-		}
-		if time.Since(start) > quietTimeout {
-			fmt.Printf("    warning: processes %v still busy after %s (%.2fs CPU in the last %s, idle is below %.2fs); going on\n",
-				pids, quietTimeout, (now - last).Seconds(), quietWindow, quiet.Seconds())
-			return now, nil
-		}
-		last = now
-	}
-}
-
-// processesCPU returns the CPU time the processes have used in all (see processCPU).
-func processesCPU(pids []int) (time.Duration, error) {
-	var sum time.Duration
-	for _, pid := range pids {
-		t, err := processCPU(pid)
-		if err != nil {
-			return 0, err
-		}
-		sum += t
-	}
-	return sum, nil
-}
-
-// clockTick is the unit of utime and stime in /proc/<pid>/stat: USER_HZ,
-// which the Linux ABI fixes at 100 per second on every architecture Go
-// supports (proc(5), sysconf(_SC_CLK_TCK)).
-const clockTick = 10 * time.Millisecond
-
-// processCPU returns the user plus system CPU time the process has used, read
-// from /proc/<pid>/stat (fields 14 and 15, in clock ticks). It returns an
-// error if the process does not exist or the file cannot be parsed.
-func processCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	return parseStatCPU(string(data))
-}
-
-// parseStatCPU parses the content of /proc/<pid>/stat. The command name
-// (field 2) is in parentheses and may itself hold spaces or parentheses, so
-// the fields are counted from the last ')'.
-func parseStatCPU(stat string) (time.Duration, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc stat %.40q: no command name", stat)
-	}
-	f := strings.Fields(stat[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc stat: %d fields after the command name, want at least 13", len(f))
-	}
-	var ticks int64
-	for _, s := range f[11:13] {
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc stat: cpu time %q: %w", s, err)
-		}
-		ticks += n
-	}
-	return time.Duration(ticks) * clockTick, nil
-}
-
-// peakRSS returns the process's peak resident set size in bytes, from VmHWM
-// in /proc/<pid>/status (reported in kB).
-func peakRSS(pid int) (int64, error) { return procStatusBytes(pid, "VmHWM:") }
-
-// procStatusBytes returns the field of /proc/<pid>/status (a "kB" figure
-// such as VmHWM or VmRSS, named with its colon) in bytes.
-func procStatusBytes(pid int, field string) (int64, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), field); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s %q: %w", field, v, err)
-			}
-			return kb << 10, nil
-		}
-	}
-	if err := s.Err(); err != nil {
-		return 0, err
-	}
-	return 0, fmt.Errorf("/proc/%d/status: no %s", pid, field)
 }
 
 // measureStored reads the job's pods (named <job>-<task>-<index>) straight
@@ -372,7 +246,7 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 	if len(sizes) < res.Pods {
 		return fmt.Errorf("etcd holds %d pods of job %s, want %d", len(sizes), job.Name, res.Pods)
 	}
-	res.StoredPodMedian = int(medianOf(sizes))
+	res.StoredPodMedian = int(measure.Median(sizes))
 	if tf {
 		cms, err := localcluster.StoredSizes(ctx, m.etcd, "configmaps", job.Namespace)
 		if err != nil {

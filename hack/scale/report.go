@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
-	"math"
 	"slices"
-	"sort"
 	"text/tabwriter"
+
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 )
 
 // targetRatio is issue #7's target: ours/stock at most 1.05 on time and CPU.
@@ -80,7 +80,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		for _, m := range groups[k] {
 			xs = append(xs, get(m))
 		}
-		return medianOf(xs)
+		return measure.Median(xs)
 	}
 
 	fmt.Fprintf(w, "Scale test: each job on a fresh cluster, %d pods each; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
@@ -91,7 +91,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	}
 	fmt.Fprint(tw, "peak RSS\t\n")
 	for _, fw := range fws {
-		for _, impl := range []string{ImplStock, ImplOurs, ImplOursInline} {
+		for _, impl := range measure.Impls {
 			k := key{fw, impl}
 			if len(groups[k]) == 0 {
 				continue
@@ -101,7 +101,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 				fmt.Fprintf(tw, "%.2f\t", median(k, mt.get))
 			}
 			rss := median(k, func(m Measurement) float64 { return float64(m.PeakRSS) })
-			fmt.Fprintf(tw, "%s\t\n", mib(int64(rss)))
+			fmt.Fprintf(tw, "%s\t\n", measure.MiB(int64(rss)))
 		}
 	}
 	tw.Flush()
@@ -114,24 +114,24 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	}
 	fmt.Fprint(tw, "\n")
 	for _, fw := range fws {
-		for _, impl := range []string{ImplStock, ImplOurs, ImplOursInline} {
+		for _, impl := range measure.Impls {
 			k := key{fw, impl}
 			if len(groups[k]) == 0 {
 				continue
 			}
 			tfConfig, tfPod := "-", "-"
 			if fw == TensorFlow {
-				tfConfig = kib(int64(median(k, func(m Measurement) float64 { return float64(m.TFConfigBytes) })))
+				tfConfig = measure.KiB(int64(median(k, func(m Measurement) float64 { return float64(m.TFConfigBytes) })))
 				tfPod = fmt.Sprintf("%.0fB", median(k, func(m Measurement) float64 { return float64(m.TFConfigPodMax) }))
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0fB\t%.0fB\t%s\t%s\t%s\t", fw, impl,
-				mib(int64(median(k, func(m Measurement) float64 { return float64(m.StoredPodBytes) }))),
+				measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.StoredPodBytes) }))),
 				median(k, func(m Measurement) float64 { return float64(m.StoredPodMedian) }),
 				median(k, func(m Measurement) float64 { return float64(m.StoredPodMax) }),
 				tfConfig, tfPod,
-				mib(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }))))
+				measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }))))
 			for _, name := range tracked {
-				fmt.Fprintf(tw, "%s\t", mib(int64(median(k, func(m Measurement) float64 { return float64(m.PeakRSSOf[name]) }))))
+				fmt.Fprintf(tw, "%s\t", measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.PeakRSSOf[name]) }))))
 			}
 			fmt.Fprint(tw, "\n")
 		}
@@ -176,20 +176,20 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		}
 		o, rg := median(ours, growth), median(r, growth)
 		if ref != PyTorch {
-			fmt.Fprintf(w, "kube-apiserver RSS growth, ours: %s job %s vs %s job %s: %.2f× (not a target)\n", TensorFlow, mib(int64(o)), ref, mib(int64(rg)), o/rg)
+			fmt.Fprintf(w, "kube-apiserver RSS growth, ours: %s job %s vs %s job %s: %.2f× (not a target)\n", TensorFlow, measure.MiB(int64(o)), ref, measure.MiB(int64(rg)), o/rg)
 			continue
 		}
 		holds := o <= rssGrowthVsPyTorch*rg
 		fmt.Fprintf(w, "\nkube-apiserver RSS growth, ours: %s job %s vs %s job %s (target: at most %.1f× the %s job's): %v\n",
-			TensorFlow, mib(int64(o)), ref, mib(int64(rg)), rssGrowthVsPyTorch, ref, map[bool]string{true: "holds", false: "NO"}[holds])
+			TensorFlow, measure.MiB(int64(o)), ref, measure.MiB(int64(rg)), rssGrowthVsPyTorch, ref, map[bool]string{true: "holds", false: "NO"}[holds])
 		if !holds {
-			failed = append(failed, fmt.Sprintf("%s kube-apiserver RSS growth ours %s > %.1f× the %s job's %s", TensorFlow, mib(int64(o)), rssGrowthVsPyTorch, ref, mib(int64(rg))))
+			failed = append(failed, fmt.Sprintf("%s kube-apiserver RSS growth ours %s > %.1f× the %s job's %s", TensorFlow, measure.MiB(int64(o)), rssGrowthVsPyTorch, ref, measure.MiB(int64(rg))))
 		}
 	}
 	if len(groups[ours]) > 0 && len(groups[stock]) > 0 {
 		o, st := median(ours, growth), median(stock, growth)
 		fmt.Fprintf(w, "kube-apiserver RSS growth, %s job, ours %s vs stock %s: %.2f of stock's (not a target)\n",
-			TensorFlow, mib(int64(o)), mib(int64(st)), o/st)
+			TensorFlow, measure.MiB(int64(o)), measure.MiB(int64(st)), o/st)
 	}
 	// What TF_CONFIG costs in etcd with --tf-config=reference.
 	if len(groups[ours]) > 0 {
@@ -211,24 +211,3 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	}
 	return failed
 }
-
-// medianOf returns the median of xs (the mean of the middle two for an even
-// count), or NaN for none.
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
-
-// kib formats a byte count in KiB.
-func kib(b int64) string { return fmt.Sprintf("%.0fKiB", float64(b)/(1<<10)) }
-
-// mib formats a byte count in MiB.
-func mib(b int64) string { return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20)) }

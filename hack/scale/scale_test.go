@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -13,41 +12,6 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
-
-func TestParseStatCPU(t *testing.T) {
-	// Fields 14 and 15 (utime 250, stime 130 ticks) of a real line, with a
-	// command name holding a space and a parenthesis.
-	const stat = "4242 (vc-controller) x) S 1 4242 4242 0 -1 4194560 12000 0 0 0 250 130 0 0 20 0 12 0 555 1234567 8910 18446744073709551615"
-	got, err := parseStatCPU(stat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := 3800 * time.Millisecond; got != want {
-		t.Errorf("parseStatCPU = %v, want %v", got, want)
-	}
-	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 12000 0 0 0 a 130 0"} {
-		if _, err := parseStatCPU(bad); err == nil {
-			t.Errorf("parseStatCPU(%q): no error", bad)
-		}
-	}
-}
-
-func TestProcessCPUAndPeakRSSOfThisProcess(t *testing.T) {
-	cpu, err := processCPU(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cpu < 0 {
-		t.Errorf("processCPU = %v", cpu)
-	}
-	rss, err := peakRSS(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rss < 1<<20 {
-		t.Errorf("peakRSS = %d bytes, want at least 1 MiB for a Go test binary", rss)
-	}
-}
 
 // The scale jobs must be what both controllers run: valid arguments for this
 // project's plugins, the pod count asked for and a gang of all pods.
@@ -170,41 +134,5 @@ func TestReport(t *testing.T) {
 	out.Reset()
 	if failed := report(&out, ms[4:5], targetRatio); len(failed) != 0 {
 		t.Errorf("one impl: failed %v", failed)
-	}
-}
-
-func TestReadMeasurementsRenumbersRounds(t *testing.T) {
-	dir := t.TempDir()
-	a, b := dir+"/a.json", dir+"/b.json"
-	if err := writeJSON(a, []Measurement{{Impl: ImplOurs, Round: 1}, {Impl: ImplOurs, Round: 2}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := writeJSON(b, []Measurement{{Impl: ImplStock, Round: 1}}); err != nil {
-		t.Fatal(err)
-	}
-	ms, err := readMeasurements([]string{a, b})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rounds []int
-	for _, m := range ms {
-		rounds = append(rounds, m.Round)
-	}
-	if diff := cmp.Diff([]int{1, 2, 3}, rounds); diff != "" {
-		t.Errorf("rounds (-want +got):\n%s", diff)
-	}
-	if _, err := readMeasurements([]string{dir + "/missing.json"}); err == nil {
-		t.Error("missing file: no error")
-	}
-}
-
-func TestMedianOf(t *testing.T) {
-	for _, c := range []struct {
-		in   []float64
-		want float64
-	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := medianOf(c.in); got != c.want {
-			t.Errorf("medianOf(%v) = %v, want %v", c.in, got, c.want)
-		}
 	}
 }

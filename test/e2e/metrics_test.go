@@ -2,18 +2,12 @@ package e2e
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
@@ -21,36 +15,17 @@ import (
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
-// scrape fetches url's metrics and returns them by family name.
+// scrape fetches url's metrics and returns them by family name
+// (localcluster.ScrapeMetrics).
 func scrape(ctx context.Context, client *http.Client, url string) (map[string]*dto.MetricFamily, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET %s: %s", url, resp.Status)
-	}
-	var parser expfmt.TextParser
-	return parser.TextToMetricFamilies(resp.Body)
+	return localcluster.ScrapeMetrics(ctx, client, url)
 }
 
 // metricsEndpoints returns a client for the local cluster's managers' healthz
-// listeners and the URLs of their metrics. The webhook manager's listener
-// speaks TLS with its serving certificate (it has --tls-cert-file); the
-// controller manager's, given none, plain HTTP.
+// listeners and the URLs of their metrics (localcluster.Cluster.MetricsEndpoints).
 func metricsEndpoints(cl *localcluster.Cluster) (client *http.Client, webhookURL, controllerURL string) {
-	ca, err := os.ReadFile(filepath.Join(cl.RootDir, "pki", "ca.crt"))
+	client, webhookURL, controllerURL, err := cl.MetricsEndpoints()
 	Expect(err).NotTo(HaveOccurred())
-	pool := x509.NewCertPool()
-	Expect(pool.AppendCertsFromPEM(ca)).To(BeTrue(), "the local cluster's CA")
-	webhookURL = fmt.Sprintf("https://127.0.0.1:%d%s", cl.Ports[localcluster.WebhookManagerHealthz], metrics.Path)
-	controllerURL = fmt.Sprintf("http://127.0.0.1:%d%s", cl.Ports[localcluster.ControllerManagerHealthz], metrics.Path)
-	client = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	return client, webhookURL, controllerURL
 }
 
@@ -74,27 +49,10 @@ func slower(families map[string]*dto.MetricFamily, name string, le float64) uint
 	return n
 }
 
-// sum adds the values of the family's counters whose labels include want.
+// sum adds the values of the family's counters whose labels include want
+// (localcluster.CounterSum).
 func sum(families map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
-	total := 0.0
-	f := families[name]
-	if f == nil {
-		return 0
-	}
-next:
-	for _, m := range f.GetMetric() {
-		have := map[string]string{}
-		for _, l := range m.GetLabel() {
-			have[l.GetName()] = l.GetValue()
-		}
-		for k, v := range want {
-			if have[k] != v {
-				continue next
-			}
-		}
-		total += m.GetCounter().GetValue()
-	}
-	return total
+	return localcluster.CounterSum(families, name, want)
 }
 
 var _ = Describe("The managers' metrics", func() {

@@ -1,0 +1,266 @@
+package measure
+
+import (
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
+)
+
+func TestParseStatCPU(t *testing.T) {
+	// Fields 14 and 15 (utime 250, stime 130 ticks) of a real line, with a
+	// command name holding a space and a parenthesis.
+	const stat = "4242 (vc-controller) x) S 1 4242 4242 0 -1 4194560 12000 0 0 0 250 130 0 0 20 0 12 0 555 1234567 8910 18446744073709551615"
+	got, err := parseStatCPU(stat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 3800 * time.Millisecond; got != want {
+		t.Errorf("parseStatCPU = %v, want %v", got, want)
+	}
+	for _, bad := range []string{"", "4242 (x) S 1 2", "4242 (x) S 1 4242 4242 0 -1 4194560 12000 0 0 0 a 130 0"} {
+		if _, err := parseStatCPU(bad); err == nil {
+			t.Errorf("parseStatCPU(%q): no error", bad)
+		}
+	}
+}
+
+func TestProcessCPUAndPeakRSSOfThisProcess(t *testing.T) {
+	cpu, err := ProcessesCPU([]int{os.Getpid(), os.Getpid()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu < 0 {
+		t.Errorf("ProcessesCPU = %v", cpu)
+	}
+	rss, err := PeakRSS(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rss < 1<<20 {
+		t.Errorf("PeakRSS = %d bytes, want at least 1 MiB for a Go test binary", rss)
+	}
+	if _, err := ProcStatusBytes(os.Getpid(), "NoSuchField:"); err == nil {
+		t.Error("ProcStatusBytes of a missing field: no error")
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, c := range []struct {
+		in   []float64
+		want float64
+	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
+		if got := Median(c.in); got != c.want {
+			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	if got := Median(nil); !math.IsNaN(got) {
+		t.Errorf("Median(nil) = %v, want NaN", got)
+	}
+}
+
+func TestRoundOrder(t *testing.T) {
+	impls := []string{ImplStock, ImplOurs, ImplOursInline}
+	for _, c := range []struct {
+		round int
+		want  []string
+	}{
+		{1, []string{ImplStock, ImplOurs, ImplOursInline}},
+		{2, []string{ImplOursInline, ImplOurs, ImplStock}},
+		{3, []string{ImplStock, ImplOurs, ImplOursInline}},
+	} {
+		if diff := cmp.Diff(c.want, RoundOrder(impls, c.round)); diff != "" {
+			t.Errorf("round %d (-want +got):\n%s", c.round, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{ImplStock, ImplOurs, ImplOursInline}, impls); diff != "" {
+		t.Errorf("RoundOrder changed its argument (-want +got):\n%s", diff)
+	}
+}
+
+func TestReadRoundsRenumbersRounds(t *testing.T) {
+	type m struct {
+		Impl  string `json:"impl"`
+		Round int    `json:"round"`
+	}
+	dir := t.TempDir()
+	a, b := dir+"/a.json", dir+"/b.json"
+	if err := WriteJSON(a, []m{{ImplOurs, 1}, {ImplOurs, 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJSON(b, []m{{ImplStock, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := ReadRounds([]string{a, b}, func(x *m) *int { return &x.Round })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]m{{ImplOurs, 1}, {ImplOurs, 2}, {ImplStock, 3}}, ms); diff != "" {
+		t.Errorf("measurements (-want +got):\n%s", diff)
+	}
+	if _, err := ReadRounds([]string{dir + "/missing.json"}, func(x *m) *int { return &x.Round }); err == nil {
+		t.Error("missing file: no error")
+	}
+	if err := os.WriteFile(a, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRounds([]string{a}, func(x *m) *int { return &x.Round }); err == nil {
+		t.Error("bad JSON: no error")
+	}
+}
+
+// The measured jobs' plugins: the in-tree flags for the frameworks stock
+// has, none for the others, and every Volcano plugin the framework needs.
+func TestPlugins(t *testing.T) {
+	for _, c := range []struct {
+		fw     string
+		inline bool
+		want   map[string][]string
+	}{
+		{"tensorflow", false, map[string][]string{"tensorflow": {"--ps=ps", "--worker=worker", "--port=2222"}, "svc": {}}},
+		{"tensorflow", true, map[string][]string{"tensorflow": {"--ps=ps", "--worker=worker", "--port=2222", "--tf-config=inline"}, "svc": {}}},
+		{"mpi", false, map[string][]string{"mpi": {"--master=master", "--worker=worker", "--port=22"}, "ssh": {}, "svc": {}}},
+		{"pytorch", true, map[string][]string{"pytorch": {"--master=master", "--worker=worker", "--port=23456"}, "svc": {}}},
+		{"dask", true, map[string][]string{"dask": {}, "svc": {}}},
+	} {
+		got, err := Plugins(c.fw, c.inline)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, got); diff != "" {
+			t.Errorf("Plugins(%s, inline %v) (-want +got):\n%s", c.fw, c.inline, diff)
+		}
+	}
+	for _, fw := range catalog.Names() {
+		got, err := Plugins(fw, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, args := range got {
+			// JSON null is not a list of arguments to Volcano's CRD.
+			if args == nil {
+				t.Errorf("Plugins(%s)[%s] is nil", fw, name)
+			}
+		}
+	}
+	if _, err := Plugins("caffe", false); err == nil {
+		t.Error("Plugins(caffe): no error")
+	}
+	if _, err := Job("x", "caffe", nil, false); err == nil {
+		t.Error("Job(caffe): no error")
+	}
+}
+
+func TestJob(t *testing.T) {
+	job, err := Job("sweep-mpi-0", "mpi", []TaskReplicas{{"master", 1}, {"worker", 2}}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type task struct {
+		Name      string
+		Replicas  int32
+		Container string
+		Result    string
+	}
+	var got []task
+	for _, tk := range job.Spec.Tasks {
+		got = append(got, task{tk.Name, tk.Replicas, tk.Template.Spec.Containers[0].Name, tk.Template.Annotations["localcluster.vcplugins.io/result"]})
+	}
+	if diff := cmp.Diff([]task{{"master", 1, "mpi", "Running"}, {"worker", 2, "mpi", "Running"}}, got); diff != "" {
+		t.Errorf("tasks (-want +got):\n%s", diff)
+	}
+	if job.Spec.MinAvailable != 3 || job.Namespace != "default" || job.Spec.SchedulerName != "volcano" || job.Spec.Queue != "default" {
+		t.Errorf("minAvailable %d, namespace %q, scheduler %q, queue %q; want 3, default, volcano, default",
+			job.Spec.MinAvailable, job.Namespace, job.Spec.SchedulerName, job.Spec.Queue)
+	}
+}
+
+// A histogram of two series, scraped twice: merged over the series, the
+// difference of the scrapes, and histogram_quantile's estimates of it.
+func TestHistogramQuantile(t *testing.T) {
+	const name = "framework_plugins_admission_duration_seconds"
+	parse := func(text string) map[string]*dto.MetricFamily {
+		t.Helper()
+		var p expfmt.TextParser
+		fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fams
+	}
+	series := func(path string, b1, b2, b3, inf int) string {
+		r := strings.NewReplacer("PATH", path)
+		return r.Replace(strings.Join([]string{
+			`NAME_bucket{path="PATH",result="allowed",le="0.001"} ` + strconv.Itoa(b1),
+			`NAME_bucket{path="PATH",result="allowed",le="0.01"} ` + strconv.Itoa(b2),
+			`NAME_bucket{path="PATH",result="allowed",le="0.1"} ` + strconv.Itoa(b3),
+			`NAME_bucket{path="PATH",result="allowed",le="+Inf"} ` + strconv.Itoa(inf),
+			`NAME_sum{path="PATH",result="allowed"} 1`,
+			`NAME_count{path="PATH",result="allowed"} ` + strconv.Itoa(inf),
+		}, "\n"))
+	}
+	text := func(a, b string) string {
+		return strings.ReplaceAll("# TYPE NAME histogram\n"+a+"\n"+b+"\n", "NAME", name)
+	}
+	before := parse(text(series("/mutate", 10, 10, 10, 10), series("/validate", 0, 0, 0, 0)))
+	// In between: /mutate 90 more, 50 ≤ 1 ms and 40 in (1, 10] ms;
+	// /validate 10, in (10, 100] ms.
+	after := parse(text(series("/mutate", 60, 100, 100, 100), series("/validate", 0, 0, 10, 10)))
+	h0, err := MergedHistogram(before, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h1, err := MergedHistogram(after, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := h1.Sub(h0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(Histogram{Bounds: []float64{0.001, 0.01, 0.1}, Cumulative: []float64{50, 90, 100}, Count: 100}, d); diff != "" {
+		t.Errorf("difference (-want +got):\n%s", diff)
+	}
+	for _, c := range []struct{ q, want float64 }{
+		// Rank 50 is the last of the first bucket: its upper bound.
+		{0.5, 0.001},
+		// Rank 70: 20 of the 40 in (1, 10] ms.
+		{0.7, 0.001 + 0.009*20/40},
+		// Rank 99: 9 of the 10 in (10, 100] ms.
+		{0.99, 0.01 + 0.09*9/10},
+	} {
+		if got := d.Quantile(c.q); math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Quantile(%v) = %v, want %v", c.q, got, c.want)
+		}
+	}
+	// Over every finite bound: the largest bound.
+	over := Histogram{Bounds: []float64{0.001, 0.01}, Cumulative: []float64{0, 0}, Count: 5}
+	if got := over.Quantile(0.99); got != 0.01 {
+		t.Errorf("Quantile over the last bound = %v, want 0.01", got)
+	}
+	if got := (Histogram{}).Quantile(0.5); !math.IsNaN(got) {
+		t.Errorf("Quantile of nothing = %v, want NaN", got)
+	}
+	// Not yet scraped: the difference is the histogram itself.
+	if got, err := h1.Sub(Histogram{}); err != nil || got.Count != 110 {
+		t.Errorf("Sub(zero) = %+v, %v; want the histogram", got, err)
+	}
+	if h, err := MergedHistogram(before, "missing"); err != nil || h.Count != 0 {
+		t.Errorf("missing family: %+v, %v", h, err)
+	}
+	if _, err := (Histogram{Bounds: []float64{1}, Cumulative: []float64{1}, Count: 1}).Sub(h0); err == nil {
+		t.Error("Sub of other buckets: no error")
+	}
+	counter := parse("# TYPE c_total counter\nc_total 3\n")
+	if _, err := MergedHistogram(counter, "c_total"); err == nil {
+		t.Error("a counter as a histogram: no error")
+	}
+}

@@ -1,0 +1,83 @@
+package measure
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"sort"
+)
+
+// Median returns the median of xs (the mean of the middle two for an even
+// count), or NaN for none.
+func Median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// KiB formats a byte count in KiB.
+func KiB(b int64) string { return fmt.Sprintf("%.0fKiB", float64(b)/(1<<10)) }
+
+// MiB formats a byte count in MiB.
+func MiB(b int64) string { return fmt.Sprintf("%.0fMiB", float64(b)/(1<<20)) }
+
+// RoundOrder returns the order in which round (1, 2, ...) runs the
+// implementations: impls in odd rounds, reversed in even ones, so a drift of
+// the machine's speed during a test does not always favour the same one.
+func RoundOrder(impls []string, round int) []string {
+	if round%2 == 1 {
+		return impls
+	}
+	out := make([]string, len(impls))
+	for i, v := range impls {
+		out[len(impls)-1-i] = v
+	}
+	return out
+}
+
+// WriteJSON writes v to file as indented JSON with a final newline.
+func WriteJSON(file string, v any) error {
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(file, append(data, '\n'), 0o644)
+}
+
+// ReadRounds reads files of JSON arrays of measurements, as WriteJSON wrote
+// them, and renumbers the rounds (the field round returns, 1, 2, ...) of each
+// file after those of the files before it, so that the medians are taken over
+// the rounds of all files. It returns an error if a file cannot be read or
+// parsed.
+func ReadRounds[T any](files []string, round func(*T) *int) ([]T, error) {
+	var all []T
+	rounds := 0
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		var ms []T
+		if err := json.Unmarshal(data, &ms); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		last := 0
+		for i := range ms {
+			r := round(&ms[i])
+			last = max(last, *r)
+			*r += rounds
+		}
+		rounds += last
+		all = append(all, ms...)
+	}
+	return all, nil
+}

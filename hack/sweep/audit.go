@@ -1,0 +1,167 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	auditv1 "k8s.io/apiserver/pkg/apis/audit/v1"
+)
+
+// The controller manager's API requests are counted from kube-apiserver's
+// audit log, not from its apiserver_request_total: that counter's labels
+// (Kubernetes 1.30) are verb, dry_run, group, version, resource,
+// subresource, scope, component (the server's: "apiserver") and code, none
+// of them the client, and every process of the local cluster
+// uses the same admin credentials, so during a sweep it also counts the
+// scheduler's bindings and PodGroup updates, KWOK's pod and node status
+// patches, kube-controller-manager's endpoint slices and the sweep's own
+// Job creates. The controller manager's client-go metric
+// (rest_client_requests_total) has the client but only the method and host,
+// not the resource, and Volcano's stock controller manager serves no
+// metrics at all. An audit event has the verb, the resource and
+// subresource and the client's user agent, which client-go makes of the
+// binary's name (vc-controller-manager/<version> ..., and
+// vc-controller-manager-stock/... for stock).
+
+// auditPolicy logs one event per request at the Metadata level (no bodies),
+// when it completes, so a watch is counted when it ends. The KWOK nodes'
+// leases and the non-resource paths (health, discovery, metrics) are left
+// out: many requests, none of them a controller manager's work on a Job.
+const auditPolicy = `apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: None
+  resources:
+  - group: coordination.k8s.io
+    resources: [leases]
+- level: None
+  nonResourceURLs: ["*"]
+- level: Metadata
+`
+
+// auditLogName is the audit log in the audit directory; rotated files
+// (lumberjack's audit-<time>.log) are read too.
+const auditLogName = "audit.log"
+
+// auditArgs writes the audit policy into dir (created if need be) and
+// returns the kube-apiserver flags that log to dir/audit.log with it. The
+// log is written in blocking mode, the log backend's default: every event
+// is in the file when its request completes, and none is dropped, as a full
+// batch buffer would; it costs each request a write of ~1 KB, the same for
+// both controller managers. 4 GiB before a rotation, far more than a sweep
+// of 500 jobs should log (a few tens of MB); rotated files are read too.
+func auditArgs(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	policy := filepath.Join(dir, "policy.yaml")
+	if err := os.WriteFile(policy, []byte(auditPolicy), 0o644); err != nil {
+		return nil, err
+	}
+	return []string{
+		"--audit-policy-file", policy,
+		"--audit-log-path", filepath.Join(dir, auditLogName),
+		"--audit-log-format", "json",
+		"--audit-log-mode", "blocking",
+		"--audit-log-maxsize", "4096",
+	}, nil
+}
+
+// auditLogs returns the audit log files in dir: audit.log and its rotated
+// predecessors.
+func auditLogs(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, strings.TrimSuffix(auditLogName, ".log")+"*.log"))
+}
+
+// countAuditFiles adds the requests of files (countAudit) into counts.
+func countAuditFiles(files []string, agent string, from, to time.Time, counts map[string]int) error {
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			return err
+		}
+		err = countAudit(f, agent, from, to, counts)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return nil
+}
+
+// countAudit reads audit events (JSON, one per line) from r and adds to
+// counts one for each request of a resource that the client whose user
+// agent's product is agent (the text before the first "/",
+// "vc-controller-manager") received between from and to inclusive, by
+// requestKey. It returns an error if a line of that client does not decode
+// or r cannot be read.
+func countAudit(r io.Reader, agent string, from, to time.Time, counts map[string]int) error {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	// Most lines are other clients'; only those that can be this one's are decoded.
+	quoted := []byte(`"userAgent":"` + agent + `/`)
+	for s.Scan() {
+		line := s.Bytes()
+		if !bytes.Contains(line, quoted) {
+			continue
+		}
+		var ev auditv1.Event
+		if err := json.Unmarshal(line, &ev); err != nil {
+			return fmt.Errorf("audit event %.80q: %w", line, err)
+		}
+		if ev.ObjectRef == nil || !strings.HasPrefix(ev.UserAgent, agent+"/") {
+			continue
+		}
+		at := ev.RequestReceivedTimestamp.Time
+		if at.Before(from) || at.After(to) {
+			continue
+		}
+		counts[requestKey(ev.Verb, ev.ObjectRef)]++
+	}
+	return s.Err()
+}
+
+// requestKey is how Measurement.Requests names a request: its verb and
+// resource, the resource qualified by its API group unless core and followed
+// by its subresource ("create pods", "update jobs.batch.volcano.sh/status",
+// "create pods/binding").
+func requestKey(verb string, ref *auditv1.ObjectReference) string {
+	res := ref.Resource
+	if ref.APIGroup != "" {
+		res += "." + ref.APIGroup
+	}
+	if ref.Subresource != "" {
+		res += "/" + ref.Subresource
+	}
+	return verb + " " + res
+}
+
+// writeVerbs are the verbs that change objects.
+var writeVerbs = []string{"create", "update", "patch", "delete", "deletecollection"}
+
+// isWrite reports whether the request key is a write (writeVerbs).
+func isWrite(key string) bool {
+	verb, _, _ := strings.Cut(key, " ")
+	for _, v := range writeVerbs {
+		if verb == v {
+			return true
+		}
+	}
+	return false
+}
+
+// isObjectCreate reports whether key creates an object that stays with the
+// Job (a pod, PodGroup, Service, ConfigMap, Secret, NetworkPolicy):
+// a create of a resource, not of a subresource, and not of an event.
+func isObjectCreate(key string) bool {
+	verb, res, _ := strings.Cut(key, " ")
+	return verb == "create" && !strings.Contains(res, "/") && res != "events" && res != "events.events.k8s.io"
+}

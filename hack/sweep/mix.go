@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/dask"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/plugins/xgboost"
+)
+
+// shapes are the tasks of each framework's job in a sweep: small jobs of 3
+// or 4 pods, their tasks named as the defaults of the plugin's role flags,
+// so that the plugin needs no arguments but those of measure.Plugins.
+// Paddle's has no master: collective mode; JAX's one task is its processes.
+var shapes = map[string][]measure.TaskReplicas{
+	tensorflow.Name: {{Name: tensorflow.DefaultPS, Replicas: 1}, {Name: tensorflow.DefaultWorker, Replicas: 2}},
+	pytorch.Name:    {{Name: pytorch.DefaultMaster, Replicas: 1}, {Name: pytorch.DefaultWorker, Replicas: 3}},
+	mpi.Name:        {{Name: mpi.DefaultMaster, Replicas: 1}, {Name: mpi.DefaultWorker, Replicas: 2}},
+	mxnet.Name: {{Name: mxnet.DefaultScheduler, Replicas: 1}, {Name: mxnet.DefaultServer, Replicas: 1},
+		{Name: mxnet.DefaultWorker, Replicas: 2}},
+	xgboost.Name: {{Name: xgboost.DefaultMaster, Replicas: 1}, {Name: xgboost.DefaultWorker, Replicas: 2}},
+	dask.Name: {{Name: dask.DefaultScheduler, Replicas: 1}, {Name: dask.DefaultWorker, Replicas: 2},
+		{Name: dask.DefaultClient, Replicas: 1}},
+	jax.Name:    {{Name: jax.DefaultWorker, Replicas: 3}},
+	paddle.Name: {{Name: paddle.DefaultWorker, Replicas: 3}},
+}
+
+// mixAll names the mix of every framework of catalog.Frameworks.
+const mixAll = "all"
+
+// mix is a set of frameworks whose jobs one run submits together, and the
+// impls that run it.
+type mix struct {
+	Name       string
+	Frameworks []string
+	Impls      []string
+}
+
+// plan returns the mixes a sweep runs for frameworks and impls (each in
+// the order given):
+//
+//   - when impls has stock, one mix of a single framework for each of
+//     frameworks that stock has (measure.StockFrameworks), run by every impl
+//     of impls (ours-inline on tensorflow only: its flag changes no other
+//     framework's job): the comparisons with stock, framework by framework;
+//   - then the mix of all frameworks (named "all" when they are every
+//     framework of catalog.Frameworks, else joined by "+"), run by ours,
+//     ours-inline when it has tensorflow, and stock when stock has them
+//     all; left out when it is one of the mixes above.
+//
+// It returns an error for an unknown framework, one given twice, or when
+// nothing is left to run.
+func plan(frameworks, impls []string) ([]mix, error) {
+	if len(frameworks) == 0 {
+		return nil, fmt.Errorf("no frameworks: want some of %v", catalog.Names())
+	}
+	for i, fw := range frameworks {
+		if _, ok := shapes[fw]; !ok {
+			return nil, fmt.Errorf("unknown framework %q: want some of %v", fw, catalog.Names())
+		}
+		if slices.Contains(frameworks[:i], fw) {
+			return nil, fmt.Errorf("framework %q given twice", fw)
+		}
+	}
+	runs := func(fws []string) []string {
+		var out []string
+		for _, impl := range impls {
+			if impl == measure.ImplOursInline && !slices.Contains(fws, tensorflow.Name) {
+				continue
+			}
+			if impl == measure.ImplStock && slices.ContainsFunc(fws, func(fw string) bool { return !measure.StockHas(fw) }) {
+				continue
+			}
+			out = append(out, impl)
+		}
+		return out
+	}
+	var mixes []mix
+	if slices.Contains(impls, measure.ImplStock) {
+		for _, fw := range frameworks {
+			if measure.StockHas(fw) {
+				mixes = append(mixes, mix{Name: fw, Frameworks: []string{fw}, Impls: runs([]string{fw})})
+			}
+		}
+	}
+	if len(frameworks) > 1 || !slices.ContainsFunc(mixes, func(m mix) bool { return m.Name == frameworks[0] }) {
+		name := strings.Join(frameworks, "+")
+		if len(frameworks) == len(catalog.Frameworks) {
+			name = mixAll
+		}
+		if r := runs(frameworks); len(r) > 0 {
+			mixes = append(mixes, mix{Name: name, Frameworks: frameworks, Impls: r})
+		}
+	}
+	if len(mixes) == 0 {
+		return nil, fmt.Errorf("impls %v run none of frameworks %v (stock has only %v)", impls, frameworks, measure.StockFrameworks)
+	}
+	return mixes, nil
+}
+
+// sweepJobs returns the n jobs of a run of frameworks: job i is of
+// frameworks[i mod len(frameworks)], with that framework's shape, named
+// sweep-<framework>-<i> (i in 4 digits at least), inline as for
+// measure.Plugins. It returns an error for a framework without a shape.
+func sweepJobs(frameworks []string, n int, inline bool) ([]*batch.Job, error) {
+	out := make([]*batch.Job, 0, n)
+	for i := range n {
+		fw := frameworks[i%len(frameworks)]
+		tasks, ok := shapes[fw]
+		if !ok {
+			return nil, fmt.Errorf("unknown framework %q: want some of %v", fw, catalog.Names())
+		}
+		job, err := measure.Job(fmt.Sprintf("sweep-%s-%04d", fw, i), fw, tasks, inline)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, job)
+	}
+	return out, nil
+}

@@ -1,0 +1,334 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcbatch "volcano.sh/apis/pkg/client/clientset/versioned/typed/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/pkg/metrics"
+)
+
+// Named timeouts and periods of a run.
+const (
+	// sweepTimeout bounds the first create call to every pod bound.
+	sweepTimeout = 10 * time.Minute
+	// progressEvery is how often progress is printed while the jobs start.
+	progressEvery = 5 * time.Second
+)
+
+// admissionHistogram is the framework admissions' latency histogram of the
+// webhook manager (pkg/metrics.AdmissionDuration: both paths, mutate and
+// validate, every result).
+const admissionHistogram = metrics.Prefix + "admission_duration_seconds"
+
+// Measurement is what one sweep (many small jobs created at once on a fresh
+// cluster) cost one controller manager. Durations are wall-clock from the
+// first create call; CPU is user plus system time of the
+// vc-controller-manager process.
+type Measurement struct {
+	Impl  string `json:"impl"`
+	Round int    `json:"round"`
+	// Mix names the mix (plan); Frameworks are its frameworks, whose jobs
+	// take turns in the order of creation.
+	Mix        string   `json:"mix"`
+	Frameworks []string `json:"frameworks"`
+	Jobs       int      `json:"jobs"`
+	Pods       int      `json:"pods"`
+	// Submitted is when the last create call returned.
+	Submitted time.Duration `json:"submitted"`
+	// Created is when the last pod of the jobs was seen created.
+	Created time.Duration `json:"created"`
+	// Bound is when every pod of every job was seen created and bound to a
+	// node: the sweep's time. BoundOf is the same for the pods of each
+	// framework's jobs.
+	Bound   time.Duration            `json:"bound"`
+	BoundOf map[string]time.Duration `json:"boundOf"`
+	// CPUToBound is the controller's CPU time from the first create call to
+	// Bound; CPUTotal until it was idle again (less than measure.QuietCPU in
+	// measure.QuietWindow) after Bound.
+	CPUToBound time.Duration `json:"cpuToBound"`
+	CPUTotal   time.Duration `json:"cpuTotal"`
+	// Admissions is the number of framework admission requests (mutate and
+	// validate of a Job) the webhook manager answered from the first create
+	// call until the controller was idle; AdmissionP50 and AdmissionP99 are
+	// quantiles of their latency in seconds, estimated from its histogram as
+	// histogram_quantile does (measure.Histogram.Quantile).
+	Admissions   int     `json:"admissions"`
+	AdmissionP50 float64 `json:"admissionP50Seconds"`
+	AdmissionP99 float64 `json:"admissionP99Seconds"`
+	// Requests counts the controller manager's API requests received from
+	// the first create call until it was idle, from kube-apiserver's audit
+	// log, by requestKey ("create pods", "update jobs.batch.volcano.sh/status").
+	Requests map[string]int `json:"requests"`
+	// AuditErrors is the audit events kube-apiserver failed to write over
+	// the same interval (apiserver_audit_error_total); when not 0, Requests
+	// misses requests.
+	AuditErrors float64 `json:"auditErrors"`
+}
+
+// sweeper runs one sweep on one cluster.
+type sweeper struct {
+	cl *measure.Cluster
+	// agent is the controller manager's user agent product: its binary's name.
+	agent string
+	// auditDir holds kube-apiserver's audit log (auditArgs).
+	auditDir string
+	// parallel is the number of create calls in flight.
+	parallel int
+}
+
+// run creates jobs, parallel at a time, waits until all their pods are
+// created and bound, then until the controller manager is idle, and returns
+// the measurement (Impl, Round, Mix and Frameworks unset). It returns an
+// error if a create call fails, sweepTimeout passes first, a metrics scrape
+// or the audit log fails, or ctx ends.
+func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, error) {
+	res := Measurement{Jobs: len(jobs), BoundOf: map[string]time.Duration{}}
+	frameworkOf := map[string]string{} // by job name
+	podsOf := map[string]int{}         // by framework
+	for _, job := range jobs {
+		fw := jobFramework(job)
+		frameworkOf[job.Name] = fw
+		for _, t := range job.Spec.Tasks {
+			podsOf[fw] += int(t.Replicas)
+			res.Pods += int(t.Replicas)
+		}
+	}
+	controller := s.cl.PIDs[localcluster.ControllerManager]
+
+	if _, err := measure.WaitIdle(ctx, s.cl.AllPIDs(), measure.ClusterQuietCPU); err != nil {
+		return res, err
+	}
+	metricsClient, webhookURL, _, err := s.cl.MetricsEndpoints()
+	if err != nil {
+		return res, err
+	}
+	apiClient, err := rest.HTTPClientFor(s.cl.RESTConfig)
+	if err != nil {
+		return res, err
+	}
+	apiURL := s.cl.Server + metrics.Path
+	webhook0, err := localcluster.ScrapeMetrics(ctx, metricsClient, webhookURL)
+	if err != nil {
+		return res, fmt.Errorf("the webhook manager's metrics: %w", err)
+	}
+	api0, err := localcluster.ScrapeMetrics(ctx, apiClient, apiURL)
+	if err != nil {
+		return res, fmt.Errorf("kube-apiserver's metrics: %w", err)
+	}
+
+	pods := s.cl.Kube.CoreV1().Pods(metav1.NamespaceDefault)
+	// Every pod a Volcano Job creates has its job's name as a label.
+	selector := batch.JobNameKey
+	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
+	if err != nil {
+		return res, err
+	}
+	if len(list.Items) > 0 {
+		return res, fmt.Errorf("namespace %s already has %d pods of Volcano jobs", metav1.NamespaceDefault, len(list.Items))
+	}
+	// Started from the List, so every pod's creation is seen.
+	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
+		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
+			o.LabelSelector = selector
+			return pods.Watch(ctx, o)
+		},
+	})
+	if err != nil {
+		return res, err
+	}
+	defer w.Stop()
+
+	cpu0, err := measure.ProcessCPU(controller)
+	if err != nil {
+		return res, err
+	}
+	t0 := time.Now()
+	subCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var submitted atomic.Int64
+	done := make(chan error, 1)
+	go func() {
+		done <- submit(subCtx, s.cl.Volcano.BatchV1alpha1().Jobs(metav1.NamespaceDefault), jobs, s.parallel, &submitted)
+	}()
+
+	created, bound := map[string]bool{}, map[string]bool{}
+	boundOf := map[string]int{}
+	deadline := time.NewTimer(sweepTimeout)
+	defer deadline.Stop()
+	progress := time.NewTicker(progressEvery)
+	defer progress.Stop()
+	for done != nil || len(bound) < res.Pods {
+		select {
+		case err := <-done:
+			if err != nil {
+				return res, err
+			}
+			res.Submitted, done = time.Since(t0), nil
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return res, errors.New("pod watch ended")
+			}
+			p, isPod := ev.Object.(*corev1.Pod)
+			if !isPod || ev.Type == watch.Deleted {
+				continue
+			}
+			if !created[p.Name] {
+				created[p.Name] = true
+				if len(created) == res.Pods {
+					res.Created = time.Since(t0)
+				}
+			}
+			if p.Spec.NodeName != "" && !bound[p.Name] {
+				bound[p.Name] = true
+				fw := frameworkOf[p.Labels[batch.JobNameKey]]
+				if boundOf[fw]++; boundOf[fw] == podsOf[fw] {
+					res.BoundOf[fw] = time.Since(t0)
+				}
+			}
+		case <-progress.C:
+			fmt.Printf("    %5.1fs  %d/%d jobs created, %d/%d pods created, %d bound\n",
+				time.Since(t0).Seconds(), submitted.Load(), len(jobs), len(created), res.Pods, len(bound))
+		case <-deadline.C:
+			return res, fmt.Errorf("after %s only %d of %d jobs, %d of %d pods created and %d bound",
+				sweepTimeout, submitted.Load(), len(jobs), len(created), res.Pods, len(bound))
+		case <-ctx.Done():
+			return res, ctx.Err()
+		}
+	}
+	res.Bound = time.Since(t0)
+	cpu1, err := measure.ProcessCPU(controller)
+	if err != nil {
+		return res, err
+	}
+	res.CPUToBound = cpu1 - cpu0
+	fmt.Printf("    %5.1fs  all %d pods of %d jobs created (%.1fs) and bound; waiting for the controller to go idle\n",
+		res.Bound.Seconds(), res.Pods, len(jobs), res.Created.Seconds())
+
+	cpu2, err := measure.WaitIdle(ctx, []int{controller}, measure.QuietCPU)
+	if err != nil {
+		return res, err
+	}
+	res.CPUTotal = cpu2 - cpu0
+	t1 := time.Now()
+
+	webhook1, err := localcluster.ScrapeMetrics(ctx, metricsClient, webhookURL)
+	if err != nil {
+		return res, fmt.Errorf("the webhook manager's metrics: %w", err)
+	}
+	if err := admissionLatency(webhook0, webhook1, &res); err != nil {
+		return res, err
+	}
+	api1, err := localcluster.ScrapeMetrics(ctx, apiClient, apiURL)
+	if err != nil {
+		return res, fmt.Errorf("kube-apiserver's metrics: %w", err)
+	}
+	res.AuditErrors = localcluster.CounterSum(api1, auditErrorMetric, nil) - localcluster.CounterSum(api0, auditErrorMetric, nil)
+	files, err := auditLogs(s.auditDir)
+	if err != nil {
+		return res, err
+	}
+	res.Requests = map[string]int{}
+	if err := countAuditFiles(files, s.agent, t0, t1, res.Requests); err != nil {
+		return res, fmt.Errorf("reading the audit log: %w", err)
+	}
+	if len(res.Requests) == 0 {
+		return res, fmt.Errorf("the audit log (%v) holds no request of %s", files, s.agent)
+	}
+	return res, nil
+}
+
+// auditErrorMetric counts the audit events kube-apiserver failed to write,
+// by audit backend plugin.
+const auditErrorMetric = "apiserver_audit_error_total"
+
+// admissionLatency sets res's Admissions, AdmissionP50 and AdmissionP99 from
+// the webhook manager's admission histogram scraped before and after the
+// sweep. It returns an error if the histogram's buckets changed or it is
+// not a histogram.
+func admissionLatency(before, after map[string]*dto.MetricFamily, res *Measurement) error {
+	h0, err := measure.MergedHistogram(before, admissionHistogram)
+	if err != nil {
+		return err
+	}
+	h1, err := measure.MergedHistogram(after, admissionHistogram)
+	if err != nil {
+		return err
+	}
+	d, err := h1.Sub(h0)
+	if err != nil {
+		return fmt.Errorf("%s: %w", admissionHistogram, err)
+	}
+	res.Admissions = int(d.Count)
+	res.AdmissionP50, res.AdmissionP99 = d.Quantile(0.5), d.Quantile(0.99)
+	return nil
+}
+
+// jobFramework returns the framework of a sweep's job: the plugin of its
+// plugins stanza that has a shape (a framework plugin, not svc or ssh).
+func jobFramework(job *batch.Job) string {
+	for name := range job.Spec.Plugins {
+		if _, ok := shapes[name]; ok {
+			return name
+		}
+	}
+	return ""
+}
+
+// submit creates jobs through api, parallel calls at a time, and adds one
+// to submitted for each job created. It returns the first create call's
+// error (and then makes no more), or ctx's.
+func submit(ctx context.Context, api vcbatch.JobInterface, jobs []*batch.Job, parallel int, submitted *atomic.Int64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	next := make(chan *batch.Job)
+	workers := max(1, min(parallel, len(jobs)))
+	// Each worker sends at most one error, then stops.
+	errs := make(chan error, workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for job := range next {
+				if _, err := api.Create(ctx, job, metav1.CreateOptions{}); err != nil {
+					errs <- fmt.Errorf("creating job %s: %w", job.Name, err)
+					cancel()
+					return
+				}
+				submitted.Add(1)
+			}
+		}()
+	}
+feed:
+	for _, job := range jobs {
+		select {
+		case next <- job:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	return ctx.Err()
+}
