@@ -21,8 +21,8 @@ const followInterval = time.Second
 // still running pods deleted (Volcano's CompleteJob), and a deleted pod's log
 // can no longer be read: only a log followed from the start is complete.
 type LogFollower struct {
-	kube      kubernetes.Interface
-	container string
+	kube kubernetes.Interface
+	opts corev1.PodLogOptions
 	// stopDiscover ends the search for new pods, stopStreams the streams.
 	stopDiscover, stopStreams context.CancelFunc
 	discover                  sync.WaitGroup
@@ -36,9 +36,21 @@ type LogFollower struct {
 // returns, now or at a later call (it is called every second until Collect),
 // each from the start of the container until it ends (its first run only).
 func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string, pods func(context.Context) []*corev1.Pod) *LogFollower {
+	return followLogs(ctx, kube, corev1.PodLogOptions{Container: container, Follow: true}, pods)
+}
+
+// FollowTimestampedLogs is FollowLogs with the kubelet's timestamp before
+// every line (PodLogOptions.Timestamps), for ParseTimestamped: when a line
+// was printed, to the nanosecond, where a pod's status has whole seconds.
+// container may be an init container.
+func FollowTimestampedLogs(ctx context.Context, kube kubernetes.Interface, container string, pods func(context.Context) []*corev1.Pod) *LogFollower {
+	return followLogs(ctx, kube, corev1.PodLogOptions{Container: container, Follow: true, Timestamps: true}, pods)
+}
+
+func followLogs(ctx context.Context, kube kubernetes.Interface, opts corev1.PodLogOptions, pods func(context.Context) []*corev1.Pod) *LogFollower {
 	streamCtx, stopStreams := context.WithCancel(ctx)
 	discoverCtx, stopDiscover := context.WithCancel(streamCtx)
-	lf := &LogFollower{kube: kube, container: container, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[string]*bytes.Buffer{}}
+	lf := &LogFollower{kube: kube, opts: opts, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[string]*bytes.Buffer{}}
 	lf.discover.Add(1)
 	go func() {
 		defer lf.discover.Done()
@@ -72,9 +84,9 @@ func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string
 // node a followed log once came back empty from a container that had printed.
 func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	defer lf.streams.Done()
-	opts := &corev1.PodLogOptions{Container: lf.container, Follow: true}
+	opts := lf.opts
 	for {
-		rc, err := lf.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+		rc, err := lf.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &opts).Stream(ctx)
 		if err == nil {
 			var buf bytes.Buffer
 			_, _ = io.Copy(&buf, rc)
@@ -94,15 +106,15 @@ func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// terminated reports whether the followed container of pod has terminated,
-// or the pod is gone (or cannot be read).
+// terminated reports whether the followed container (or init container) of
+// pod has terminated, or the pod is gone (or cannot be read).
 func (lf *LogFollower) terminated(ctx context.Context, pod *corev1.Pod) bool {
 	p, err := lf.kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		return true
 	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == lf.container {
+	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if cs.Name == lf.opts.Container {
 			return cs.State.Terminated != nil
 		}
 	}
