@@ -10,7 +10,7 @@ export GOFLAGS ?= -buildvcs=false
 # argument and the binaries' --version (hack/installer.mk) come from it.
 VERSION := v1.10.0-fp.1
 
-.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale chaos clean help fuzz
+.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale startup chaos clean help fuzz
 
 all: build
 
@@ -56,6 +56,13 @@ bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones.
 scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one, each job on a fresh cluster (~30 min).
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
+
+# Not part of `make test`: two clusters with the real node, one after the other,
+# and STARTUP_RUNS+1 runs of each example on each (about an hour with the defaults).
+STARTUP_RUNS ?= 10
+startup: binaries stock-controller-manager node-training ## Time to first step on the real node: each framework's example Job STARTUP_RUNS times (default 10) with our vc-controller-manager and, for pytorch, mpi and tensorflow, Volcano's stock one; create → bound → started → every rank joined → Completed, failures, restarts and the wait containers' release latency, against targets.
+	$(call local_go_build,$(BIN)/demo,./hack/demo)
+	$(BIN)/demo -mode startup -runs $(STARTUP_RUNS) -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(STARTUP_FLAGS)
 
 # Not part of `make test` (which runs each fault spec once): ROUNDS rounds of ~4 minutes.
 ROUNDS ?= 5
