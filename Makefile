@@ -58,7 +58,7 @@ scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MP
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
 
 # Not part of `make test`: two clusters with the real node, one after the other,
-# and STARTUP_RUNS+1 runs of each example on each (about an hour with the defaults).
+# and STARTUP_RUNS+1 runs of each example on each (roughly an hour with the defaults; not yet timed).
 STARTUP_RUNS ?= 10
 startup: binaries stock-controller-manager node-training ## Time to first step on the real node: each framework's example Job STARTUP_RUNS times (default 10) with our vc-controller-manager and, for pytorch, mpi and tensorflow, Volcano's stock one; create → bound → started → every rank joined → Completed, failures, restarts and the wait containers' release latency, against targets.
 	$(call local_go_build,$(BIN)/demo,./hack/demo)

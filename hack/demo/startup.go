@@ -254,12 +254,14 @@ func runImpl(ctx context.Context, root string, o options, impl string, exs []*ex
 }
 
 // measure runs ex's Job once, as run n of impl (n ≤ 0: a warm-up) named
-// <job>-r<seq> (a new name every run: no DNS record or cache entry of an
-// earlier run's pods can answer for this run's), follows it until it ends or
-// timeout passes, judges it, deletes it and waits until its pods are gone,
-// so that the next run has the node to itself. It returns an error only when
-// the next run cannot go on: the Job could not be created or removed, or ctx
-// ended.
+// <job>-r<seq> (a new name every run: no DNS record of an earlier run's pods
+// can answer for this run's), follows it until it ends or timeout passes,
+// deletes it, judges it and waits until its pods are gone, so that the next
+// run has the node to itself. The deletion comes before the judgement, which
+// waits for the followed logs to end: a failed run's pods still running
+// (a stock PyTorch master waiting for a worker that failed) would hold them
+// open. It returns an error only when the next run cannot go on: the Job
+// could not be created or removed, or ctx ended.
 func (c *clients) measure(ctx context.Context, ex *example, impl string, n, seq int, timeout time.Duration) (runResult, error) {
 	exRun := *ex
 	exRun.job = ex.job.DeepCopy()
@@ -274,24 +276,33 @@ func (c *clients) measure(ctx context.Context, ex *example, impl string, n, seq 
 		return runResult{}, err
 	}
 	c.follow(ctx, []*run{r}, pods, timeout)
+	derr := c.deleteJob(ctx, r.job.Name)
 	r.judge()
 	res := r.result(impl, ex.job.Name, n)
 	if ctx.Err() != nil {
 		return res, ctx.Err()
 	}
-	return res, c.deleteJob(ctx, r.job.Name)
+	if derr != nil {
+		return res, derr
+	}
+	return res, c.waitGone(ctx, r.job.Name)
 }
 
-// deleteJob deletes Job name and waits up to deleteTimeout until it and its
-// pods are gone.
+// deleteJob deletes Job name, its pods in the background.
 func (c *clients) deleteJob(ctx context.Context, name string) error {
-	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
-	defer cancel()
 	bg := metav1.DeletePropagationBackground
 	err := c.volcano.BatchV1alpha1().Jobs(c.namespace).Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting Job %s: %w", name, err)
 	}
+	return nil
+}
+
+// waitGone waits up to deleteTimeout until the deleted Job name and its pods
+// are gone.
+func (c *clients) waitGone(ctx context.Context, name string) error {
+	ctx, cancel := context.WithTimeout(ctx, deleteTimeout)
+	defer cancel()
 	for {
 		_, err := c.volcano.BatchV1alpha1().Jobs(c.namespace).Get(ctx, name, metav1.GetOptions{})
 		pods, perr := c.jobPods(ctx, name)
