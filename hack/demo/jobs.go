@@ -50,7 +50,7 @@ type example struct {
 	// need and how their result is judged.
 	real *training.Example
 	// stock is set for a Job made for Volcano's stock controller manager
-	// (stockJob): its result is not judged, only whether it completed.
+	// (stockExample): its result is not judged, only whether it completed.
 	stock bool
 }
 
