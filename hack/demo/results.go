@@ -119,6 +119,9 @@ type summary struct {
 	// stage, and the fastest successful run's time to every rank joined.
 	bound, started, joined, completed time.Duration
 	bestJoined                        time.Duration
+	// reached counts the successful runs that reached bound, started,
+	// joined and completed: the medians' sample sizes.
+	reached [4]int
 }
 
 // summarize groups results by controller manager and example, in the order
@@ -166,6 +169,9 @@ func summarize(results []runResult) []summary {
 	for i := range out {
 		st := stages[[2]string{out[i].impl, out[i].example}]
 		out[i].bound, out[i].started, out[i].joined, out[i].completed = median(st[0]), median(st[1]), median(st[2]), median(st[3])
+		for j := range st {
+			out[i].reached[j] = len(st[j])
+		}
 	}
 	return out
 }
@@ -291,7 +297,7 @@ func writeReport(w io.Writer, results []runResult, checks []check) []string {
 	fmt.Fprintf(w, "  %-5s  %-20s %5s %5s %7s %10s  %7s %8s %7s %10s  %12s\n", "impl", "example", "runs", "ok", "failed", "restarted", "bound", "started", "joined", "completed", "fastest join")
 	for _, s := range summarize(results) {
 		fmt.Fprintf(w, "  %-5s  %-20s %5d %5d %7d %10d  %7s %8s %7s %10s  %12s\n", s.impl, s.example, s.runs, s.ok, s.failed, s.restarted,
-			orDash(s.ok, s.bound), orDash(s.ok, s.started), orDash(s.ok, s.joined), orDash(s.ok, s.completed), orDash(s.ok, s.bestJoined))
+			orDash(s.reached[0], s.bound), orDash(s.reached[1], s.started), orDash(s.reached[2], s.joined), orDash(s.reached[3], s.completed), orDash(s.ok, s.bestJoined))
 	}
 	fmt.Fprintln(w, "\nWait containers of ours (measured runs): release after the last dependency answered")
 	for _, s := range summarize(results) {

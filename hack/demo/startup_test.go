@@ -354,7 +354,7 @@ func TestSummarizeCountsRestartsAndWarmups(t *testing.T) {
 		restarted,
 		result(implStock, "tf-config-check", 3, true, 2),
 	})
-	want := []summary{{impl: implStock, example: "tf-config-check", runs: 3, ok: 2, failed: 1, restarted: 1, warmupsFailed: 1, joined: sec(2.5), bestJoined: sec(2)}}
+	want := []summary{{impl: implStock, example: "tf-config-check", runs: 3, ok: 2, failed: 1, restarted: 1, warmupsFailed: 1, joined: sec(2.5), bestJoined: sec(2), reached: [4]int{0, 0, 2, 0}}}
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(summary{})); diff != "" {
 		t.Errorf("summarize (-want +got):\n%s", diff)
 	}
@@ -570,5 +570,28 @@ func TestStockExampleNeedsMpirun(t *testing.T) {
 	edited.job.Spec.Tasks[0].Template.Spec.Containers[0].Command = []string{"mpiexec", "python3", "/opt/train/train_mpi.py"}
 	if _, err := stockExample(&edited); err == nil || !strings.Contains(err.Error(), `the launcher runs ["mpiexec" "python3" "/opt/train/train_mpi.py"], not mpirun (Open MPI)`) {
 		t.Errorf("error %v", err)
+	}
+}
+
+func TestWriteReport(t *testing.T) {
+	rs := []runResult{
+		result(implOurs, "pytorch-digits-ddp", 1, true, 6.0, 0.7),
+		result(implStock, "pytorch-digits-ddp", 1, false, 0),
+	}
+	var b strings.Builder
+	failed := writeReport(&b, rs, checkTargets(rs, time.Second, 500*time.Millisecond))
+	if diff := cmp.Diff([]string{"ours: a wait container releases its pod ≤ 0.50s (median) after its last dependency answered"}, failed); diff != "" {
+		t.Errorf("failed targets (-want +got):\n%s", diff)
+	}
+	for _, want := range []string{
+		// Stages no successful run reached have no median.
+		"  ours   pytorch-digits-ddp       1     1       0          0        -        -   6.00s          -         6.00s\n",
+		"  stock  pytorch-digits-ddp       1     0       1          0        -        -       -          -             -\n",
+		"  stock  pytorch-digits-ddp   run  1   FAILED  bound      -  started      -  joined      -  completed      -\n         pod x failed\n",
+		"  FAILED ours: a wait container releases",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
 	}
 }
