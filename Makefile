@@ -10,7 +10,7 @@ export GOFLAGS ?= -buildvcs=false
 # argument and the binaries' --version (hack/installer.mk) come from it.
 VERSION := v1.10.0-fp.1
 
-.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale sweep chaos clean help fuzz
+.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale sweep startup chaos clean help fuzz
 
 all: build
 
@@ -61,6 +61,12 @@ scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MP
 sweep: binaries stock-controller-manager ## Sweep: 500 small jobs created at once on 50 KWOK nodes, our vc-controller-manager against Volcano's stock one (tensorflow, pytorch, mpi) and on every framework's mix, a fresh cluster per run: time to all bound, controller CPU, API requests per job, admission p99 (~1 h).
 	$(call local_go_build,$(BIN)/sweep,./hack/sweep)
 	$(BIN)/sweep -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SWEEP_FLAGS)
+# Not part of `make test`: two clusters with the real node, one after the other,
+# and STARTUP_RUNS+1 runs of each example on each (roughly an hour with the defaults; not yet timed).
+STARTUP_RUNS ?= 10
+startup: binaries stock-controller-manager node-training ## Time to first step on the real node: each framework's example Job STARTUP_RUNS times (default 10) with our vc-controller-manager and, for pytorch, mpi and tensorflow, Volcano's stock one; create → bound → started → every rank joined → Completed, failures, restarts and the wait containers' release latency, against targets.
+	$(call local_go_build,$(BIN)/demo,./hack/demo)
+	$(BIN)/demo -mode startup -runs $(STARTUP_RUNS) -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(STARTUP_FLAGS)
 
 # Not part of `make test` (which runs each fault spec once): ROUNDS rounds of ~4 minutes.
 ROUNDS ?= 5

@@ -10,6 +10,15 @@
 //
 //	demo [--dir _output/local] [--bin-dir _output/bin] [--namespace demo]
 //	     [--job-timeout 3m] [--keep]
+//	demo --mode startup [--runs 10] [--warmup 1] [--impls ours,stock]
+//	     [--examples NAME,...|all] [--startup-dir _output/startup]
+//	     [--out _output/bench] [--join-slack 1s] [--release-limit 500ms]
+//	     [--run-timeout 5m] [--verbose]
+//
+// --mode startup is `make startup`: the time to first step of the examples
+// on the real node, with this project's vc-controller-manager and with
+// Volcano's stock one, each on a fresh cluster of its own; see startupMain
+// and docs/performance.md. It never reuses the cluster of --dir.
 //
 // KEEP=1 in the environment is --keep: leave the cluster running and print how
 // to use it. A cluster that was already running is never stopped. Ctrl-C stops
@@ -51,6 +60,12 @@ type options struct {
 	realJobTimeout         time.Duration
 	upTimeout              time.Duration
 	keep                   bool
+
+	// --mode startup (make startup, startup.go).
+	runs, warmup                        int
+	impls, examples, startupDir, out    string
+	joinSlack, releaseLimit, runTimeout time.Duration
+	verbose                             bool
 }
 
 // The demo's modes: the examples that train on the real node, or the
@@ -59,6 +74,8 @@ const (
 	modeAuto = "auto"
 	modeReal = "real"
 	modeKWOK = "kwok"
+	// modeStartup is make startup: time to first step, ours against stock.
+	modeStartup = "startup"
 )
 
 func mainStatus() int {
@@ -66,11 +83,21 @@ func mainStatus() int {
 	flag.StringVar(&o.dir, "dir", "_output/local", "cluster root directory, shared with `make local-up` (relative to the module root)")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries`")
 	flag.StringVar(&o.namespace, "namespace", "demo", "namespace the example jobs run in; deleted and recreated on every run")
-	flag.StringVar(&o.mode, "mode", envOr("DEMO_MODE", modeAuto), "real: the examples that train on the real node; kwok: one minimal Job per framework on the KWOK nodes (what the plugins inject, no training); auto: real where the real node and the training image are there (also DEMO_MODE in the environment)")
+	flag.StringVar(&o.mode, "mode", envOr("DEMO_MODE", modeAuto), "real: the examples that train on the real node; kwok: one minimal Job per framework on the KWOK nodes (what the plugins inject, no training); auto: real where the real node and the training image are there (also DEMO_MODE in the environment); startup: make startup, the time to first step of each example on the real node, our controller manager against Volcano's (the startup: flags)")
 	flag.DurationVar(&o.jobTimeout, "job-timeout", 3*time.Minute, "how long each KWOK job may take to complete, from its submission")
 	flag.DurationVar(&o.realJobTimeout, "real-job-timeout", 8*time.Minute, "how long each job on the real node may take to complete, from its submission (they run side by side on 2 cores)")
 	flag.DurationVar(&o.upTimeout, "up-timeout", 3*time.Minute, "how long starting the cluster may take")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running at the end (also KEEP=1 in the environment)")
+	flag.IntVar(&o.runs, "runs", 10, "startup: measured runs of each example per controller manager")
+	flag.IntVar(&o.warmup, "warmup", 1, "startup: unmeasured runs of each example on each fresh cluster before the measured ones")
+	flag.StringVar(&o.impls, "impls", implOurs+","+implStock, "startup: controller managers, in order: ours, stock (Volcano's, for pytorch, mpi and tensorflow)")
+	flag.StringVar(&o.examples, "examples", "", "startup: comma-separated example Job names or files; empty: the first example of each framework; all: every one")
+	flag.StringVar(&o.startupDir, "startup-dir", "_output/startup", "startup: root directory of its clusters (relative to the module root); removed after each")
+	flag.StringVar(&o.out, "out", "_output/bench", "startup: directory for startup.txt and startup.json")
+	flag.DurationVar(&o.joinSlack, "join-slack", time.Second, "startup: how much ours' median time to every rank joined may exceed the fastest successful stock run")
+	flag.DurationVar(&o.releaseLimit, "release-limit", 500*time.Millisecond, "startup: largest median time from a wait container's last dependency answering to its exit")
+	flag.DurationVar(&o.runTimeout, "run-timeout", 5*time.Minute, "startup: how long one run may take from its create call")
+	flag.BoolVar(&o.verbose, "verbose", false, "startup: print every run's progress lines (bound pods, job states)")
 	flag.Parse()
 	o.keep = o.keep || truthy(os.Getenv("KEEP"))
 
@@ -91,8 +118,10 @@ func mainStatus() int {
 
 	switch o.mode {
 	case modeAuto, modeReal, modeKWOK:
+	case modeStartup:
+		return startupMain(ctx, root, o)
 	default:
-		return fail(fmt.Errorf("--mode %q: want %s, %s or %s", o.mode, modeAuto, modeReal, modeKWOK))
+		return fail(fmt.Errorf("--mode %q: want %s, %s, %s or %s", o.mode, modeAuto, modeReal, modeKWOK, modeStartup))
 	}
 	// Load the examples before touching the cluster: a broken file fails fast.
 	examples, err := loadExamples(root, o.namespace)
@@ -213,7 +242,7 @@ func demo(ctx context.Context, cl *localcluster.Cluster, root string, examples [
 	if err != nil {
 		return fail(err)
 	}
-	c := &clients{kube: kc, volcano: vc, namespace: o.namespace}
+	c := &clients{kube: kc, volcano: vc, namespace: o.namespace, out: os.Stdout}
 
 	where := "on the KWOK nodes"
 	if examples[0].real != nil {

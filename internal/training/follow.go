@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,8 +22,8 @@ const followInterval = time.Second
 // still running pods deleted (Volcano's CompleteJob), and a deleted pod's log
 // can no longer be read: only a log followed from the start is complete.
 type LogFollower struct {
-	kube      kubernetes.Interface
-	container string
+	kube kubernetes.Interface
+	opts corev1.PodLogOptions
 	// stopDiscover ends the search for new pods, stopStreams the streams.
 	stopDiscover, stopStreams context.CancelFunc
 	discover                  sync.WaitGroup
@@ -45,13 +44,17 @@ type followed struct {
 	buf  *bytes.Buffer
 }
 
-// FollowLogs starts following the log of container in every pod that pods
-// returns, now or at a later call (it is called every second until Collect),
-// each from the start of the container until it ends (its first run only).
+// FollowLogs starts following the log of container (a container or an init
+// container) in every pod that pods returns, now or at a later call (it is
+// called every second until Collect), each from the start of the container
+// until it ends (its first run only). It reads the logs with the kubelet's
+// timestamps (CollectStamped, ParseTimestamped: when a line was printed, to
+// the nanosecond, where a pod's status has whole seconds).
 func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string, pods func(context.Context) []*corev1.Pod) *LogFollower {
+	opts := corev1.PodLogOptions{Container: container, Follow: true, Timestamps: true}
 	streamCtx, stopStreams := context.WithCancel(ctx)
 	discoverCtx, stopDiscover := context.WithCancel(streamCtx)
-	lf := &LogFollower{kube: kube, container: container, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[types.UID]*followed{}}
+	lf := &LogFollower{kube: kube, opts: opts, stopDiscover: stopDiscover, stopStreams: stopStreams, logs: map[types.UID]*followed{}}
 	lf.discover.Add(1)
 	go func() {
 		defer lf.discover.Done()
@@ -86,9 +89,9 @@ func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string
 // node a followed log once came back empty from a container that had printed.
 func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	defer lf.streams.Done()
-	opts := &corev1.PodLogOptions{Container: lf.container, Follow: true, Timestamps: true}
+	opts := lf.opts
 	for {
-		rc, err := lf.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, opts).Stream(ctx)
+		rc, err := lf.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &opts).Stream(ctx)
 		if err == nil {
 			var buf bytes.Buffer
 			_, _ = io.Copy(&buf, rc)
@@ -108,15 +111,15 @@ func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
-// terminated reports whether the followed container of pod has terminated,
-// or the pod is gone (or cannot be read).
+// terminated reports whether the followed container (or init container) of
+// pod has terminated, or the pod is gone (or cannot be read).
 func (lf *LogFollower) terminated(ctx context.Context, pod *corev1.Pod) bool {
 	p, err := lf.kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
 	if err != nil {
 		return true
 	}
-	for _, cs := range p.Status.ContainerStatuses {
-		if cs.Name == lf.container {
+	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
+		if cs.Name == lf.opts.Container {
 			return cs.State.Terminated != nil
 		}
 	}
@@ -167,14 +170,10 @@ func (lf *LogFollower) CollectStamped(timeout time.Duration) map[string]string {
 	return out
 }
 
-// Unstamped removes the timestamp and the space after it from each line of a
-// log read with timestamps.
+// Unstamped is a log read with timestamps as it reads without them, one
+// newline after each line (ParseTimestamped, Untimestamped); it ends at a
+// line without a timestamp, which the kubelet never writes.
 func Unstamped(log string) string {
-	lines := strings.SplitAfter(log, "\n")
-	for i, l := range lines {
-		if _, rest, ok := strings.Cut(l, " "); ok {
-			lines[i] = rest
-		}
-	}
-	return strings.Join(lines, "")
+	lines, _ := ParseTimestamped(log)
+	return Untimestamped(lines)
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net/http"
@@ -155,9 +154,18 @@ func waitLog(ctx context.Context, f *framework.Framework, job *batch.Job, pod st
 	}, framework.RealJobCompletedTimeout).Should(MatchRegexp(re.String()), "progress of Job %s", job.Name)
 }
 
-// joinedLine is a rank's first line (both digits programs print it once
-// init has connected every rank).
-var joinedLine = regexp.MustCompile(`rank \d+ of \d+ joined`)
+// joinedCount is how many times a rank's first line
+// (training.DigitsJoinedLine: both digits programs print it once init has
+// connected every rank) appears in log.
+func joinedCount(log string) int {
+	n := 0
+	for _, line := range strings.Split(log, "\n") {
+		if training.DigitsJoinedLine.MatchString(line) {
+			n++
+		}
+	}
+	return n
+}
 
 // lastJoined returns when the last of the named pods printed its joined
 // line, from the kubelet's timestamps in their followed logs.
@@ -165,16 +173,11 @@ func (r *slowRun) lastJoined(names ...string) time.Time {
 	GinkgoHelper()
 	var last time.Time
 	for _, name := range names {
-		sc := bufio.NewScanner(strings.NewReader(r.stamped[name]))
-		for sc.Scan() {
-			stamp, line, _ := strings.Cut(sc.Text(), " ")
-			if !joinedLine.MatchString(line) {
-				continue
-			}
-			at, err := time.Parse(time.RFC3339Nano, stamp)
-			Expect(err).NotTo(HaveOccurred(), "timestamp of %q", sc.Text())
-			if at.After(last) {
-				last = at
+		lines, err := training.ParseTimestamped(r.stamped[name])
+		Expect(err).NotTo(HaveOccurred(), "log of pod %s", name)
+		for _, l := range lines {
+			if training.DigitsJoinedLine.MatchString(l.Text) && l.At.After(last) {
+				last = l.At
 			}
 		}
 	}
@@ -184,18 +187,7 @@ func (r *slowRun) lastJoined(names ...string) time.Time {
 
 // startedAt returns when the main container of pod started.
 func startedAt(pod *corev1.Pod) time.Time {
-	for _, s := range pod.Status.ContainerStatuses {
-		if s.Name != pod.Spec.Containers[0].Name {
-			continue
-		}
-		if s.State.Running != nil {
-			return s.State.Running.StartedAt.Time
-		}
-		if s.State.Terminated != nil {
-			return s.State.Terminated.StartedAt.Time
-		}
-	}
-	return time.Time{}
+	return training.StartedAt(pod, pod.Spec.Containers[0].Name)
 }
 
 var _ = Describe("Faults during training on the real node", Label("faults"), faultRounds(), func() {
@@ -370,12 +362,12 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 			}
 		}
 		master := training.Unstamped(run.stamped[job.Name+"-master-0"])
-		Expect(len(joinedLine.FindAllString(master, -1))).To(BeNumerically(">=", 2), "the master's agent started its worker again in a later round")
+		Expect(joinedCount(master)).To(BeNumerically(">=", 2), "the master's agent started its worker again in a later round")
 		// The replacement joins the round that trains when it arrives before
 		// that round closes; else it waits for a next one, and the Job's
 		// completion deletes it.
 		outcome := "came after the round that trained and was deleted with the Job's completion"
-		if joinedLine.MatchString(run.stamped[victim.Name]) {
+		if joinedCount(training.Unstamped(run.stamped[victim.Name])) > 0 {
 			outcome = fmt.Sprintf("joined a later round %.1fs after the fault", run.lastJoined(victim.Name).Sub(at).Seconds())
 		}
 		report(fmt.Sprintf("an elastic PyTorch Job's worker pod deleted: %s; the replacement %s; %s", rec, outcome, summary))
