@@ -55,10 +55,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
@@ -107,47 +104,16 @@ func mainStatus() int {
 	o.impls = strings.Split(impls, ",")
 	o.frameworks = strings.Split(frameworks, ",")
 
-	var ms []Measurement
+	var in []string
 	if o.in != "" {
-		var err error
-		if ms, err = measure.ReadRounds(strings.Split(o.in, ","), func(m *Measurement) *int { return &m.Round }); err != nil {
-			fmt.Fprintln(os.Stderr, "scale:", err)
-			return 2
-		}
-	} else {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
-		var err error
-		ms, err = runAll(ctx, o)
-		if ctx.Err() != nil {
-			fmt.Fprintln(os.Stderr, "scale: interrupted")
-			return 130
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "scale:", err)
-			return 2
-		}
-		if err := measure.WriteJSON(filepath.Join(o.out, "scale.json"), ms); err != nil {
-			fmt.Fprintln(os.Stderr, "scale:", err)
-			return 2
-		}
+		in = strings.Split(o.in, ",")
 	}
-
-	var buf strings.Builder
-	failed := report(io.MultiWriter(os.Stdout, &buf), ms, o.limit)
-	if o.in == "" {
-		file := filepath.Join(o.out, "scale.txt")
-		if err := os.WriteFile(file, []byte(buf.String()), 0o644); err != nil {
-			fmt.Fprintln(os.Stderr, "scale:", err)
-			return 2
-		}
-		fmt.Printf("\nwritten: %s, %s\n", file, filepath.Join(o.out, "scale.json"))
-	}
-	if len(failed) > 0 {
-		fmt.Printf("targets failed: %s\n", strings.Join(failed, "; "))
-		return 1
-	}
-	return 0
+	return measure.Tool[Measurement]{
+		Name: "scale", In: in, Out: o.out,
+		Round:  func(m *Measurement) *int { return &m.Round },
+		Run:    func(ctx context.Context) ([]Measurement, error) { return runAll(ctx, o) },
+		Report: func(w io.Writer, ms []Measurement) []string { return report(w, ms, o.limit) },
+	}.Main()
 }
 
 // runAll runs every round. Within a round the order of the controller

@@ -1,12 +1,18 @@
 package measure
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
+	"syscall"
 )
 
 // Median returns the median of xs (the mean of the middle two for an even
@@ -80,4 +86,67 @@ func ReadRounds[T any](files []string, round func(*T) *int) ([]T, error) {
 		all = append(all, ms...)
 	}
 	return all, nil
+}
+
+// Tool is what a measuring command (make scale, make sweep) runs after its
+// flags: Name prefixes its messages and its files (<Name>.txt, <Name>.json).
+type Tool[M any] struct {
+	Name string
+	// In lists measurement files to check instead of running (the -in flag).
+	In []string
+	// Out is the directory of the files written.
+	Out string
+	// Round is where a measurement keeps its round (ReadRounds).
+	Round func(*M) *int
+	// Run measures; Report prints the tables and returns the failed targets.
+	Run    func(context.Context) ([]M, error)
+	Report func(io.Writer, []M) []string
+}
+
+// Main reads the measurements (In) or takes them (Run, interruptible by
+// SIGINT and SIGTERM; written to <Out>/<Name>.json), prints the report,
+// writes it to <Out>/<Name>.txt when it ran, and returns the exit status:
+// 0 every target holds, 1 a target failed (named on stdout), 2 the
+// measurements could not be taken or read, 130 interrupted.
+func (t Tool[M]) Main() int {
+	var ms []M
+	if len(t.In) > 0 {
+		var err error
+		if ms, err = ReadRounds(t.In, t.Round); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+			return 2
+		}
+	} else {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		var err error
+		ms, err = t.Run(ctx)
+		if ctx.Err() != nil {
+			fmt.Fprintf(os.Stderr, "%s: interrupted\n", t.Name)
+			return 130
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+			return 2
+		}
+		if err := WriteJSON(filepath.Join(t.Out, t.Name+".json"), ms); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+			return 2
+		}
+	}
+	var buf strings.Builder
+	failed := t.Report(io.MultiWriter(os.Stdout, &buf), ms)
+	if len(t.In) == 0 {
+		file := filepath.Join(t.Out, t.Name+".txt")
+		if err := os.WriteFile(file, []byte(buf.String()), 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
+			return 2
+		}
+		fmt.Printf("\nwritten: %s, %s\n", file, filepath.Join(t.Out, t.Name+".json"))
+	}
+	if len(failed) > 0 {
+		fmt.Printf("targets failed: %s\n", strings.Join(failed, "; "))
+		return 1
+	}
+	return 0
 }
