@@ -8,6 +8,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -84,22 +85,32 @@ func FollowLogs(ctx context.Context, kube kubernetes.Interface, container string
 
 // follow copies the pod's container log into its buffer: it retries opening
 // the stream until the container has started, then reads until the stream
-// ends (the container exited, or the pod went away). A stream that ends
-// empty while the container has not terminated is opened again: on the real
-// node a followed log once came back empty from a container that had printed.
+// ends. A stream that ends while the container has not terminated is opened
+// again from the last line read (SinceTime; the lines up to that timestamp
+// are skipped): a restarted kubelet, containerd or API server cuts every
+// stream, and on the real node a followed log once came back empty from a
+// container that had printed.
 func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	defer lf.streams.Done()
-	opts := lf.opts
+	var log bytes.Buffer
+	var last time.Time // the timestamp of the last line in log
 	for {
+		opts := lf.opts
+		if !last.IsZero() {
+			// SinceTime travels in whole seconds: the lines of that second
+			// that log has already are skipped below.
+			since := metav1.NewTime(last)
+			opts.SinceTime = &since
+		}
 		rc, err := lf.kube.CoreV1().Pods(pod.Namespace).GetLogs(pod.Name, &opts).Stream(ctx)
 		if err == nil {
-			var buf bytes.Buffer
-			_, _ = io.Copy(&buf, rc)
+			data, _ := io.ReadAll(rc)
 			rc.Close()
-			if buf.Len() > 0 || lf.terminated(ctx, pod) {
-				lf.mu.Lock()
-				lf.logs[pod.UID].buf = &buf
-				lf.mu.Unlock()
+			last = appendAfter(&log, data, last)
+			lf.mu.Lock()
+			lf.logs[pod.UID].buf = bytes.NewBuffer(bytes.Clone(log.Bytes()))
+			lf.mu.Unlock()
+			if lf.terminated(ctx, pod) {
 				return
 			}
 		}
@@ -111,12 +122,36 @@ func (lf *LogFollower) follow(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
+// appendAfter appends to log the lines of data, read with timestamps, whose
+// timestamp is after last, and returns the timestamp of the last line it
+// appended (last if none). A line without a timestamp is appended as it is.
+func appendAfter(log *bytes.Buffer, data []byte, last time.Time) time.Time {
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		stamp, _, _ := bytes.Cut(line, []byte(" "))
+		if at, err := time.Parse(time.RFC3339Nano, string(stamp)); err == nil {
+			if !at.After(last) {
+				continue
+			}
+			last = at
+		}
+		log.Write(line)
+	}
+	return last
+}
+
 // terminated reports whether the followed container (or init container) of
-// pod has terminated, or the pod is gone (or cannot be read).
+// pod has terminated or the pod is gone (not found, or replaced by a pod of
+// the same name); an error reading it says neither.
 func (lf *LogFollower) terminated(ctx context.Context, pod *corev1.Pod) bool {
 	p, err := lf.kube.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
-	if err != nil {
+	if apierrors.IsNotFound(err) || (err == nil && pod.UID != "" && p.UID != pod.UID) {
 		return true
+	}
+	if err != nil {
+		return ctx.Err() != nil
 	}
 	for _, cs := range append(p.Status.InitContainerStatuses, p.Status.ContainerStatuses...) {
 		if cs.Name == lf.opts.Container {

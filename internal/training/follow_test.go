@@ -1,6 +1,10 @@
 package training
 
-import "testing"
+import (
+	"bytes"
+	"testing"
+	"time"
+)
 
 func TestUnstamped(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
@@ -11,5 +15,21 @@ func TestUnstamped(t *testing.T) {
 		if got := Unstamped(tc.in); got != tc.want {
 			t.Errorf("Unstamped(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+func TestAppendAfter(t *testing.T) {
+	var log bytes.Buffer
+	first := []byte("2026-11-26T08:25:17.1Z rank 0 of 3 joined\n2026-11-26T08:25:17.5Z epoch 1 loss 2.0\n")
+	last := appendAfter(&log, first, time.Time{})
+	// The stream opened again from 08:25:17 (whole seconds) repeats both.
+	again := []byte("2026-11-26T08:25:17.1Z rank 0 of 3 joined\n2026-11-26T08:25:17.5Z epoch 1 loss 2.0\n2026-11-26T08:25:18.2Z epoch 2 loss 1.0\n")
+	last = appendAfter(&log, again, last)
+	want := "2026-11-26T08:25:17.1Z rank 0 of 3 joined\n2026-11-26T08:25:17.5Z epoch 1 loss 2.0\n2026-11-26T08:25:18.2Z epoch 2 loss 1.0\n"
+	if log.String() != want {
+		t.Errorf("log = %q, want %q", log.String(), want)
+	}
+	if want := time.Date(2026, 11, 26, 8, 25, 18, 200000000, time.UTC); !last.Equal(want) {
+		t.Errorf("last = %v, want %v", last, want)
 	}
 }
