@@ -589,12 +589,15 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 				}
 			}()
 		}
+		// One create every 25 ms: the burst outlasts the manager's restart,
+		// so that it shows both the refusals and the admissions after it.
 		var at time.Time
 		for i := 0; i < burst; i++ {
 			if i == burst/4 {
 				at = framework.RestartComponent(localcluster.WebhookManager)
 			}
 			next <- i
+			time.Sleep(25 * time.Millisecond)
 		}
 		close(next)
 		wg.Wait()
