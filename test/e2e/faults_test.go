@@ -622,19 +622,18 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 			}
 		}
 		waitBack(ctx, f, localcluster.WebhookManager, at)
-		// Back: the first create sent after the last refused one that was
-		// admitted.
-		var back time.Duration
-		for _, t := range admittedAfter {
-			if t.After(lastRefused) && (back == 0 || t.Sub(at) < back) {
-				back = t.Sub(at)
-			}
+		// Back: every create sent after the last refused one was admitted
+		// (kube-apiserver retries a webhook call refused at connect, so a
+		// create sent while the manager starts may still be admitted).
+		var down time.Duration
+		if refused > 0 {
+			down = lastRefused.Sub(at)
 		}
-		Expect(back).NotTo(BeZero(), "no create sent after the kill was admitted within the burst")
-		Expect(back).To(BeNumerically("<", webhookBackWithin), "vc-webhook-manager admitting again after being killed")
+		Expect(down).To(BeNumerically("<", webhookBackWithin), "vc-webhook-manager refusing creates after being killed")
+		Expect(admittedAfter).NotTo(BeEmpty(), "no create sent after the kill was admitted within the burst")
 		Expect(admitted).To(BeNumerically(">", 0))
-		report(fmt.Sprintf("vc-webhook-manager killed during %d Job creates (one every 25 ms): %d admitted fully mutated, %d refused (fail closed), none unmutated; creates sent %.2fs after the kill admitted again",
-			burst, admitted, refused, back.Seconds()))
+		report(fmt.Sprintf("vc-webhook-manager killed during %d Job creates (one every 25 ms): %d admitted fully mutated, %d refused (fail closed), none unmutated; the last refused create was sent %.2fs after the kill, every later one admitted",
+			burst, admitted, refused, down.Seconds()))
 	}, SpecTimeout(framework.SpecTimeout))
 })
 
