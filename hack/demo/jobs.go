@@ -659,11 +659,11 @@ func (r *run) judge() {
 	r.podLogs = logs
 	if !r.ok {
 		// The last line a failed pod printed says why, e.g. a contract
-		// check's MISMATCH.
+		// check's MISMATCH; Open MPI frames its messages in lines of
+		// dashes, which say nothing.
 		for _, p := range sortedPods(r) {
-			lines := strings.Split(strings.TrimSpace(logs[p.Name]), "\n")
-			if training.FailedOnItsOwn(p) && lines[len(lines)-1] != "" {
-				r.reason += "; its log ends: " + lines[len(lines)-1]
+			if last := lastWords(logs[p.Name]); training.FailedOnItsOwn(p) && last != "" {
+				r.reason += "; its log ends: " + last
 				break
 			}
 		}
@@ -764,4 +764,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// lastWords returns the last line of log that is not empty or dashes only.
+func lastWords(log string) string {
+	lines := strings.Split(log, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); strings.Trim(l, "-") != "" {
+			return l
+		}
+	}
+	return ""
 }

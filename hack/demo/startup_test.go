@@ -595,3 +595,16 @@ func TestWriteReport(t *testing.T) {
 		}
 	}
 }
+
+func TestLastWords(t *testing.T) {
+	for _, tc := range []struct{ log, want string }{
+		{"", ""},
+		{"one\ntwo\n", "two"},
+		{"ORTE was unable to reliably start one or more daemons.\n------------------\n\n", "ORTE was unable to reliably start one or more daemons."},
+		{"-----\n", ""},
+	} {
+		if got := lastWords(tc.log); got != tc.want {
+			t.Errorf("lastWords(%q) = %q, want %q", tc.log, got, tc.want)
+		}
+	}
+}
