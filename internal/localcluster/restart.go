@@ -1,7 +1,9 @@
 package localcluster
 
 import (
+	"bytes"
 	"fmt"
+	"os"
 	"syscall"
 	"time"
 )
@@ -47,7 +49,10 @@ func Restart(dir, name string) (ComponentState, error) {
 	if alive(old.PID, old.Binary) {
 		_ = syscall.Kill(old.PID, syscall.SIGKILL)
 		deadline := time.Now().Add(killWait)
-		for alive(old.PID, old.Binary) {
+		// Not alive(): a multi-threaded process's leader shows as a zombie
+		// while its other threads still exit holding the file descriptors,
+		// and the new process would find its port still bound.
+		for !threadsGone(old.PID) {
 			if time.Now().After(deadline) {
 				return old, fmt.Errorf("%s (pid %d) survived SIGKILL for %s", name, old.PID, killWait)
 			}
@@ -65,4 +70,25 @@ func Restart(dir, name string) (ComponentState, error) {
 	p.Binary, p.Launcher = old.Binary, old.Launcher
 	st.Components[i] = p.ComponentState
 	return p.ComponentState, writeState(st)
+}
+
+// threadsGone reports whether every thread of process pid has exited: pid is
+// gone, or each of its threads is a zombie (the leader stays one until its
+// parent reaps it). Only then are its sockets closed.
+func threadsGone(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return true
+	}
+	for _, t := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		// The state follows the parenthesised command name.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && stat[i+2] != 'Z' && stat[i+2] != 'X' {
+			return false
+		}
+	}
+	return true
 }

@@ -1,6 +1,8 @@
 package localcluster
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,4 +94,104 @@ func waitChild(t *testing.T, log string, n int) int {
 	}
 	t.Fatalf("no %d child lines in %s", n, log)
 	return 0
+}
+
+// TestRestartFreesThePort restarts a component that listens on a TCP port
+// with several threads (a Go program, as every component is): the new
+// process binds the same port, which it could not while the old one's threads
+// were still exiting.
+func TestRestartFreesThePort(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"logs", "pids"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// This test binary, run as TestHelperListener, is the component.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"-test.run=^TestHelperListener$"}
+	env := []string{"HELPER_LISTEN=127.0.0.1:" + strconv.Itoa(port)}
+	p, err := startProcess(root, "listener", self, args, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(&State{RootDir: root, Components: []ComponentState{p.ComponentState}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if st, _ := readState(root); st != nil {
+			_ = terminate(st.Components, time.Second)
+		}
+	})
+	for round := 1; round <= 5; round++ {
+		waitListening(t, port)
+		if _, err := Restart(root, "listener"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitListening(t, port)
+}
+
+// waitListening waits until something accepts connections on port.
+func waitListening(t *testing.T, port int) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port)); err == nil {
+			c.Close()
+			return
+		}
+	}
+	t.Fatalf("nothing listens on port %d", port)
+}
+
+// TestHelperListener listens on HELPER_LISTEN until killed; it does nothing
+// when run as a test.
+func TestHelperListener(t *testing.T) {
+	addr := os.Getenv("HELPER_LISTEN")
+	if addr == "" {
+		return
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
+	for {
+		c, err := l.Accept()
+		if err == nil {
+			c.Close()
+		}
+	}
+}
+
+func TestThreadsGone(t *testing.T) {
+	if threadsGone(os.Getpid()) {
+		t.Error("threadsGone(this process) = true")
+	}
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sh, "-c", "exit 0")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	// Not reaped yet: a zombie, whose threads have all exited.
+	for deadline := time.Now().Add(5 * time.Second); !threadsGone(pid); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("threadsGone(%d) stays false for an exited, unreaped child", pid)
+		}
+	}
+	_ = cmd.Wait()
+	if !threadsGone(pid) {
+		t.Errorf("threadsGone(%d) = false once reaped", pid)
+	}
 }
