@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +141,16 @@ func jobPods(ctx context.Context, f *framework.Framework, job *batch.Job) map[st
 	return out
 }
 
+// deletePod deletes pod as `kubectl delete pod` does (its grace period) and
+// returns when the delete was sent.
+func deletePod(ctx context.Context, f *framework.Framework, pod *corev1.Pod) time.Time {
+	GinkgoHelper()
+	By("deleting pod " + pod.Name)
+	at := time.Now()
+	Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{})).To(Succeed())
+	return at
+}
+
 // waitLog waits until the log of pod's first container matches re.
 func waitLog(ctx context.Context, f *framework.Framework, job *batch.Job, pod string, re *regexp.Regexp) {
 	GinkgoHelper()
@@ -207,15 +219,9 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 				By("killing the main container of pod " + victim.Name)
 				at = f.KillContainer(ctx, victim)
 			} else {
-				By("deleting pod " + victim.Name)
-				at = time.Now()
-				Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
+				at = deletePod(ctx, f, victim)
 			}
-			var old []*corev1.Pod
-			for _, p := range before {
-				old = append(old, p)
-			}
-			rec := f.WatchRecovery(ctx, created, at, old).Wait(framework.RealJobCompletedTimeout)
+			rec := f.WatchRecovery(ctx, created, at, slices.Collect(maps.Values(before))).Wait(framework.RealJobCompletedTimeout)
 			Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", created.Name, rec)
 			Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", created.Name)
 			Expect(rec.OldGone).To(BeNumerically("<", faultExitBound), "the old pods exited on SIGTERM or on losing their peers (%s)", rec)
@@ -344,9 +350,7 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 		before := jobPods(ctx, f, job)
 		victim := before[job.Name+"-worker-1"]
 		Expect(victim).NotTo(BeNil())
-		By("deleting pod " + victim.Name)
-		at := time.Now()
-		Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
+		at := deletePod(ctx, f, victim)
 		rec := f.WatchRecovery(ctx, job, at, []*corev1.Pod{victim}).Wait(framework.RealJobCompletedTimeout)
 		Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", job.Name, rec)
 		Expect(rec.RetryCount).To(BeZero(), "Job %s restarted (status.retryCount)", job.Name)
@@ -383,14 +387,8 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 		job := run.job
 		before := jobPods(ctx, f, job)
 		victim := before[job.Name+"-master-0"]
-		By("deleting pod " + victim.Name)
-		at := time.Now()
-		Expect(f.Kube.CoreV1().Pods(f.Namespace).Delete(ctx, victim.Name, metav1.DeleteOptions{})).To(Succeed())
-		var old []*corev1.Pod
-		for _, p := range before {
-			old = append(old, p)
-		}
-		rec := f.WatchRecovery(ctx, job, at, old).Wait(framework.RealJobCompletedTimeout)
+		at := deletePod(ctx, f, victim)
+		rec := f.WatchRecovery(ctx, job, at, slices.Collect(maps.Values(before))).Wait(framework.RealJobCompletedTimeout)
 		Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", job.Name, rec)
 		Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", job.Name)
 		summary := run.judge(ctx)
