@@ -12,17 +12,23 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
-// capacity bounds the number of entries: enough for the jobs a controller
-// creates pods for at once, small enough that stale revisions fall out
-// quickly.
-const capacity = 256
+// capacity bounds the number of entries: enough for every Job a controller
+// syncs in turn. Volcano's job controller syncs a Job several times while its
+// pods start (Pending, each pod created, Running), and between two syncs of
+// one Job it syncs every other Job that changed meanwhile: a sweep of 500
+// small Jobs created at once touches 500 plans per round, and a bound of 256
+// (until issue #28) dropped each plan before its Job's next sync, so every
+// sync built the plan again and re-read the plugin's ConfigMap. Small Jobs'
+// plans are a few KiB by Size, so maxBytes, not this bound, decides for all
+// but the smallest; stale revisions still fall out, least recently used
+// first.
+const capacity = 16384
 
 // maxBytes bounds the entries' approximate size (Size), so that large Jobs
 // (a user chooses the replicas, and a plan grows with them up to about the
 // 1 MiB of a ConfigMap) cannot make the cache hold hundreds of MiB. By Size a
 // 2,048-worker plan is about 4 KiB (pytorch, mxnet), 55 KiB (tensorflow) or
-// 145 KiB (mpi): 256 of the largest fit, so for such jobs the entry bound
-// still decides.
+// 145 KiB (mpi): about 450 of the largest fit.
 const maxBytes = 64 << 20
 
 type key struct {

@@ -102,6 +102,22 @@ func TestGetIsBounded(t *testing.T) {
 	}
 }
 
+// A sweep: many small Jobs, each synced several times in turn with all the
+// others in between (Volcano's job controller), must build each plan once.
+func TestGetKeepsASweepsPlans(t *testing.T) {
+	const jobs, syncs = 2000, 4
+	var c Cache
+	builds := 0
+	for range syncs {
+		for i := range jobs {
+			Get(&c, job(fmt.Sprint(i), "1"), "tensorflow", "--ps=ps", func() *bigPlan { builds++; return newBigPlan(2048) })
+		}
+	}
+	if builds != jobs {
+		t.Errorf("%d syncs of each of %d jobs built %d plans, want %d", syncs, jobs, builds, jobs)
+	}
+}
+
 // bigPlan stands for a large Job's plan: n bytes of host list.
 type bigPlan struct {
 	hosts string
