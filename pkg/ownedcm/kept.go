@@ -51,24 +51,46 @@ func (k *Kept) now() time.Time {
 	return time.Now()
 }
 
-// Sync applies data and the Job-name label to the Job's ConfigMap (Apply)
-// unless s records a success less than Recheck ago; each Apply counts in
+// Sync applies data and the Job-name label to the Job's ConfigMap (Apply;
+// CreateOrApply, which skips the read, for a plan never synced of a Job that
+// has not started: its ConfigMap most likely does not exist yet) unless s
+// records a success less than Recheck ago; each Apply counts in
 // metrics.ConfigMapSyncs. Errors: a *ConflictError
 // (after the event) when another owner's ConfigMap has the name, API errors
 // as they come.
 func (k *Kept) Sync(client kubernetes.Interface, job *batch.Job, s *Synced, data map[string]string) error {
-	if k.now().Sub(time.Unix(0, s.at.Load())) < Recheck {
+	if k.fresh(s) {
 		return nil
 	}
 	ctx, cancel := framework.Context()
 	defer cancel()
-	err := Apply(ctx, client, job, k.Name(job), map[string]string{batch.JobNameKey: job.Name}, data)
+	apply := Apply
+	if s.at.Load() == 0 && isNew(job) {
+		apply = CreateOrApply
+	}
+	err := apply(ctx, client, job, k.Name(job), map[string]string{batch.JobNameKey: job.Name}, data)
 	if err == nil {
 		s.at.Store(k.now().UnixNano())
 	}
 	err = k.conflict(client, job, err)
 	metrics.ConfigMapSyncs.WithLabelValues(metrics.Framework(k.Plugin), syncResult(err)).Inc()
 	return err
+}
+
+// fresh reports whether s records a Sync less than Recheck ago.
+func (k *Kept) fresh(s *Synced) bool {
+	return k.now().Sub(time.Unix(0, s.at.Load())) < Recheck
+}
+
+// isNew reports whether job has not started yet: Volcano has not moved it
+// past Pending (the phase is empty before its first sync) and never
+// restarted it.
+func isNew(job *batch.Job) bool {
+	switch job.Status.State.Phase {
+	case "", batch.Pending:
+		return job.Status.RetryCount == 0
+	}
+	return false
 }
 
 // syncResult is the metrics result of a Sync that returned err.

@@ -28,20 +28,20 @@ func TestSyncMetrics(t *testing.T) {
 	theirs := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default"}}
 	cases := map[string]struct {
 		existing []runtime.Object
-		failGet  bool
+		failAPI  bool
 		syncs    int
 		want     map[string]float64
 	}{
 		"created, then within Recheck": {syncs: 2, want: map[string]float64{metrics.SyncOK: 1}},
 		"another owner's":              {existing: []runtime.Object{theirs}, syncs: 2, want: map[string]float64{metrics.SyncConflict: 2}},
-		"API error":                    {failGet: true, syncs: 1, want: map[string]float64{metrics.SyncError: 1}},
+		"API error":                    {failAPI: true, syncs: 1, want: map[string]float64{metrics.SyncError: 1}},
 	}
 	results := []string{metrics.SyncOK, metrics.SyncConflict, metrics.SyncError}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			client := fake.NewSimpleClientset(tc.existing...)
-			if tc.failGet {
-				client.PrependReactor("get", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+			if tc.failAPI {
+				client.PrependReactor("*", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 					return true, nil, apierrors.NewServiceUnavailable("etcd is down")
 				})
 			}

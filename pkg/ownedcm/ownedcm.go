@@ -59,20 +59,37 @@ func onConflict(fn func() error) error {
 	}, fn)
 }
 
+// CreateOrApply is Apply for a ConfigMap that most likely does not exist
+// yet (a new Job's): it creates it without reading first, and only when one
+// of that name exists (409 AlreadyExists) goes on as Apply does. For a new
+// Job that saves Apply's GET; for an existing ConfigMap it costs a refused
+// create. Errors as Apply.
+func CreateOrApply(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string, labels, data map[string]string) error {
+	_, err := client.CoreV1().ConfigMaps(job.Namespace).Create(ctx, newConfigMap(job, name, labels, data), metav1.CreateOptions{})
+	if !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return Apply(ctx, client, job, name, labels, data)
+}
+
+// newConfigMap is ConfigMap name holding labels and data, controlled by job.
+func newConfigMap(job *batch.Job, name string, labels, data map[string]string) *v1.ConfigMap {
+	return &v1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            name,
+			Namespace:       job.Namespace,
+			Labels:          labels,
+			OwnerReferences: []metav1.OwnerReference{ControllerRef(job)},
+		},
+		Data: data,
+	}
+}
+
 func apply(ctx context.Context, client kubernetes.Interface, job *batch.Job, name string, labels, data map[string]string) error {
 	cms := client.CoreV1().ConfigMaps(job.Namespace)
 	cm, err := cms.Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		cm = &v1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{
-				Name:            name,
-				Namespace:       job.Namespace,
-				Labels:          labels,
-				OwnerReferences: []metav1.OwnerReference{ControllerRef(job)},
-			},
-			Data: data,
-		}
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		_, err = cms.Create(ctx, newConfigMap(job, name, labels, data), metav1.CreateOptions{})
 		return err
 	}
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
@@ -220,6 +222,64 @@ func TestConflictsAreRetried(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.wantData, got); diff != "" {
 				t.Errorf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Sync of a new Job's ConfigMap creates it without reading first; a
+// started Job's, or one whose ConfigMap exists, is read first. The calls are
+// what the API server sees, by verb.
+func TestSyncCalls(t *testing.T) {
+	ours := func(job, data string) *v1.ConfigMap {
+		j := utiltesting.MakeJob(job).Obj()
+		return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default",
+			Labels: map[string]string{"volcano.sh/job-name": job}, OwnerReferences: []metav1.OwnerReference{ControllerRef(j)}},
+			Data: map[string]string{"hostfile": data}}
+	}
+	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default"}}
+	cases := map[string]struct {
+		phase    string
+		existing []runtime.Object
+		want     []string
+		conflict bool
+	}{
+		"new Job":                               {want: []string{"create"}},
+		"new Job, ConfigMap there and current":  {existing: []runtime.Object{ours("mpi", "a")}, want: []string{"create", "get"}},
+		"new Job, ConfigMap there and outdated": {existing: []runtime.Object{ours("mpi", "old")}, want: []string{"create", "get", "update"}},
+		"new Job, another owner's ConfigMap":    {existing: []runtime.Object{foreign}, want: []string{"create", "get"}, conflict: true},
+		"running Job":                           {phase: "Running", want: []string{"get", "create"}},
+		"running Job, ConfigMap current":        {phase: "Running", existing: []runtime.Object{ours("mpi", "a")}, want: []string{"get"}},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			client := fake.NewSimpleClientset(tc.existing...)
+			job := utiltesting.MakeJob("mpi").Obj()
+			job.Status.State.Phase = batch.JobPhase(tc.phase)
+			kept := Kept{Plugin: "mpi", Purpose: "the hostfile", Name: func(*batch.Job) string { return "mpi-hostfile" }}
+			var s Synced
+			err := kept.Sync(client, job, &s, map[string]string{"hostfile": "a"})
+			if got := errors.As(err, new(*ConflictError)); got != tc.conflict || (!tc.conflict && err != nil) {
+				t.Fatalf("Sync: %v, want a conflict: %v", err, tc.conflict)
+			}
+			var got []string
+			for _, a := range client.Actions() {
+				if a.GetResource().Resource == "configmaps" {
+					got = append(got, a.GetVerb())
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("calls (-want +got):\n%s", diff)
+			}
+			if tc.conflict {
+				return
+			}
+			cm, err := client.CoreV1().ConfigMaps("default").Get(context.Background(), "mpi-hostfile", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(ours("mpi", "a").Data, cm.Data); diff != "" || !metav1.IsControlledBy(cm, job) {
+				t.Errorf("ConfigMap data (-want +got):\n%s, controlled by the Job: %v", diff, metav1.IsControlledBy(cm, job))
 			}
 		})
 	}

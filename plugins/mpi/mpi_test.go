@@ -741,6 +741,11 @@ func TestTransientErrorsAreReturned(t *testing.T) {
 				job.Spec.Tasks[1].Replicas = 3
 				job.ResourceVersion = "2"
 			}
+			if verb == "get" {
+				// A started Job's ConfigMap is read first; a new Job's is
+				// created without a read (ownedcm.CreateOrApply).
+				job.Status.State.Phase = batch.Running
+			}
 			boom := apierrors.NewServiceUnavailable("etcd is away")
 			kube.PrependReactor(verb, "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
 				return true, nil, boom
