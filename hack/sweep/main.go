@@ -190,7 +190,7 @@ func runCluster(ctx context.Context, o options, impl string, mx mix) (Measuremen
 		Dir: o.dir, BinDir: o.binDir, Nodes: o.nodes, Impl: impl, QPS: o.qps, Burst: o.burst, Keep: o.keep,
 		ExtraArgs: map[string][]string{localcluster.KubeAPIServer: audit},
 	}, func(cl *measure.Cluster) error {
-		s := &sweeper{cl: cl, agent: measure.ImplBinary[impl], auditDir: auditDir, parallel: o.parallel}
+		s := &sweeper{cl: cl, agent: measure.ImplBinary[impl], auditDir: auditDir, parallel: o.parallel, ours: impl != measure.ImplStock}
 		var err error
 		if r, err = s.run(ctx, jobs); err != nil {
 			return err

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -175,6 +176,18 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		row("writes", "(create, update, patch, delete)", isWrite)
 		row("reads", "(get, list, watch)", func(k string) bool { return !isWrite(k) })
 		row("objects", "created (no events)", isObjectCreate)
+		for _, name := range slices.Sorted(maps.Keys(pluginCounters)) {
+			fmt.Fprintf(tw, "plugins	%s (ours' metrics)	", name)
+			for _, impl := range impls {
+				k := key{mx, impl}
+				if groups[k][0].Plugin == nil {
+					fmt.Fprint(tw, "-\t")
+					continue
+				}
+				fmt.Fprintf(tw, "%.2f\t", median(k, func(m Measurement) float64 { return m.Plugin[name] / float64(m.Jobs) }))
+			}
+			fmt.Fprint(tw, "\n")
+		}
 		tw.Flush()
 	}
 

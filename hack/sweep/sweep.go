@@ -76,6 +76,11 @@ type Measurement struct {
 	// the first create call until it was idle, from kube-apiserver's audit
 	// log, by requestKey ("create pods", "update jobs.batch.volcano.sh/status").
 	Requests map[string]int `json:"requests"`
+	// Plugin counts our controller manager's framework plugins' work over
+	// the same interval, from its own metrics (pkg/metrics), by name
+	// ("plan builds", "plan cache hits", "ConfigMap syncs"); nil for stock,
+	// which serves no metrics.
+	Plugin map[string]float64 `json:"plugin,omitempty"`
 	// AuditErrors is the audit events kube-apiserver failed to write over
 	// the same interval (apiserver_audit_error_total); when not 0, Requests
 	// misses requests.
@@ -91,6 +96,9 @@ type sweeper struct {
 	auditDir string
 	// parallel is the number of create calls in flight.
 	parallel int
+	// ours is set when the controller manager is ours: it serves the
+	// plugins' metrics (Measurement.Plugin).
+	ours bool
 }
 
 // run creates jobs, parallel at a time, waits until all their pods are
@@ -115,7 +123,7 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 	if _, err := measure.WaitIdle(ctx, s.cl.AllPIDs(), measure.ClusterQuietCPU); err != nil {
 		return res, err
 	}
-	metricsClient, webhookURL, _, err := s.cl.MetricsEndpoints()
+	metricsClient, webhookURL, controllerURL, err := s.cl.MetricsEndpoints()
 	if err != nil {
 		return res, err
 	}
@@ -131,6 +139,12 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 	api0, err := localcluster.ScrapeMetrics(ctx, apiClient, apiURL)
 	if err != nil {
 		return res, fmt.Errorf("kube-apiserver's metrics: %w", err)
+	}
+	var controller0 map[string]*dto.MetricFamily
+	if s.ours {
+		if controller0, err = localcluster.ScrapeMetrics(ctx, metricsClient, controllerURL); err != nil {
+			return res, fmt.Errorf("the controller manager's metrics: %w", err)
+		}
 	}
 
 	pods := s.cl.Kube.CoreV1().Pods(metav1.NamespaceDefault)
@@ -240,6 +254,16 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 		return res, fmt.Errorf("kube-apiserver's metrics: %w", err)
 	}
 	res.AuditErrors = localcluster.CounterSum(api1, auditErrorMetric, nil) - localcluster.CounterSum(api0, auditErrorMetric, nil)
+	if s.ours {
+		controller1, err := localcluster.ScrapeMetrics(ctx, metricsClient, controllerURL)
+		if err != nil {
+			return res, fmt.Errorf("the controller manager's metrics: %w", err)
+		}
+		res.Plugin = map[string]float64{}
+		for name, family := range pluginCounters {
+			res.Plugin[name] = localcluster.CounterSum(controller1, family, nil) - localcluster.CounterSum(controller0, family, nil)
+		}
+	}
 	files, err := auditLogs(s.auditDir)
 	if err != nil {
 		return res, err
@@ -252,6 +276,14 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 		return res, fmt.Errorf("the audit log (%v) holds no request of %s", files, s.agent)
 	}
 	return res, nil
+}
+
+// pluginCounters are the counters of our controller manager's plugin work
+// that Measurement.Plugin reports, by the name it reports them under.
+var pluginCounters = map[string]string{
+	"plan builds":     metrics.Prefix + "plan_builds_total",
+	"plan cache hits": metrics.Prefix + "plan_cache_hits_total",
+	"ConfigMap syncs": metrics.Prefix + "configmap_syncs_total",
 }
 
 // auditErrorMetric counts the audit events kube-apiserver failed to write,
