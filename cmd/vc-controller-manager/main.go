@@ -16,6 +16,8 @@ import (
 
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
+	"k8s.io/apiserver/pkg/server/mux"
+	"k8s.io/apiserver/pkg/server/routes"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	cliflag "k8s.io/component-base/cli/flag"
@@ -46,6 +48,7 @@ func main() {
 	klog.InitFlags(nil)
 	fs := pflag.CommandLine
 	flushFreq := fs.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
+	profiling := fs.Bool("profiling", false, "Serve Go's profiles at /debug/pprof on the healthz listener (--enable-healthz, --healthz-address), as kube-controller-manager's --profiling does on its port. Off by default: Volcano's default healthz address listens on every interface.")
 	waitImage := fs.String("wait-image", wait.BuiltinImage, "Image of the init container the framework plugins add to wait for dependencies, unless a Job's plugin arguments name one (--wait-image).")
 
 	opts := options.NewServerOption()
@@ -77,7 +80,7 @@ func main() {
 
 	klog.StartFlushDaemon(*flushFreq)
 	defer klog.Flush()
-	if err := serveHealthz(opts); err != nil {
+	if err := serveHealthz(opts, *profiling); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -98,14 +101,20 @@ func configurePlugins(waitImage string) {
 // serveHealthz registers this project's metrics (pkg/metrics) and, with
 // --enable-healthz, serves /healthz and /metrics on --healthz-address in
 // place of Volcano's app.Run, whose healthz server has no metrics
-// (metrics.ServeHealthz). It then clears opts.EnableHealthz, so that app.Run
-// does not listen there too.
-func serveHealthz(opts *options.ServerOption) error {
+// (metrics.ServeHealthz), and with profiling Go's profiles at /debug/pprof
+// (k8s.io/apiserver's routes.Profiling, as Kubernetes' components serve
+// them). It then clears opts.EnableHealthz, so that app.Run does not listen
+// there too.
+func serveHealthz(opts *options.ServerOption, profiling bool) error {
 	metrics.Register()
 	if !opts.EnableHealthz {
 		return nil
 	}
-	if _, err := metrics.ServeHealthz(opts.HealthzBindAddress, "volcano-controller", opts.CaCertData, opts.CertData, opts.KeyData); err != nil {
+	var install []func(*mux.PathRecorderMux)
+	if profiling {
+		install = append(install, routes.Profiling{}.Install)
+	}
+	if _, err := metrics.ServeHealthz(opts.HealthzBindAddress, "volcano-controller", opts.CaCertData, opts.CertData, opts.KeyData, install...); err != nil {
 		return err
 	}
 	opts.EnableHealthz = false

@@ -59,7 +59,7 @@
 //	      [--impls stock,ours,ours-inline] [--frameworks tensorflow,pytorch,...]
 //	      [--qps 5000] [--burst 10000] [--limit 1.0]
 //	      [--dir _output/sweep] [--bin-dir _output/bin] [--out _output/bench]
-//	      [--keep]
+//	      [--keep] [--profile]
 //	sweep --in _output/bench/sweep.json   # re-check saved measurements
 //	sweep --in run1.json,run2.json        # medians over the rounds of both runs
 package main
@@ -70,6 +70,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
@@ -83,7 +84,7 @@ type options struct {
 	impls, frameworks             []string
 	qps, burst                    int
 	limit                         float64
-	keep                          bool
+	keep, profile                 bool
 }
 
 func main() {
@@ -106,6 +107,7 @@ func mainStatus() int {
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for every impl")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for every impl")
 	flag.Float64Var(&o.limit, "limit", targetRatio, "largest ratio ours/stock that passes")
+	flag.BoolVar(&o.profile, "profile", false, "run our controller manager with --profiling and save its CPU profile of each sweep, in 10 s pieces from the first create call until it is idle, as <out>/sweep-cpu-<mix>-<impl>-r<round>-<N>.pprof ('go tool pprof -top' merges the pieces given together)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the last cluster running (stop it with 'go run ./hack/local-cluster down --dir <dir>') and its audit log")
 	flag.Parse()
 	o.impls = strings.Split(impls, ",")
@@ -154,7 +156,7 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 			for _, impl := range measure.RoundOrder(mx.Impls, round) {
 				fmt.Printf("\n== round %d of %d, mix %s (%s): %s controller manager (%s), %d jobs, %d nodes\n",
 					round, o.rounds, mx.Name, strings.Join(mx.Frameworks, ", "), impl, measure.ImplBinary[impl], o.jobs, o.nodes)
-				m, err := runCluster(ctx, o, impl, mx)
+				m, err := runCluster(ctx, o, impl, mx, round)
 				if err != nil {
 					return all, fmt.Errorf("round %d, %s, mix %s: %w", round, impl, mx.Name, err)
 				}
@@ -168,8 +170,9 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 
 // runCluster sweeps mix's jobs with impl's controller manager on a fresh
 // cluster (measure.WithCluster) whose kube-apiserver writes its audit log
-// into <dir>-audit, removed afterwards unless o.keep.
-func runCluster(ctx context.Context, o options, impl string, mx mix) (Measurement, error) {
+// into <dir>-audit, removed afterwards unless o.keep; with o.profile our
+// controller manager's CPU profile goes to o.out (sweeper.profile).
+func runCluster(ctx context.Context, o options, impl string, mx mix, round int) (Measurement, error) {
 	auditDir := o.dir + "-audit"
 	if err := os.RemoveAll(auditDir); err != nil {
 		return Measurement{}, err
@@ -185,12 +188,18 @@ func runCluster(ctx context.Context, o options, impl string, mx mix) (Measuremen
 	if err != nil {
 		return Measurement{}, err
 	}
+	extra := map[string][]string{localcluster.KubeAPIServer: audit}
+	profile := ""
+	if o.profile && impl != measure.ImplStock {
+		extra[localcluster.ControllerManager] = []string{"--profiling"}
+		profile = filepath.Join(o.out, fmt.Sprintf("sweep-cpu-%s-%s-r%d", mx.Name, impl, round))
+	}
 	var r Measurement
 	err = measure.WithCluster(ctx, measure.ClusterConfig{
 		Dir: o.dir, BinDir: o.binDir, Nodes: o.nodes, Impl: impl, QPS: o.qps, Burst: o.burst, Keep: o.keep,
-		ExtraArgs: map[string][]string{localcluster.KubeAPIServer: audit},
+		ExtraArgs: extra,
 	}, func(cl *measure.Cluster) error {
-		s := &sweeper{cl: cl, agent: measure.ImplBinary[impl], auditDir: auditDir, parallel: o.parallel, ours: impl != measure.ImplStock}
+		s := &sweeper{cl: cl, agent: measure.ImplBinary[impl], auditDir: auditDir, parallel: o.parallel, ours: impl != measure.ImplStock, profile: profile}
 		var err error
 		if r, err = s.run(ctx, jobs); err != nil {
 			return err

@@ -2,12 +2,14 @@ package metrics
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apiserver/pkg/server/routes"
 )
 
 func TestFrameworkLabels(t *testing.T) {
@@ -103,6 +105,33 @@ func TestServeHealthz(t *testing.T) {
 	// The legacy registry's own collectors come along, as on Kubernetes' components.
 	if !strings.Contains(body, "go_goroutines") {
 		t.Errorf("%s lacks the Go collector's metrics", Path)
+	}
+}
+
+// What install adds is served beside /healthz and the metrics, and only then.
+func TestServeHealthzInstall(t *testing.T) {
+	status := func(addr net.Addr) int {
+		t.Helper()
+		resp, err := http.Get("http://" + addr.String() + "/debug/pprof/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	with, err := ServeHealthz("127.0.0.1:0", "test", nil, nil, nil, routes.Profiling{}.Install)
+	if err != nil {
+		t.Fatal(err)
+	}
+	without, err := ServeHealthz("127.0.0.1:0", "test", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := status(with); got != http.StatusOK {
+		t.Errorf("/debug/pprof/ with routes.Profiling installed: %d, want 200", got)
+	}
+	if got := status(without); got != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ without: %d, want 404", got)
 	}
 }
 

@@ -35,7 +35,10 @@ func Handler() http.Handler { return legacyregistry.Handler() }
 // Volcano builds the healthz mux inside StartHealthz, with no way to add a
 // path; the managers serve this instead, so that the metrics need no new
 // port or flag (Volcano's chart passes --enable-healthz=true to both).
-func ServeHealthz(addr, name string, caData, certData, keyData []byte) (net.Addr, error) {
+//
+// Each of install adds its paths to the mux before it serves (the controller
+// manager's --profiling adds /debug/pprof).
+func ServeHealthz(addr, name string, caData, certData, keyData []byte, install ...func(*mux.PathRecorderMux)) (net.Addr, error) {
 	server := &http.Server{MaxHeaderBytes: 1 << 20}
 	if len(caData) != 0 && len(certData) != 0 && len(keyData) != 0 {
 		cert, err := tls.X509KeyPair(certData, keyData)
@@ -55,6 +58,9 @@ func ServeHealthz(addr, name string, caData, certData, keyData []byte) (net.Addr
 	m := mux.NewPathRecorderMux(name)
 	healthz.InstallHandler(m)
 	m.Handle(Path, Handler())
+	for _, f := range install {
+		f(m)
+	}
 	server.Handler = m
 	go func() {
 		defer utilruntime.HandleCrash()
