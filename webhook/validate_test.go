@@ -277,13 +277,15 @@ func tfConfigJob(name string, ps, workers int32, args ...string) *batch.Job {
 		Plugin("tensorflow", args...).Plugin("svc").Obj()
 }
 
-// TestValidateJobEnvironmentLimits: the TF_CONFIG limit is the same in both
-// --tf-config modes, since the process sees the same bytes; with reference
-// the pod spec holds only the short reference and the figure is computed.
+// TestValidateJobEnvironmentLimits: the TF_CONFIG limit is the same in every
+// --tf-config mode, since the process sees the same bytes; with reference
+// (and auto, which resolves to it at these sizes) the pod spec holds only
+// the short reference and the figure is computed.
 func TestValidateJobEnvironmentLimits(t *testing.T) {
 	name := longName("tf", 40)
 	boundary := map[string]int32{}
-	for _, mode := range []string{"--tf-config=inline", "--tf-config=reference"} {
+	modes := []string{"--tf-config=inline", "--tf-config=reference", "--tf-config=auto"}
+	for _, mode := range modes {
 		t.Run(mode, func(t *testing.T) {
 			// Find the largest job whose TF_CONFIG fits and check both sides of the
 			// limit: the figure in the message is the exact size.
@@ -323,8 +325,10 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 			}
 		})
 	}
-	if boundary["--tf-config=inline"] != boundary["--tf-config=reference"] {
-		t.Errorf("the first job too large differs between the modes: %v", boundary)
+	for _, mode := range modes[1:] {
+		if boundary[mode] != boundary[modes[0]] {
+			t.Errorf("the first job too large differs between the modes: %v", boundary)
+		}
 	}
 
 	t.Run("mpi: MPI_HOST of the master; its wait targets are a file", func(t *testing.T) {

@@ -16,21 +16,40 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
-// Defaults, the same as Volcano's in-tree tensorflow plugin.
+// Defaults, the same as Volcano's in-tree tensorflow plugin's (which has no
+// --tf-config: it always inlines).
 const (
 	DefaultPS        = "ps"
 	DefaultWorker    = "worker"
 	DefaultChief     = "chief"
 	DefaultEvaluator = "evaluator"
 	DefaultPort      = 2222
-	DefaultTFConfig  = Reference
+	DefaultTFConfig  = Auto
 )
+
+// AutoInlineMaxBytes is the largest cluster JSON, in bytes, that
+// --tf-config=auto inlines; a larger one it stores by reference. It bounds
+// ClusterSize, the "cluster" object every pod shares, not the whole
+// TF_CONFIG (which adds the task, about 70 bytes).
+//
+// 1 KiB is about 20 pods with typical names (host:port entries of some 45
+// bytes: resnet50-train with 1 ps and 20 workers is 991 bytes). Up to there
+// a pod's inline TF_CONFIG takes at most about 850 bytes more in etcd than
+// reference's two variables (about 330 bytes with their managedFields; a
+// 3-pod job's inline TF_CONFIG is about 270, less), against one object fewer
+// per Job: no ConfigMap to create, garbage-collect and have every kubelet
+// read, and one API write fewer (issue #28). Above it the per-pod bytes
+// grow with the job and reference wins.
+const AutoInlineMaxBytes = 1024
 
 // TFConfigMode is how the pods get the cluster spec in TF_CONFIG.
 type TFConfigMode string
 
 // The accepted --tf-config values.
 const (
+	// Auto is Inline for a job whose cluster JSON (ClusterSize) is at most
+	// AutoInlineMaxBytes and Reference for a larger one (Args.Mode).
+	Auto TFConfigMode = "auto"
 	// Reference stores the cluster JSON once per Job in a ConfigMap
 	// (ConfigMapName) and gives each pod a small TF_CONFIG that refers to it
 	// through a variable the kubelet expands at container start: the pods
@@ -48,7 +67,8 @@ type Args struct {
 	// Port is the port every role listens on unless its task declares a
 	// container port named PortName.
 	Port int
-	// TFConfig is how TF_CONFIG carries the cluster spec.
+	// TFConfig is how TF_CONFIG carries the cluster spec, as given: Auto,
+	// Reference or Inline. Mode resolves Auto for a job.
 	TFConfig TFConfigMode
 	// Wait holds chief, workers and evaluator back until every ps answers.
 	Wait wait.Options
@@ -58,13 +78,14 @@ type Args struct {
 // ["--flag=value", ...]) and, when job is not nil, checks them against it.
 //
 // Flags: --ps, --worker, --chief, --evaluator (task names), --port (1-65535),
-// --tf-config (reference or inline), --wait, --wait-timeout, --wait-image.
+// --tf-config (auto, reference or inline), --wait, --wait-timeout, --wait-image.
 // It returns field errors under
 // spec.plugins[tensorflow] for unknown flags, malformed values, a role flag
 // naming a task that does not exist or has no replicas, two roles on one task,
 // more than one chief or evaluator (TensorFlow allows at most one of each), a
-// job with none of the roles, and, with --tf-config=reference, a cluster JSON
-// larger than a ConfigMap holds (ownedcm.MaxConfigMapBytes).
+// job with none of the roles, and, when the mode is or resolves to reference
+// (Mode), a cluster JSON larger than a ConfigMap holds
+// (ownedcm.MaxConfigMapBytes).
 func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	a := &Args{}
 	s := args.New(Name)
@@ -74,14 +95,14 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.NonEmpty(&a.Evaluator, "evaluator", DefaultEvaluator, "name of the evaluator task")
 	s.Port(&a.Port, "port", DefaultPort, "port the TensorFlow servers listen on")
 	a.TFConfig = DefaultTFConfig
-	s.Func("tf-config", "how pods get the cluster in TF_CONFIG: reference (a ConfigMap per job) or inline (in every pod)",
+	s.Func("tf-config", fmt.Sprintf("how pods get the cluster in TF_CONFIG: auto (inline up to %d bytes of cluster JSON, reference above), reference (a ConfigMap per job) or inline (in every pod)", AutoInlineMaxBytes),
 		func() string { return string(a.TFConfig) }, func(v string) error {
 			switch m := TFConfigMode(v); m {
-			case Reference, Inline:
+			case Auto, Reference, Inline:
 				a.TFConfig = m
 				return nil
 			}
-			return fmt.Errorf("must be %s or %s", Reference, Inline)
+			return fmt.Errorf("must be %s, %s or %s", Auto, Reference, Inline)
 		})
 	a.Wait.AddFlags(s)
 	s.Parse(argv)
@@ -100,7 +121,7 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 			"the job has none of the tasks the roles name, with replicas (--ps=%s, --worker=%s, --chief=%s, --evaluator=%s); its tasks: %s",
 			a.PS, a.Worker, a.Chief, a.Evaluator, jobs.TaskNames(job)))
 	}
-	if a.TFConfig == Reference && len(s.Errors()) == 0 {
+	if len(s.Errors()) == 0 && a.Mode(job) == Reference {
 		if size := ClusterSize(job, a); size > ownedcm.MaxConfigMapBytes {
 			s.Invalid("tf-config", string(a.TFConfig), fmt.Sprintf(
 				"the cluster spec would be %d bytes, more than the %d bytes a ConfigMap holds; use fewer replicas or shorter names",
@@ -108,6 +129,21 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 		}
 	}
 	return a, s.Errors()
+}
+
+// Mode returns how job's pods get the cluster: a.TFConfig, with Auto
+// resolved to Inline when job's cluster JSON (ClusterSize) is at most
+// AutoInlineMaxBytes and to Reference above; never Auto. A spec change that
+// crosses the limit changes the mode of the pods created after it. a must
+// be ParseArgs' result for job.
+func (a *Args) Mode(job *batch.Job) TFConfigMode {
+	if a.TFConfig != Auto {
+		return a.TFConfig
+	}
+	if ClusterSize(job, a) <= AutoInlineMaxBytes {
+		return Inline
+	}
+	return Reference
 }
 
 // roles returns the task each role flag names, in the order of the cluster
@@ -118,8 +154,8 @@ func (a *Args) roles() []framework.Role {
 }
 
 // ClusterSize returns the length in bytes of the cluster JSON (the
-// ConfigMap's ClusterKey value with --tf-config=reference), computed like
-// TFConfigSize.
+// ConfigMap's ClusterKey value by reference), computed like TFConfigSize.
+// Mode compares it with AutoInlineMaxBytes.
 func ClusterSize(job *batch.Job, a *Args) int {
 	n, _, _ := clusterSize(job, a, "")
 	return n

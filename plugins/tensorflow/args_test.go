@@ -15,7 +15,7 @@ import (
 func TestParseArgs(t *testing.T) {
 	mk := utiltesting.MakeTask
 	psWorker := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
-	defaults := Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Reference,
+	defaults := Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Auto,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	cases := map[string]struct {
 		args    []string
@@ -30,11 +30,21 @@ func TestParseArgs(t *testing.T) {
 		},
 		"bare number timeout is seconds": {
 			args: []string{"--wait-timeout=30"},
-			want: &Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Reference, Wait: wait.Options{Enabled: true, Timeout: 30 * time.Second}},
+			want: &Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Auto, Wait: wait.Options{Enabled: true, Timeout: 30 * time.Second}},
+		},
+		"--tf-config=reference": {
+			args: []string{"--tf-config=reference"},
+			job:  psWorker,
+			want: &Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Reference, Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}},
+		},
+		"--tf-config=auto is the default": {
+			args: []string{"--tf-config=auto"},
+			job:  psWorker,
+			want: &defaults,
 		},
 		"unknown --tf-config mode": {
 			args:    []string{"--tf-config=file"},
-			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--tf-config=file": plugin tensorflow: --tf-config=file: must be reference or inline`,
+			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--tf-config=file": plugin tensorflow: --tf-config=file: must be auto, reference or inline`,
 		},
 		"unknown flag": {
 			args:    []string{"--prot=2222"},

@@ -3,6 +3,7 @@ package tensorflow
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -55,9 +56,10 @@ func processEnv(t *testing.T, kube *fake.Clientset, pod *v1.Pod, i int) map[stri
 	return env
 }
 
-// TestReferenceEnv: the pod spec holds the reference, declared after the
-// variable it refers to; a container that declares that variable itself gets
-// the inline value instead; inline writes only TF_CONFIG.
+// TestReferenceEnv: by reference the pod spec holds the reference, declared
+// after the variable it refers to; a container that declares that variable
+// itself gets the inline value instead; inline, and the default auto for a
+// job this small, write only TF_CONFIG.
 func TestReferenceEnv(t *testing.T) {
 	mk := utiltesting.MakeTask
 	cluster := v1.EnvVar{Name: EnvCluster, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
@@ -67,8 +69,8 @@ func TestReferenceEnv(t *testing.T) {
 		job  *batch.Job
 		want []v1.EnvVar
 	}{
-		"reference is the default": {
-			job: utiltesting.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name).Obj(),
+		"reference": {
+			job: utiltesting.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name, "--tf-config=reference").Obj(),
 			want: []v1.EnvVar{{Name: "A", Value: "1"}, cluster,
 				{Name: EnvTFConfig, Value: `{"cluster":$(TF_CONFIG_CLUSTER),"task":{"type":"worker","index":1},"environment":"cloud"}`}},
 		},
@@ -76,8 +78,12 @@ func TestReferenceEnv(t *testing.T) {
 			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
 			want: []v1.EnvVar{{Name: EnvTFConfig, Value: inline}},
 		},
+		"the default auto inlines a small job": {
+			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name).Obj(),
+			want: []v1.EnvVar{{Name: "A", Value: "1"}, {Name: EnvTFConfig, Value: inline}},
+		},
 		"a container declaring the cluster variable itself gets the inline value": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Env(EnvCluster, "mine").Obj()).Plugin(Name).Obj(),
+			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Env(EnvCluster, "mine").Obj()).Plugin(Name, "--tf-config=reference").Obj(),
 			want: []v1.EnvVar{{Name: EnvCluster, Value: "mine"}, {Name: EnvTFConfig, Value: inline}},
 		},
 	}
@@ -119,14 +125,14 @@ func TestReferenceExpandsToInline(t *testing.T) {
 
 // TestClusterConfigMap: OnJobAdd creates the ConfigMap, controlled by the Job,
 // before any pod; within ownedcm.Recheck the hooks make no API call; later a
-// deleted ConfigMap is recreated; OnJobDelete deletes it. Inline jobs and
-// jobs of one pod get none.
+// deleted ConfigMap is recreated; OnJobDelete deletes it. Inline jobs, auto
+// jobs that resolve to inline and jobs of one pod get none.
 func TestClusterConfigMap(t *testing.T) {
 	mk := utiltesting.MakeTask
 	t.Run("lifecycle", func(t *testing.T) {
 		kube := fake.NewSimpleClientset()
 		client := pluginsinterface.PluginClientset{KubeClients: kube}
-		job := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj()
+		job := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=reference").Obj()
 		job.UID = types.UID(t.Name())
 		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
 			t.Fatal(err)
@@ -167,8 +173,9 @@ func TestClusterConfigMap(t *testing.T) {
 		}
 	})
 	for name, job := range map[string]*batch.Job{
-		"inline":  utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
-		"one pod": utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
+		"inline":      utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
+		"small, auto": utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+		"one pod":     utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name, "--tf-config=reference").Obj(),
 	} {
 		t.Run(name+" gets none", func(t *testing.T) {
 			_, kube := runPod(t, job, "worker", 0)
@@ -199,7 +206,7 @@ func TestClusterConfigMapOwnedByAnother(t *testing.T) {
 	for name, h := range hooks {
 		t.Run(name, func(t *testing.T) {
 			kube := fake.NewSimpleClientset(foreign.DeepCopy())
-			job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
+			job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, "--tf-config=reference").Obj()
 			job.UID = types.UID(t.Name())
 			err := h.call(New(pluginsinterface.PluginClientset{KubeClients: kube}, job.Spec.Plugins[Name]), job)
 			var conflict *ConflictError
@@ -223,21 +230,35 @@ func TestClusterConfigMapOwnedByAnother(t *testing.T) {
 	}
 }
 
-// TestClusterTooLargeForConfigMap: admission (ParseArgs) refuses a reference
-// job whose cluster JSON a ConfigMap cannot hold; inline has no such bound.
+// TestClusterTooLargeForConfigMap: admission (ParseArgs) refuses a job
+// whose cluster JSON a ConfigMap cannot hold when its mode is or resolves to
+// reference, the argument at fault named as given; inline has no such bound.
 func TestClusterTooLargeForConfigMap(t *testing.T) {
 	name := strings.Repeat("x", 40)
 	job := utiltesting.MakeJob(name).Task(utiltesting.MakeTask("worker", 20000).Obj()).Plugin(Name).Obj()
-	a, errs := ParseArgs(job.Spec.Plugins[Name], job)
-	if size := ClusterSize(job, a); size <= ownedcm.MaxConfigMapBytes {
+	a, _ := ParseArgs([]string{"--tf-config=inline"}, job)
+	size := ClusterSize(job, a)
+	if size <= ownedcm.MaxConfigMapBytes {
 		t.Fatalf("cluster JSON %d bytes: the job is not large enough for the test", size)
 	}
-	want := `spec.plugins[tensorflow]: Invalid value: "--tf-config=reference (default)": plugin tensorflow: the cluster spec would be`
-	if got := utiltesting.ErrorString(errs); !strings.HasPrefix(got, want) {
-		t.Errorf("errors = %q, want %q...", got, want)
+	tooLarge := fmt.Sprintf("plugin tensorflow: the cluster spec would be %d bytes, more than the %d bytes a ConfigMap holds; use fewer replicas or shorter names",
+		size, ownedcm.MaxConfigMapBytes)
+	cases := map[string]struct {
+		args    []string
+		wantErr string
+	}{
+		"auto, the default": {wantErr: `spec.plugins[tensorflow]: Invalid value: "--tf-config=auto (default)": ` + tooLarge},
+		"auto":              {args: []string{"--tf-config=auto"}, wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--tf-config=auto": ` + tooLarge},
+		"reference":         {args: []string{"--port=2222", "--tf-config=reference"}, wantErr: `spec.plugins[tensorflow][1]: Invalid value: "--tf-config=reference": ` + tooLarge},
+		"inline":            {args: []string{"--tf-config=inline"}},
 	}
-	if _, errs := ParseArgs([]string{"--tf-config=inline"}, job); len(errs) != 0 {
-		t.Errorf("inline: %v", errs)
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, errs := ParseArgs(tc.args, job)
+			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -19,7 +19,7 @@ var sample = framework.Sample{
 	ValueFlags:  []string{"port", "wait-timeout", "tf-config"},
 	StringFlags: []string{"wait-image"},
 	BoolFlags:   []string{"wait"},
-	ValidArgs:   []string{"--port=2222", "--wait-timeout=10m", "--wait-image=busybox:1.36.1", "--wait", "--tf-config=inline", "--tf-config=reference"},
+	ValidArgs:   []string{"--port=2222", "--wait-timeout=10m", "--wait-image=busybox:1.36.1", "--wait", "--tf-config=inline", "--tf-config=reference", "--tf-config=auto"},
 	BadValues:   []string{"--tf-config=file", "--tf-config=Inline"},
 	// Without a ps, worker, chief or evaluator there is no TensorFlow cluster.
 	Required: [][]string{{"ps", "worker", "chief", "evaluator"}},

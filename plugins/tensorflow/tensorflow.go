@@ -10,10 +10,11 @@
 // allows it to be missing from the cluster spec and at most one evaluator, so it
 // is left out of "cluster" and only gets its "task".
 //
-// With --tf-config=reference (the default) the "cluster" JSON, the bulk of
-// every TF_CONFIG and the same for all pods, is stored once per Job in a
-// ConfigMap the Job controls (ConfigMapName, key ClusterKey). Each container
-// gets EnvCluster from that key and then TF_CONFIG as
+// With --tf-config=inline every pod's spec holds the whole TF_CONFIG. With
+// --tf-config=reference the "cluster" JSON, the bulk of every TF_CONFIG and
+// the same for all pods, is stored once per Job in a ConfigMap the Job
+// controls (ConfigMapName, key ClusterKey); each container gets EnvCluster
+// from that key and then TF_CONFIG as
 // {"cluster":$(TF_CONFIG_CLUSTER),"task":{...},"environment":"cloud"}: the
 // kubelet replaces $(NAME) by the value of a variable declared earlier in the
 // same container (dependent environment variables,
@@ -22,6 +23,10 @@
 // over TF_CONFIG's own value: a value taken from a ConfigMap is never
 // expanded, nor is what a reference expands to, and the rest of TF_CONFIG is
 // constant text, a role name and digits, with no "$".
+//
+// The default, --tf-config=auto, is inline while the cluster JSON is at most
+// AutoInlineMaxBytes and reference above (Args.Mode): a small Job is spared
+// the ConfigMap, a large one the cluster in every pod.
 package tensorflow
 
 import (
@@ -48,7 +53,7 @@ const (
 	// PortName names the opened container port. A container port of this name in
 	// a task's template overrides --port for that role (Kubeflow TFJob's convention).
 	PortName = "tfjob-port"
-	// EnvCluster holds the cluster JSON with --tf-config=reference; TF_CONFIG
+	// EnvCluster holds the cluster JSON by reference (Args.Mode); TF_CONFIG
 	// refers to it.
 	EnvCluster = "TF_CONFIG_CLUSTER"
 	// ConfigMapSuffix makes the name of the cluster ConfigMap: <job>-tf-cluster
@@ -69,7 +74,8 @@ const (
 var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 
 // clusterCM is the cluster ConfigMap's lifecycle (ownedcm.Hooks): only
-// distributed jobs with --tf-config=reference have one.
+// distributed jobs whose mode is or resolves to reference (Args.Mode) have
+// one.
 var clusterCM = ownedcm.Hooks[*plan]{
 	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the cluster in every pod's TF_CONFIG", Name: ConfigMapName},
 	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
@@ -141,7 +147,8 @@ type plan struct {
 	cluster string
 	// distributed is false when one pod in all plays a role: it gets no TF_CONFIG.
 	distributed bool
-	// reference: TF_CONFIG refers to EnvCluster, from the ConfigMap.
+	// reference: TF_CONFIG refers to EnvCluster, from the ConfigMap: the
+	// job's Args.Mode is Reference (given, or auto for a large cluster).
 	reference bool
 	// clusterSynced is when the cluster ConfigMap was last found or made to
 	// match this plan (reference only). It is the plan's one mutable field.
@@ -179,7 +186,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		rolePods += jobs.Replicas(job, taskName)
 	}
 	p.distributed = rolePods > 1
-	p.reference = a.TFConfig == Reference
+	p.reference = a.Mode(job) == Reference
 	raw, err := json.Marshal(cluster)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "plugins").Key(Name), err)}
@@ -193,7 +200,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 // (more than one pod in all), opens its role's port, and adds the wait container
 // to chief, worker and evaluator pods when the job has ps. Pods of tasks that
 // play no role are left alone, and so is a container that sets TF_CONFIG
-// itself. With --tf-config=reference a container gets EnvCluster from the
+// itself. By reference (Args.Mode) a container gets EnvCluster from the
 // ConfigMap and TF_CONFIG referring to it; one that declares EnvCluster itself
 // gets the inline TF_CONFIG, since the reference would expand to its value.
 // Invalid arguments inject nothing and are reported as an
@@ -261,7 +268,7 @@ func hasEnv(c *v1.Container, name string) bool {
 }
 
 // OnJobAdd checks the arguments (reporting problems on the Job), marks the
-// Job in status.controlledResources and, with --tf-config=reference, creates
+// Job in status.controlledResources and, by reference (Args.Mode), creates
 // or updates the cluster ConfigMap (ConfigMapName), controlled by the Job,
 // before any pod exists: the kubelet does not start a container whose
 // configMapKeyRef it cannot resolve (CreateContainerConfigError). A
@@ -285,8 +292,8 @@ func (p *Plugin) OnJobUpdate(job *batch.Job) error {
 // OnJobDelete deletes the cluster ConfigMap when the Job controls it (a
 // missing one is fine; another owner's is left alone and reported, not
 // returned) and removes the plugin's mark. It does not depend on the
-// arguments: a Job switched to inline loses its old ConfigMap too.
-// Idempotent.
+// arguments or the mode: a Job switched to inline, or whose spec shrank
+// under auto's limit, loses its old ConfigMap too. Idempotent.
 func (p *Plugin) OnJobDelete(job *batch.Job) error {
 	return clusterCM.OnJobDelete(&p.Base, job)
 }
@@ -312,9 +319,9 @@ func (p *plan) tfConfig(cluster, role string, index int) string {
 }
 
 // TFConfigSize returns the length in bytes of the TF_CONFIG value the
-// index-th pod of the task named task sees, as OnPodCreate writes it with
-// --tf-config=inline or as the kubelet expands it with reference (the same
-// bytes), or 0 when that pod gets none (its task plays no role, or the job
+// index-th pod of the task named task sees, as OnPodCreate writes it inline
+// or as the kubelet expands it by reference (the same bytes, so whatever
+// Args.Mode resolves to), or 0 when that pod gets none (its task plays no role, or the job
 // is not distributed). It computes it from the names and replica counts,
 // without building the cluster spec, so that admission can measure Jobs of
 // any size. a must be ParseArgs' result for job, without errors.

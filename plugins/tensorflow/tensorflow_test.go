@@ -19,7 +19,7 @@ import (
 
 // runPod runs OnJobAdd and then OnPodCreate, each on a fresh plugin instance
 // as Volcano's controller does, against a fresh API, and returns the pod and
-// the API (which holds the cluster ConfigMap with --tf-config=reference).
+// the API (which holds the cluster ConfigMap by reference).
 // The Job gets a UID of its own: the plan cache keys on it, and a cached
 // plan remembers having synced its ConfigMap.
 func runPod(t *testing.T, job *batch.Job, task string, index int) (*v1.Pod, *fake.Clientset) {
@@ -46,7 +46,9 @@ func withMode(job *batch.Job, mode TFConfigMode) *batch.Job {
 
 var runs atomic.Int64
 
-var modes = []TFConfigMode{Inline, Reference}
+// modes are the --tf-config values; the tests' jobs are small enough that
+// Auto resolves to Inline (TestMode has larger ones).
+var modes = []TFConfigMode{Inline, Reference, Auto}
 
 func TestTFConfig(t *testing.T) {
 	mk := utiltesting.MakeTask
@@ -129,32 +131,36 @@ func TestTFConfig(t *testing.T) {
 }
 
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("tf").
-		Task(utiltesting.MakeTask("worker", 2).Env(EnvTFConfig, "mine").Port("http", 2222).
-			Container("sidecar").InitContainer("prepare").Obj()).
-		Plugin(Name).Obj()
-	pod, _ := runPod(t, job, "worker", 0)
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			job := utiltesting.MakeJob("tf").
+				Task(utiltesting.MakeTask("worker", 2).Env(EnvTFConfig, "mine").Port("http", 2222).
+					Container("sidecar").InitContainer("prepare").Obj()).
+				Plugin(Name, "--tf-config="+string(mode)).Obj()
+			pod, _ := runPod(t, job, "worker", 0)
 
-	if got := utiltesting.Env(pod, 0)[EnvTFConfig]; got != "mine" {
-		t.Errorf("user TF_CONFIG overwritten: %q", got)
-	}
-	if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvCluster); n != 0 {
-		t.Errorf("%s given to a container that sets TF_CONFIG itself", EnvCluster)
-	}
-	if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvTFConfig); n != 1 {
-		t.Errorf("TF_CONFIG appears %d times in the first container", n)
-	}
-	for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers[1]) {
-		if utiltesting.CountEnv(c.Env, EnvTFConfig) != 1 {
-			t.Errorf("container %s: TF_CONFIG missing", c.Name)
-		}
-	}
-	wantPorts := []v1.ContainerPort{{Name: "http", ContainerPort: 2222}}
-	if diff := cmp.Diff(wantPorts, pod.Spec.Containers[0].Ports); diff != "" {
-		t.Errorf("first container ports (-want +got):\n%s", diff)
-	}
-	if len(pod.Spec.Containers[1].Ports) != 0 {
-		t.Errorf("sidecar ports = %v, want none: the pod declares 2222 already", pod.Spec.Containers[1].Ports)
+			if got := utiltesting.Env(pod, 0)[EnvTFConfig]; got != "mine" {
+				t.Errorf("user TF_CONFIG overwritten: %q", got)
+			}
+			if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvCluster); n != 0 {
+				t.Errorf("%s given to a container that sets TF_CONFIG itself", EnvCluster)
+			}
+			if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvTFConfig); n != 1 {
+				t.Errorf("TF_CONFIG appears %d times in the first container", n)
+			}
+			for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers[1]) {
+				if utiltesting.CountEnv(c.Env, EnvTFConfig) != 1 {
+					t.Errorf("container %s: TF_CONFIG missing", c.Name)
+				}
+			}
+			wantPorts := []v1.ContainerPort{{Name: "http", ContainerPort: 2222}}
+			if diff := cmp.Diff(wantPorts, pod.Spec.Containers[0].Ports); diff != "" {
+				t.Errorf("first container ports (-want +got):\n%s", diff)
+			}
+			if len(pod.Spec.Containers[1].Ports) != 0 {
+				t.Errorf("sidecar ports = %v, want none: the pod declares 2222 already", pod.Spec.Containers[1].Ports)
+			}
+		})
 	}
 }
 

@@ -100,62 +100,74 @@ func jobPlan(t *testing.T, client pluginsinterface.PluginClientset, job *batch.J
 }
 
 // TestTFConfigEveryPod creates every pod of a job one after the other, and
-// one again later for the same revision: each gets its own TF_CONFIG.
+// one again later for the same revision: each gets its own TF_CONFIG, in
+// every mode (the job is under AutoInlineMaxBytes: auto inlines it).
 func TestTFConfigEveryPod(t *testing.T) {
-	job, replicas := packedJob()
-	job.UID = types.UID(t.Name())
-	kube := fake.NewSimpleClientset()
-	client := pluginsinterface.PluginClientset{KubeClients: kube}
-	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-		t.Fatal(err)
-	}
-	pods := packedPods(job, replicas)
-	for _, p := range pods {
-		if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(p.pod, job); err != nil {
-			t.Fatalf("OnPodCreate %s: %v", p.pod.Name, err)
-		}
-	}
-	checkPods(t, kube, pods, replicas)
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			packed, replicas := packedJob()
+			job := withMode(packed, mode)
+			job.UID = types.UID(t.Name())
+			kube := fake.NewSimpleClientset()
+			client := pluginsinterface.PluginClientset{KubeClients: kube}
+			if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+				t.Fatal(err)
+			}
+			pods := packedPods(job, replicas)
+			for _, p := range pods {
+				if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(p.pod, job); err != nil {
+					t.Fatalf("OnPodCreate %s: %v", p.pod.Name, err)
+				}
+			}
+			checkPods(t, kube, pods, replicas)
 
-	// A pod created again later for the same revision gets its own value.
-	again := []podOf{{utiltesting.MakePod(job, "worker", 7).Obj(), "worker", 7}}
-	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(again[0].pod, job); err != nil {
-		t.Fatal(err)
+			// A pod created again later for the same revision gets its own value.
+			again := []podOf{{utiltesting.MakePod(job, "worker", 7).Obj(), "worker", 7}}
+			if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(again[0].pod, job); err != nil {
+				t.Fatal(err)
+			}
+			checkPods(t, kube, again, replicas)
+		})
 	}
-	checkPods(t, kube, again, replicas)
 }
 
 // TestTFConfigConcurrent creates a job's pods from several goroutines, each
-// on a fresh plugin instance sharing the cached plan (run it with -race).
+// on a fresh plugin instance sharing the cached plan (run it with -race), in
+// every mode.
 func TestTFConfigConcurrent(t *testing.T) {
-	job, replicas := packedJob()
-	job.UID = types.UID(t.Name())
-	kube := fake.NewSimpleClientset()
-	client := pluginsinterface.PluginClientset{KubeClients: kube}
-	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-		t.Fatal(err)
-	}
-	pods := packedPods(job, replicas)
-	const goroutines = 6
-	errs := make(chan error, len(pods))
-	var wg sync.WaitGroup
-	for g := 0; g < goroutines; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < len(pods); i += goroutines {
-				if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pods[i].pod, job); err != nil {
-					errs <- fmt.Errorf("OnPodCreate %s: %w", pods[i].pod.Name, err)
-				}
+	for _, mode := range modes {
+		t.Run(string(mode), func(t *testing.T) {
+			packed, replicas := packedJob()
+			job := withMode(packed, mode)
+			job.UID = types.UID(t.Name())
+			kube := fake.NewSimpleClientset()
+			client := pluginsinterface.PluginClientset{KubeClients: kube}
+			if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+				t.Fatal(err)
 			}
-		}()
+			pods := packedPods(job, replicas)
+			const goroutines = 6
+			errs := make(chan error, len(pods))
+			var wg sync.WaitGroup
+			for g := 0; g < goroutines; g++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := g; i < len(pods); i += goroutines {
+						if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pods[i].pod, job); err != nil {
+							errs <- fmt.Errorf("OnPodCreate %s: %w", pods[i].pod.Name, err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Error(err)
+			}
+			checkPods(t, kube, pods, replicas)
+		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
-	checkPods(t, kube, pods, replicas)
 }
 
 // TFConfigSize computes, without building it, the length of the TF_CONFIG
