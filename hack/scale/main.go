@@ -29,6 +29,9 @@
 //
 // "ours-inline" runs our controller manager with the TensorFlow job's
 // --tf-config=inline, the pods holding the whole TF_CONFIG as with stock.
+// "ours" gives it no --tf-config: the default, auto, stores the cluster by
+// reference for a job of more than about 20 pods (a cluster JSON over
+// tensorflow.AutoInlineMaxBytes), as at the default --pods.
 //
 // Each job starts when its fresh cluster is idle. It prints the medians, the
 // ratios ours/stock and the target checks (bound and cpu total at most 1.05;

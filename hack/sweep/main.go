@@ -25,7 +25,8 @@
 // impl (ours-inline on tensorflow only); then the mix of all --frameworks,
 // run by ours and ours-inline (stock has no plugin for mxnet, xgboost,
 // dask, jax or paddle). "ours-inline" is our controller manager with the
-// TensorFlow jobs' --tf-config=inline.
+// TensorFlow jobs' --tf-config=inline; "ours" gives them no --tf-config, and
+// the default, auto, inlines jobs this small too (tensorflow.AutoInlineMaxBytes).
 //
 //   - submitted, created, bound: seconds from the first create call until
 //     every create call returned, every pod of every job exists, and every

@@ -211,7 +211,8 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 				continue
 			}
 			// ours-inline is shown beside ours; the targets are ours'
-			// (--tf-config=reference, the default).
+			// (the default --tf-config=auto, which inlines these small
+			// TensorFlow jobs as ours-inline does).
 			target := impl == measure.ImplOurs
 			holds := "yes"
 			fmt.Fprintf(tw, "%s\t%s\t", mx, impl)

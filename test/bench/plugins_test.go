@@ -175,7 +175,8 @@ type Impl struct {
 }
 
 // Impls are Volcano's in-tree plugin, ours with its default arguments (the
-// targets apply to it; tensorflow's --tf-config=reference), ours with
+// targets apply to it; tensorflow's --tf-config=auto: inline at 16 workers,
+// by reference at 256 and 2048), ours with
 // --wait=false, which adds no wait init container: in-tree plugins add none,
 // so that variant shows what it costs, and tensorflow with
 // --tf-config=inline, every pod holding its whole TF_CONFIG as in-tree's do.

@@ -40,8 +40,8 @@ import (
 // (-tolerance) because they are measured on a shared machine; the CPU-time
 // ratio and the byte limit get none.
 const (
-	tfCPURatio      = 1.0 / 200 // tensorflow at N=2048: ours (reference) / in-tree CPU time
-	tfStoredMax     = 1 << 20   // tensorflow at N=2048: TF_CONFIG-related bytes stored per job, ours (reference)
+	tfCPURatio      = 1.0 / 200 // tensorflow at N=2048: ours (auto: by reference at that size) / in-tree CPU time
+	tfStoredMax     = 1 << 20   // tensorflow at N=2048: TF_CONFIG-related bytes stored per job, ours (by reference)
 	tfRetainedRatio = 1.10      // tensorflow at N=2048: ours/in-tree retained heap
 	maxPodTime      = 5e3       // pytorch, mpi, mxnet at N=2048: ns per pod (N+1 pods)
 	growthVsInTree  = 1.3       // pytorch, mpi, mxnet: time(2048)/time(256) within this × in-tree pytorch's
@@ -345,7 +345,7 @@ func write(w io.Writer, results map[key]*result, tolerance float64) (failed []st
 	tw.Flush()
 	fmt.Fprintf(w, "\nTF_CONFIG-related bytes stored per job (pods' TF_CONFIG and TF_CONFIG_CLUSTER entries, cluster ConfigMap data):\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "workers\tours (reference)\tours-inline\tin-tree\t\n")
+	fmt.Fprintf(tw, "workers\tours (auto)\tours-inline\tin-tree\t\n")
 	for _, n := range sizes(results) {
 		cell := func(impl string) string {
 			if r := get(tensorflow.Name, impl, n); r != nil {
