@@ -545,6 +545,8 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 		pods := f.WaitPodsCreated(ctx, job, 0)
 		Expect(pods).To(HaveLen(largeJobWorkers+1), "pods of Job %s", job.Name)
 		uids := map[types.UID]bool{}
+		// The default --tf-config=auto stores a cluster this large by
+		// reference.
 		for _, p := range pods {
 			uids[p.UID] = true
 			Expect(framework.EnvOf(p, "tensorflow")[tensorflow.EnvTFConfig]).To(ContainSubstring(tfReference), "TF_CONFIG of pod %s", p.Name)

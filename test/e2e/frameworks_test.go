@@ -78,7 +78,8 @@ type wantPod struct {
 }
 
 // The cluster in TF_CONFIG of the tensorflow example (tf-dist: 1 ps, 2
-// workers, port 2222).
+// workers, port 2222): 111 bytes, so the default --tf-config=auto inlines it
+// (tensorflow.AutoInlineMaxBytes).
 const tfCluster = `{"ps":["tf-dist-ps-0.tf-dist:2222"],"worker":["tf-dist-worker-0.tf-dist:2222","tf-dist-worker-1.tf-dist:2222"]}`
 
 // tfConfig is the TF_CONFIG of a pod of a tensorflow job with that cluster
@@ -97,8 +98,9 @@ const tfConfigPodBound = 2000
 // storedPod is a pod's size in etcd and TF_CONFIG's share of it.
 type storedPod struct{ size, tfConfig int }
 
-// tfReference is what the pod spec holds in place of the cluster JSON with
-// --tf-config=reference (the default).
+// tfReference is what the pod spec holds in place of the cluster JSON by
+// reference: --tf-config=reference, or the default auto for a cluster JSON
+// over tensorflow.AutoInlineMaxBytes.
 const tfReference = "$(" + tensorflow.EnvCluster + ")"
 
 // pytorchEnv is the environment of a pod of the pytorch example (pytorch-dist:
@@ -228,11 +230,11 @@ var mpiMasterEnv = map[string]string{
 // wantExamples maps each example Job to its pods, in PodsOf order.
 var wantExamples = map[string][]wantPod{
 	"tf-dist": {
-		{name: "tf-dist-ps-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfReference, "ps", "0")},
+		{name: "tf-dist-ps-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfCluster, "ps", "0")},
 			portName: "tfjob-port", port: 2222},
-		{name: "tf-dist-worker-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfReference, "worker", "0")},
+		{name: "tf-dist-worker-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfCluster, "worker", "0")},
 			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist:2222"},
-		{name: "tf-dist-worker-1", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfReference, "worker", "1")},
+		{name: "tf-dist-worker-1", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfCluster, "worker", "1")},
 			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist:2222"},
 	},
 	"pytorch-dist": {
@@ -325,9 +327,18 @@ func (objs ownedObjects) add(kind, name string, get func(ctx context.Context) (m
 	return append(objs, ownedObject{kind: kind, name: name, get: get})
 }
 
+// tfMode is the --tf-config mode the tensorflow plugin uses for job's pods:
+// its argument, auto resolved by the job's size (tensorflow.Args.Mode).
+func tfMode(job *batch.Job) tensorflow.TFConfigMode {
+	GinkgoHelper()
+	a, errs := tensorflow.ParseArgs(job.Spec.Plugins[tensorflow.Name], job)
+	Expect(errs).To(BeEmpty(), "tensorflow arguments of Job %s", job.Name)
+	return a.Mode(job)
+}
+
 // pluginObjects lists what svc (Service, hosts ConfigMap, NetworkPolicy), ssh
-// (Secret), mpi (hostfile ConfigMap) and tensorflow (cluster ConfigMap, unless
-// inline) create for a Job, as its plugins say.
+// (Secret), mpi (hostfile ConfigMap) and tensorflow (cluster ConfigMap, by
+// reference only: tfMode) create for a Job, as its plugins say.
 func pluginObjects(f *framework.Framework, job *batch.Job) ownedObjects {
 	ns := f.Namespace
 	cms := func(name string) func(ctx context.Context) (metav1.Object, error) {
@@ -351,7 +362,7 @@ func pluginObjects(f *framework.Framework, job *batch.Job) ownedObjects {
 	if _, ok := job.Spec.Plugins[mpi.Name]; ok {
 		out = out.add("ConfigMap", mpi.ConfigMapName(job), cms(mpi.ConfigMapName(job)))
 	}
-	if args, ok := job.Spec.Plugins[tensorflow.Name]; ok && !slices.Contains(args, "--tf-config=inline") {
+	if _, ok := job.Spec.Plugins[tensorflow.Name]; ok && tfMode(job) == tensorflow.Reference {
 		out = out.add("ConfigMap", tensorflow.ConfigMapName(job), cms(tensorflow.ConfigMapName(job)))
 	}
 	return out
@@ -501,11 +512,22 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 			Expect(hostfile.BinaryData).To(BeEmpty())
 			Expect(hostfile.Labels).To(Equal(map[string]string{batch.JobNameKey: "mpi-dist"}))
 
-			By("checking the TensorFlow cluster ConfigMap")
-			cluster, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, "tf-dist-tf-cluster", metav1.GetOptions{})
-			Expect(err).NotTo(HaveOccurred())
-			Expect(cluster.Data).To(Equal(map[string]string{tensorflow.ClusterKey: tfCluster}))
-			Expect(cluster.Labels).To(Equal(map[string]string{batch.JobNameKey: "tf-dist"}))
+			By("checking that the TensorFlow example, small, has no cluster ConfigMap and inline TF_CONFIG (the default --tf-config=auto)")
+			i := slices.IndexFunc(jobs, func(j *batch.Job) bool { return j.Name == "tf-dist" })
+			Expect(i).To(BeNumerically(">=", 0), "Job tf-dist among the examples")
+			tfDist := jobs[i]
+			Expect(tfMode(tfDist)).To(Equal(tensorflow.Inline), "--tf-config=auto for Job %s", tfDist.Name)
+			_, err = f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, tensorflow.ConfigMapName(tfDist), metav1.GetOptions{})
+			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ConfigMap %s: want none, got %v", tensorflow.ConfigMapName(tfDist), err)
+			for _, pod := range f.PodsOf(tfDist) {
+				var names []string
+				for _, e := range framework.ContainerOf(pod, "tensorflow").Env {
+					names = append(names, e.Name)
+				}
+				Expect(names).NotTo(ContainElement(tensorflow.EnvCluster), "variables of pod %s", pod.Name)
+				Expect(framework.EnvOf(pod, "tensorflow")[tensorflow.EnvTFConfig]).To(HavePrefix(`{"cluster":`+tfCluster+`,`),
+					"TF_CONFIG in the spec of pod %s", pod.Name)
+			}
 
 			By("deleting the Jobs (background propagation: the garbage collector deletes their dependents)")
 			for _, job := range jobs {
@@ -583,7 +605,9 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				Skip("KUBECONFIG cluster: the suite cannot read its etcd")
 			}
 			task := func(name string, replicas int32) batch.TaskSpec { return vctesting.MakeTask(name, replicas).Obj() }
-			// Pairs of the same size: reference (the default) and inline.
+			// Pairs of the same size: reference and inline, both given: the
+			// default auto would inline both sizes (cluster JSON of about
+			// 100 and 800 bytes, under tensorflow.AutoInlineMaxBytes).
 			type pair struct{ ref, inline *batch.Job }
 			var toCreate []*batch.Job
 			for _, n := range []struct {
@@ -591,7 +615,8 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				workers int32
 			}{{"", 2}, {"-20", 20}} {
 				toCreate = append(toCreate,
-					vctesting.MakeJob("tf-ref"+n.suffix).Plugin(tensorflow.Name).Task(task("ps", 1)).Task(task("worker", n.workers)).Obj(),
+					vctesting.MakeJob("tf-ref"+n.suffix).Plugin(tensorflow.Name, "--tf-config=reference").
+						Task(task("ps", 1)).Task(task("worker", n.workers)).Obj(),
 					vctesting.MakeJob("tf-inline"+n.suffix).Plugin(tensorflow.Name, "--tf-config=inline").
 						Task(task("ps", 1)).Task(task("worker", n.workers)).Obj())
 			}
@@ -608,6 +633,7 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				cm, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, tensorflow.ConfigMapName(p.ref), metav1.GetOptions{})
 				Expect(err).NotTo(HaveOccurred(), "cluster ConfigMap of %s", p.ref.Name)
 				Expect(cm.OwnerReferences).To(ConsistOf(framework.ControllerRefTo(p.ref)))
+				Expect(cm.Labels).To(Equal(map[string]string{batch.JobNameKey: p.ref.Name}))
 				_, err = f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, tensorflow.ConfigMapName(p.inline), metav1.GetOptions{})
 				Expect(apierrors.IsNotFound(err)).To(BeTrue(), "inline: no ConfigMap, got %v", err)
 

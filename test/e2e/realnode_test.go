@@ -55,7 +55,7 @@ names=$({ env; cat /etc/volcano/* /etc/mpi/* 2>/dev/null; } | grep -oE "$pattern
 n=0
 for name in $names; do n=$((n + 1)); done
 echo "peers: $n"
-# TF_CONFIG as the process sees it (the kubelet expanded the reference).
+# TF_CONFIG as the process sees it (the kubelet expanded a reference, if any).
 if [ -n "${TF_CONFIG+set}" ]; then printf 'TF_CONFIG=%s\n' "$TF_CONFIG"; fi
 
 # count FILE prints the number of lines of FILE, 0 if it does not exist.
@@ -343,10 +343,13 @@ func expectRan(ctx context.Context, f *framework.Framework, job *batch.Job, r re
 	}
 	Expect(log).To(ContainSubstring("probe done"))
 	if spec, ok := framework.EnvOf(pod, main)[tensorflow.EnvTFConfig]; ok {
-		// The pod spec holds the reference (the default --tf-config), the
-		// process the whole value.
-		Expect(spec).To(ContainSubstring(tfReference), "TF_CONFIG in the spec of pod %s", pod.Name)
-		Expect(log).To(ContainSubstring("TF_CONFIG="+wantTFConfig(job, pod)+"\n"), "TF_CONFIG inside pod %s", pod.Name)
+		// The default --tf-config=auto inlines a job this small
+		// (tensorflow.AutoInlineMaxBytes): the pod spec holds the whole
+		// value, the same as the process sees.
+		Expect(tfMode(job)).To(Equal(tensorflow.Inline), "--tf-config=auto for Job %s", job.Name)
+		want := wantTFConfig(job, pod)
+		Expect(spec).To(Equal(want), "TF_CONFIG in the spec of pod %s", pod.Name)
+		Expect(log).To(ContainSubstring("TF_CONFIG="+want+"\n"), "TF_CONFIG inside pod %s", pod.Name)
 	}
 	task := pod.Annotations[batch.TaskSpecKey]
 	if s, ok := servedBy(job)[task]; ok && (!s.firstOnly || pod.Name == job.Name+"-"+task+"-0") {
