@@ -227,7 +227,11 @@ func (x *t) steps(ctx context.Context) error {
 	// its --wait-image stays the public default: each Job names the local
 	// one (imported with the node's images) in its plugin's arguments.
 	wi := "--wait-image=" + localcluster.WaitImage
-	x.job(ctx, "ours-"+tensorflow.Name, tensorflow.Name, append(slices.Clone(tfArgs), wi), tensorflow.EnvTFConfig, tensorflow.DefaultPort)
+	// By reference, which the default (auto) does not use for a job this
+	// small: the controller writes <job>-tf-cluster through the chart's
+	// RBAC and ConfigMap policy, and the kubelet expands TF_CONFIG from it.
+	// The Verify Job below runs the default.
+	x.job(ctx, "ours-"+tensorflow.Name, tensorflow.Name, append(slices.Clone(tfArgs), wi, "--tf-config="+string(tensorflow.Reference)), tensorflow.EnvTFConfig, tensorflow.DefaultPort)
 	x.job(ctx, "ours-"+pytorch.Name, pytorch.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(pytorch.DefaultPort),
 		"--wait-master-image=" + localcluster.WaitImage}, pytorch.EnvMasterAddr, pytorch.DefaultPort)
 	x.job(ctx, "ours-"+mxnet.Name, mxnet.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask, wi}, mxnet.EnvRole, mxnet.DefaultPort)
