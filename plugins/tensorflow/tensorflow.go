@@ -321,10 +321,11 @@ func (p *plan) tfConfig(cluster, role string, index int) string {
 // TFConfigSize returns the length in bytes of the TF_CONFIG value the
 // index-th pod of the task named task sees, as OnPodCreate writes it inline
 // or as the kubelet expands it by reference (the same bytes, so whatever
-// Args.Mode resolves to), or 0 when that pod gets none (its task plays no role, or the job
-// is not distributed). It computes it from the names and replica counts,
-// without building the cluster spec, so that admission can measure Jobs of
-// any size. a must be ParseArgs' result for job, without errors.
+// Args.Mode resolves to), or 0 when that pod gets none (its task plays no
+// role, or the job is not distributed). It computes it from the names and
+// replica counts, without building the cluster spec, so that admission can
+// measure Jobs of any size. a must be ParseArgs' result for job, without
+// errors.
 func TFConfigSize(job *batch.Job, a *Args, task string, index int) int {
 	clusterLen, rolePods, roleOf := clusterSize(job, a, task)
 	if roleOf == "" || rolePods <= 1 {
