@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
@@ -130,6 +131,9 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	o.dir, o.binDir, o.out = localcluster.AbsUnder(root, o.dir), localcluster.AbsUnder(root, o.binDir), localcluster.AbsUnder(root, o.out)
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return nil, err
+	}
+	if slices.Contains(o.impls, measure.ImplOursNoWait) {
+		return nil, fmt.Errorf("impl %s: the scale test runs only stock, ours and ours-inline", measure.ImplOursNoWait)
 	}
 	if err := measure.CheckImpls(o.impls, o.binDir); err != nil {
 		return nil, err

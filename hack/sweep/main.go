@@ -94,7 +94,7 @@ func main() {
 
 func mainStatus() int {
 	var o options
-	impls, frameworks := strings.Join(measure.Impls, ","), strings.Join(catalog.Names(), ",")
+	impls, frameworks := "stock,ours,ours-inline", strings.Join(catalog.Names(), ",")
 	flag.StringVar(&o.dir, "dir", "_output/sweep", "root directory of the sweep's cluster (relative to the module root); removed after each run, as is <dir>-audit, kube-apiserver's audit log")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by 'make binaries stock-controller-manager'")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for sweep.txt and sweep.json")
@@ -103,7 +103,7 @@ func mainStatus() int {
 	flag.IntVar(&o.jobs, "jobs", 500, "jobs per sweep, created at once")
 	flag.IntVar(&o.parallel, "parallel", 50, "create calls in flight while the jobs are created")
 	flag.IntVar(&o.nodes, "nodes", 50, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
-	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow jobs' --tf-config=inline)")
+	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow jobs' --tf-config=inline), ours-nowait (ours with --wait=false on every framework plugin: no wait init containers)")
 	flag.StringVar(&frameworks, "frameworks", frameworks, "frameworks of the mix of all, in order; with stock, also one mix each for those stock has (tensorflow, pytorch, mpi)")
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for every impl")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for every impl")
@@ -185,7 +185,7 @@ func runCluster(ctx context.Context, o options, impl string, mx mix, round int) 
 	if err != nil {
 		return Measurement{}, err
 	}
-	jobs, err := sweepJobs(mx.Frameworks, o.jobs, impl == measure.ImplOursInline)
+	jobs, err := sweepJobs(mx.Frameworks, o.jobs, impl)
 	if err != nil {
 		return Measurement{}, err
 	}

@@ -111,9 +111,11 @@ func plan(frameworks, impls []string) ([]mix, error) {
 
 // sweepJobs returns the n jobs of a run of frameworks: job i is of
 // frameworks[i mod len(frameworks)], with that framework's shape, named
-// sweep-<framework>-<i> (i in 4 digits at least), inline as for
-// measure.Plugins. It returns an error for a framework without a shape.
-func sweepJobs(frameworks []string, n int, inline bool) ([]*batch.Job, error) {
+// sweep-<framework>-<i> (i in 4 digits at least), with impl's arguments:
+// ours-inline's TensorFlow jobs inline (measure.Plugins), ours-nowait's jobs
+// without waits (measure.WithoutWaits). It returns an error for a framework
+// without a shape.
+func sweepJobs(frameworks []string, n int, impl string) ([]*batch.Job, error) {
 	out := make([]*batch.Job, 0, n)
 	for i := range n {
 		fw := frameworks[i%len(frameworks)]
@@ -121,9 +123,12 @@ func sweepJobs(frameworks []string, n int, inline bool) ([]*batch.Job, error) {
 		if !ok {
 			return nil, fmt.Errorf("unknown framework %q: want some of %v", fw, catalog.Names())
 		}
-		job, err := measure.Job(fmt.Sprintf("sweep-%s-%04d", fw, i), fw, tasks, inline)
+		job, err := measure.Job(fmt.Sprintf("sweep-%s-%04d", fw, i), fw, tasks, impl == measure.ImplOursInline)
 		if err != nil {
 			return nil, err
+		}
+		if impl == measure.ImplOursNoWait {
+			measure.WithoutWaits(job)
 		}
 		out = append(out, job)
 	}

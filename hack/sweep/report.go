@@ -205,12 +205,12 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 			continue
 		}
 		stockWrites := median(stock, func(m Measurement) float64 { return perJob(m, isWrite) })
-		for _, impl := range []string{measure.ImplOurs, measure.ImplOursInline} {
+		for _, impl := range []string{measure.ImplOurs, measure.ImplOursInline, measure.ImplOursNoWait} {
 			k := key{mx, impl}
 			if len(groups[k]) == 0 {
 				continue
 			}
-			// ours-inline is shown beside ours; the targets are ours'
+			// ours-inline and ours-nowait are shown beside ours; the targets are ours'
 			// (the default --tf-config=auto, which inlines these small
 			// TensorFlow jobs as ours-inline does).
 			target := impl == measure.ImplOurs

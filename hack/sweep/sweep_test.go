@@ -34,6 +34,7 @@ import (
 	intreepytorch "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/pytorch"
 	intreetf "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
 
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/webhook"
@@ -88,8 +89,9 @@ var inTree = map[string]struct {
 // hooks on every pod of it; with inline, only the TensorFlow jobs change.
 func TestSweepJobs(t *testing.T) {
 	fws := catalog.Names()
-	for _, inline := range []bool{false, true} {
-		jobs, err := sweepJobs(fws, 2*len(fws)+1, inline)
+	for _, impl := range []string{measure.ImplOurs, measure.ImplOursInline, measure.ImplOursNoWait} {
+		inline, nowait := impl == measure.ImplOursInline, impl == measure.ImplOursNoWait
+		jobs, err := sweepJobs(fws, 2*len(fws)+1, impl)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,6 +106,9 @@ func TestSweepJobs(t *testing.T) {
 			args := job.Spec.Plugins[fw]
 			if inline != slices.Contains(args, "--tf-config=inline") && fw == "tensorflow" || fw != "tensorflow" && slices.Contains(args, "--tf-config=inline") {
 				t.Errorf("job %s, inline %v: arguments %q", job.Name, inline, args)
+			}
+			if nowait != slices.Contains(args, "--wait=false") {
+				t.Errorf("job %s, %s: arguments %q", job.Name, impl, args)
 			}
 			if errs := f.Describe(args, job).Errs; len(errs) > 0 {
 				t.Errorf("job %s: %s refuses its arguments: %v", job.Name, fw, errs.ToAggregate())
@@ -121,14 +126,14 @@ func TestSweepJobs(t *testing.T) {
 				}
 			}
 			if i < len(fws) {
-				runHooks(t, job, fw, inline)
+				runHooks(t, job, fw, impl)
 			}
 		}
 		if want := fmt.Sprintf("sweep-%s-%04d", fws[len(fws)-1], len(fws)-1); names[len(fws)-1] != want {
 			t.Errorf("job %d named %s, want %s", len(fws)-1, names[len(fws)-1], want)
 		}
 	}
-	if _, err := sweepJobs([]string{"caffe"}, 1, false); err == nil {
+	if _, err := sweepJobs([]string{"caffe"}, 1, measure.ImplOurs); err == nil {
 		t.Error("sweepJobs(caffe): no error")
 	}
 }
@@ -136,19 +141,22 @@ func TestSweepJobs(t *testing.T) {
 // runHooks runs the framework's plugin, and stock's when it has one, on
 // every pod of job as Volcano's controller does; a hook's error fails the
 // test, as does an in-tree plugin that sets nothing.
-func runHooks(t *testing.T, job *batch.Job, fw string, inline bool) {
+func runHooks(t *testing.T, job *batch.Job, fw string, impl string) {
 	t.Helper()
 	job = job.DeepCopy()
-	job.UID = types.UID(fmt.Sprintf("uid-%s-%v", job.Name, inline))
+	job.UID = types.UID(fmt.Sprintf("uid-%s-%s", job.Name, impl))
 	job.ResourceVersion = "1"
 	for _, task := range job.Spec.Tasks {
 		for i := range int(task.Replicas) {
-			utiltesting.RunPod(t, catalog.Lookup(fw).New, fw, job, task.Name, i)
+			pod := utiltesting.RunPod(t, catalog.Lookup(fw).New, fw, job, task.Name, i)
+			if impl == measure.ImplOursNoWait && len(pod.Spec.InitContainers) > 0 {
+				t.Errorf("job %s, %s: pod %s has init containers %v", job.Name, impl, pod.Name, pod.Spec.InitContainers)
+			}
 			stock, ok := inTree[fw]
-			if !ok || inline {
+			if !ok || impl != measure.ImplOurs {
 				continue
 			}
-			pod := utiltesting.RunPod(t, stock.build, fw, job, task.Name, i)
+			pod = utiltesting.RunPod(t, stock.build, fw, job, task.Name, i)
 			if _, set := utiltesting.Env(pod, 0)[stock.env]; !set && (fw != "mpi" || task.Name == "master") {
 				t.Errorf("job %s: the in-tree %s plugin set no %s on %s", job.Name, fw, stock.env, pod.Name)
 			}
@@ -369,7 +377,7 @@ func TestAdmissionLatency(t *testing.T) {
 }
 
 func TestSubmit(t *testing.T) {
-	jobs, err := sweepJobs([]string{"tensorflow", "jax"}, 40, false)
+	jobs, err := sweepJobs([]string{"tensorflow", "jax"}, 40, measure.ImplOurs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"k8s.io/client-go/kubernetes"
@@ -32,16 +33,21 @@ const (
 	// ImplOursInline is ours with the TensorFlow jobs' --tf-config=inline:
 	// every pod holds its whole TF_CONFIG, as with stock.
 	ImplOursInline = "ours-inline"
+	// ImplOursNoWait is ours with --wait=false on every framework plugin
+	// (WithoutWaits): no pod gets the wait init container. It shows what the
+	// waits cost; make sweep runs it on request only.
+	ImplOursNoWait = "ours-nowait"
 )
 
 // Impls are the implementations in the order the reports list them.
-var Impls = []string{ImplStock, ImplOurs, ImplOursInline}
+var Impls = []string{ImplStock, ImplOurs, ImplOursInline, ImplOursNoWait}
 
 // ImplBinary is the file in the binary directory that runs each impl as the
 // cluster's controller manager (`make binaries stock-controller-manager`).
 var ImplBinary = map[string]string{
 	ImplOurs:       localcluster.ControllerManager,
 	ImplOursInline: localcluster.ControllerManager,
+	ImplOursNoWait: localcluster.ControllerManager,
 	ImplStock:      localcluster.ControllerManager + "-stock",
 }
 
@@ -51,7 +57,7 @@ func CheckImpls(impls []string, binDir string) error {
 	for _, impl := range impls {
 		bin, ok := ImplBinary[impl]
 		if !ok {
-			return fmt.Errorf("unknown impl %q: want %s, %s or %s", impl, ImplOurs, ImplOursInline, ImplStock)
+			return fmt.Errorf("unknown impl %q: want one of %s", impl, strings.Join(Impls, ", "))
 		}
 		if _, err := os.Stat(filepath.Join(binDir, bin)); err != nil {
 			return fmt.Errorf("%s controller manager: %w (run `make binaries stock-controller-manager`)", impl, err)

@@ -33,6 +33,17 @@ type TaskReplicas struct {
 	Replicas int
 }
 
+// WithoutWaits adds --wait=false to the arguments of job's framework plugins
+// (those of plugins.Frameworks; svc and ssh are left alone): its pods then
+// get no wait init container.
+func WithoutWaits(job *batch.Job) {
+	for name, args := range job.Spec.Plugins {
+		if catalog.Lookup(name) != nil {
+			job.Spec.Plugins[name] = append(slices.Clone(args), "--wait=false")
+		}
+	}
+}
+
 // Job returns the Volcano Job name (namespace default) of framework fw with
 // tasks, every pod of which must be scheduled at once (minAvailable: all its
 // pods), and the plugins of Plugins(fw, inline). Every pod requests 100m CPU
