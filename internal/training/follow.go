@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -201,6 +202,25 @@ func (lf *LogFollower) CollectStamped(timeout time.Duration) map[string]string {
 	out := make(map[string]string, len(latest))
 	for name, f := range latest {
 		out[name] = f.buf.String()
+	}
+	return out
+}
+
+// Incarnations returns, after Collect or CollectStamped, the stamped log of
+// every pod followed, by pod name, oldest pod first: a name that came back (a
+// pod Volcano re-created) has one log per pod, where CollectStamped keeps the
+// last one only.
+func (lf *LogFollower) Incarnations() map[string][]string {
+	lf.mu.Lock()
+	defer lf.mu.Unlock()
+	all := make([]*followed, 0, len(lf.logs))
+	for _, f := range lf.logs {
+		all = append(all, f)
+	}
+	slices.SortFunc(all, func(a, b *followed) int { return a.seq - b.seq })
+	out := map[string][]string{}
+	for _, f := range all {
+		out[f.name] = append(out[f.name], f.buf.String())
 	}
 	return out
 }

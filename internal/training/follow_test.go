@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestUnstamped(t *testing.T) {
@@ -31,5 +34,19 @@ func TestAppendAfter(t *testing.T) {
 	}
 	if want := time.Date(2026, 11, 26, 8, 25, 18, 200000000, time.UTC); !last.Equal(want) {
 		t.Errorf("last = %v, want %v", last, want)
+	}
+}
+
+// Incarnations keeps every pod of a name, oldest first, where
+// CollectStamped keeps the last.
+func TestIncarnations(t *testing.T) {
+	lf := &LogFollower{logs: map[types.UID]*followed{
+		"new-w1": {name: "job-worker-1", seq: 3, buf: bytes.NewBufferString("new\n")},
+		"m0":     {name: "job-master-0", seq: 1, buf: bytes.NewBufferString("master\n")},
+		"old-w1": {name: "job-worker-1", seq: 2, buf: bytes.NewBufferString("old\n")},
+	}}
+	want := map[string][]string{"job-master-0": {"master\n"}, "job-worker-1": {"old\n", "new\n"}}
+	if diff := cmp.Diff(want, lf.Incarnations()); diff != "" {
+		t.Errorf("Incarnations (-want +got):\n%s", diff)
 	}
 }

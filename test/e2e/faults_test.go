@@ -268,6 +268,12 @@ type slowRun struct {
 	follower *training.LogFollower
 	// stamped are the followed logs with timestamps, set by judge.
 	stamped map[string]string
+	// everyIncarnation has judge read, for each pod name, the logs of every
+	// pod of that name, oldest first, as one (elastic training, where no
+	// Job restart separates the runs): the round that trained may have
+	// ended just as the fault hit, its rank then printed by the pod the
+	// fault deleted, while the replacement came too late to print anything.
+	everyIncarnation bool
 }
 
 // startSlowed creates the Job of example file, slowed (slowed) and changed
@@ -309,6 +315,11 @@ func (r *slowRun) judge(ctx context.Context) string {
 	for name, log := range r.stamped {
 		followed[name] = training.Unstamped(log)
 	}
+	if r.everyIncarnation {
+		for name, logs := range r.follower.Incarnations() {
+			followed[name] = training.Unstamped(strings.Join(logs, ""))
+		}
+	}
 	pods := r.f.PodsOf(r.job)
 	run := training.Run{Pods: pods, Logs: podLogs(ctx, r.f, pods, r.ex.Container, followed)}
 	if cm := r.f.ConfigMapSeen(mpi.ConfigMapName(r.job)); cm != nil {
@@ -346,6 +357,7 @@ var _ = Describe("Faults during elastic PyTorch training on the real node", Labe
 
 	It("a lost worker (--min-nodes=2 --max-nodes=3, no Job policy): torchrun re-rendezvouses without a Job restart, the replacement pod joins a later round, training completes and nothing is left", func(ctx SpecContext) {
 		run := startSlowed(ctx, f, file, nil, "master-0", elasticProgress)
+		run.everyIncarnation = true
 		job := run.job
 		before := jobPods(ctx, f, job)
 		victim := before[job.Name+"-worker-1"]
@@ -678,8 +690,11 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 
 		By("creating a Job on the KWOK nodes: the controllers act on it")
 		small := f.CreateJob(ctx, burstJob("after-apiserver"))
-		f.WaitPodsBound(ctx, small, 0)
-		report(fmt.Sprintf("kube-apiserver killed mid-run: ready again in %.1fs; no pod replaced; %s; a new Job's pods created and bound", back.Seconds(), summary))
+		createdAt := time.Now()
+		Eventually(ctx, func() int { return len(framework.Bound(f.LivePodsOf(small))) }, framework.AfterAPIServerRestartTimeout).
+			Should(Equal(framework.TotalReplicas(small)), "bound pods of Job %s (informers may back off up to a minute after restarts in quick succession)", small.Name)
+		report(fmt.Sprintf("kube-apiserver killed mid-run: ready again in %.1fs; no pod replaced; %s; a new Job's pods created and bound %.1fs after its creation",
+			back.Seconds(), summary, time.Since(createdAt).Seconds()))
 		f.ExpectNothingLeft(ctx, job)
 		f.ExpectNothingLeft(ctx, small)
 	}, SpecTimeout(framework.RealSpecTimeout))

@@ -32,6 +32,14 @@ const (
 	PodsCreatedTimeout = 60 * time.Second
 	// PodsBoundTimeout bounds waiting for vc-scheduler to bind pods.
 	PodsBoundTimeout = 60 * time.Second
+	// AfterAPIServerRestartTimeout bounds waiting for the controllers and
+	// the scheduler to act on a new object after kube-apiserver restarted:
+	// client-go's reflectors back off between relists from 0.8 s, doubling
+	// up to 30 s, with up to 100% jitter, and reset only after 2 minutes
+	// without a failure (tools/cache/reflector.go), so after restarts in
+	// quick succession (make chaos's rounds) an informer may wait a minute
+	// before it lists again; then PodsBoundTimeout.
+	AfterAPIServerRestartTimeout = 60*time.Second + PodsBoundTimeout
 	// JobCompletedTimeout bounds waiting for a Job to reach a phase, Completed
 	// in particular.
 	JobCompletedTimeout = 90 * time.Second
