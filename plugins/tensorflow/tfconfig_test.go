@@ -99,20 +99,28 @@ func jobPlan(t *testing.T, client pluginsinterface.PluginClientset, job *batch.J
 	return pl
 }
 
+// addedPackedJob returns packedJob in mode, its replicas by task, and the
+// fake clientset and plugin clients on which OnJobAdd has run for it.
+func addedPackedJob(t *testing.T, mode TFConfigMode) (*batch.Job, map[string]int, *fake.Clientset, pluginsinterface.PluginClientset) {
+	t.Helper()
+	packed, replicas := packedJob()
+	job := withMode(packed, mode)
+	job.UID = types.UID(t.Name())
+	kube := fake.NewSimpleClientset()
+	client := pluginsinterface.PluginClientset{KubeClients: kube}
+	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
+	return job, replicas, kube, client
+}
+
 // TestTFConfigEveryPod creates every pod of a job one after the other, and
 // one again later for the same revision: each gets its own TF_CONFIG, in
 // every mode (the job is under AutoInlineMaxBytes: auto inlines it).
 func TestTFConfigEveryPod(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
-			packed, replicas := packedJob()
-			job := withMode(packed, mode)
-			job.UID = types.UID(t.Name())
-			kube := fake.NewSimpleClientset()
-			client := pluginsinterface.PluginClientset{KubeClients: kube}
-			if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-				t.Fatal(err)
-			}
+			job, replicas, kube, client := addedPackedJob(t, mode)
 			pods := packedPods(job, replicas)
 			for _, p := range pods {
 				if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(p.pod, job); err != nil {
@@ -137,14 +145,7 @@ func TestTFConfigEveryPod(t *testing.T) {
 func TestTFConfigConcurrent(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
-			packed, replicas := packedJob()
-			job := withMode(packed, mode)
-			job.UID = types.UID(t.Name())
-			kube := fake.NewSimpleClientset()
-			client := pluginsinterface.PluginClientset{KubeClients: kube}
-			if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
-				t.Fatal(err)
-			}
+			job, replicas, kube, client := addedPackedJob(t, mode)
 			pods := packedPods(job, replicas)
 			const goroutines = 6
 			errs := make(chan error, len(pods))
