@@ -38,7 +38,8 @@ const (
 	// up to 30 s, with up to 100% jitter, and reset only after 2 minutes
 	// without a failure (tools/cache/reflector.go), so after restarts in
 	// quick succession (make chaos's rounds) an informer may wait a minute
-	// before it lists again; then PodsBoundTimeout.
+	// before it lists again; then PodsBoundTimeout. make chaos has seen a
+	// longer wait that this does not explain (docs/troubleshooting.md).
 	AfterAPIServerRestartTimeout = 60*time.Second + PodsBoundTimeout
 	// JobCompletedTimeout bounds waiting for a Job to reach a phase, Completed
 	// in particular.
