@@ -18,10 +18,10 @@ import (
 // one Job it syncs every other Job that changed meanwhile: a sweep of 500
 // small Jobs created at once touches 500 plans per round, and a bound of 256
 // (until issue #28) dropped each plan before its Job's next sync, so every
-// sync built the plan again and re-read the plugin's ConfigMap. Small Jobs'
-// plans are a few KiB by Size, so maxBytes, not this bound, decides for all
-// but the smallest; stale revisions still fall out, least recently used
-// first.
+// sync built the plan again and re-read the plugin's ConfigMap. A small
+// Job's plan is smaller than a 2,048-worker pytorch plan (about 4 KiB by
+// Size, below), so 16,384 of them stay within maxBytes; stale revisions
+// still fall out, least recently used first.
 const capacity = 16384
 
 // maxBytes bounds the entries' approximate size (Size), so that large Jobs
