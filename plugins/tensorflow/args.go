@@ -121,8 +121,8 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 			"the job has none of the tasks the roles name, with replicas (--ps=%s, --worker=%s, --chief=%s, --evaluator=%s); its tasks: %s",
 			a.PS, a.Worker, a.Chief, a.Evaluator, jobs.TaskNames(job)))
 	}
-	if len(s.Errors()) == 0 && a.Mode(job) == Reference {
-		if size := ClusterSize(job, a); size > ownedcm.MaxConfigMapBytes {
+	if len(s.Errors()) == 0 && a.TFConfig != Inline {
+		if size := ClusterSize(job, a); a.modeFor(size) == Reference && size > ownedcm.MaxConfigMapBytes {
 			s.Invalid("tf-config", string(a.TFConfig), fmt.Sprintf(
 				"the cluster spec would be %d bytes, more than the %d bytes a ConfigMap holds; use fewer replicas or shorter names",
 				size, ownedcm.MaxConfigMapBytes))
@@ -140,7 +140,16 @@ func (a *Args) Mode(job *batch.Job) TFConfigMode {
 	if a.TFConfig != Auto {
 		return a.TFConfig
 	}
-	if ClusterSize(job, a) <= AutoInlineMaxBytes {
+	return a.modeFor(ClusterSize(job, a))
+}
+
+// modeFor is Mode for a job whose cluster JSON is clusterLen bytes, for
+// callers that have the length already.
+func (a *Args) modeFor(clusterLen int) TFConfigMode {
+	switch {
+	case a.TFConfig != Auto:
+		return a.TFConfig
+	case clusterLen <= AutoInlineMaxBytes:
 		return Inline
 	}
 	return Reference

@@ -186,12 +186,13 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		rolePods += jobs.Replicas(job, taskName)
 	}
 	p.distributed = rolePods > 1
-	p.reference = a.Mode(job) == Reference
 	raw, err := json.Marshal(cluster)
 	if err != nil {
 		return nil, field.ErrorList{field.InternalError(field.NewPath("spec", "plugins").Key(Name), err)}
 	}
 	p.cluster = string(raw)
+	// The JSON at hand is what ClusterSize computes (Args.Mode).
+	p.reference = a.modeFor(len(raw)) == Reference
 	p.waiters = framework.NewWaiters(job, describe(a, job).Waits, a.Wait)
 	return p, nil
 }
