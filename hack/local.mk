@@ -56,7 +56,7 @@ ifneq ($(wildcard cmd/vc-webhook-manager/*.go),)
 LOCAL_OWN_BINARIES += $(LOCAL_BIN)/vc-webhook-manager
 endif
 
-.PHONY: binaries local-up local-down local-status local-restart stock-controller-manager clean-local-bin local-force
+.PHONY: binaries local-up local-down local-status local-restart stock-controller-manager stock-webhook-manager clean-local-bin local-force
 
 binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local-cluster ## Build every binary of the local cluster that is missing into _output/bin.
 
@@ -92,6 +92,10 @@ $(LOCAL_BIN)/coredns:
 $(LOCAL_BIN)/vc-controller-manager-stock:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/controller-manager)
 stock-controller-manager: $(LOCAL_BIN)/vc-controller-manager-stock ## Build Volcano's own controller manager, for comparisons.
+# Volcano's unmodified webhook manager, for make startup's stock runs.
+$(LOCAL_BIN)/vc-webhook-manager-stock:
+	$(call local_go_build,$@,volcano.sh/volcano/cmd/webhook-manager)
+stock-webhook-manager: $(LOCAL_BIN)/vc-webhook-manager-stock ## Build Volcano's own webhook manager, for comparisons.
 
 # --- KWOK and Helm need newer Kubernetes libraries: separate module hack/tools ---
 $(LOCAL_BIN)/kwok:

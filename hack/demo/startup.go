@@ -24,8 +24,9 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/training"
 )
 
-// The controller managers make startup compares, and the file in --bin-dir
-// that runs each.
+// The controller managers make startup compares, and the files in --bin-dir
+// that run each one's controller and webhook managers: stock is Volcano's
+// own pair, as a stock install runs them.
 const (
 	implOurs  = "ours"
 	implStock = "stock"
@@ -36,13 +37,18 @@ var implBinary = map[string]string{
 	implStock: localcluster.ControllerManager + "-stock",
 }
 
+var implWebhookBinary = map[string]string{
+	implOurs:  localcluster.WebhookManager,
+	implStock: localcluster.WebhookManager + "-stock",
+}
+
 // deleteTimeout bounds deleting a run's Job until its pods are gone.
 const deleteTimeout = 3 * time.Minute
 
 // startupMain is --mode startup (make startup): for each controller manager
 // of --impls it starts a fresh cluster with the real node in --startup-dir
-// (ours with this project's webhook manager; stock with none, as Volcano's
-// controller manager does not know this project's mutation), runs every
+// (ours with this project's webhook manager; stock with Volcano's unmodified
+// one, whose admission of Jobs and pods a stock install pays for), runs every
 // selected example's Job --warmup times unmeasured and then --runs times,
 // one Job at a time (run 1 of every example, then run 2, ...), and stops
 // the cluster. Stock runs only the stockExamples, made stock-compatible by
@@ -198,18 +204,15 @@ func runImpl(ctx context.Context, root string, o options, impl string, exs []*ex
 		}
 		fmt.Println("done")
 	}()
-	webhook := localcluster.WebhookOn
-	if impl == implStock {
-		webhook = localcluster.WebhookOff
-	}
 	cl, err := localcluster.Up(ctx, localcluster.Config{
 		RootDir: dir,
 		BinDir:  localcluster.AbsUnder(root, o.binDir),
 		// The Jobs select the real node; one KWOK node is all the
 		// cluster needs besides it.
 		Nodes:                   1,
-		Webhook:                 webhook,
+		Webhook:                 localcluster.WebhookOn,
 		ControllerManagerBinary: implBinary[impl],
+		WebhookManagerBinary:    implWebhookBinary[impl],
 		RealNode:                localcluster.RealNodeOn,
 		Timeout:                 o.upTimeout,
 		Out:                     cli.Indent(os.Stdout, "  "),

@@ -47,7 +47,7 @@ var stockFlags = map[string][]string{
 //   - the framework plugin's arguments unchanged, after checking that the
 //     in-tree plugin knows every one;
 //   - Volcano's svc plugin (and ssh for mpi) listed, as the example lists
-//     them: a cluster without this project's webhook adds none;
+//     them (Volcano's own webhook would add them too);
 //   - mpi (Open MPI): the in-tree plugin writes no hostfile and sets no MCA
 //     variables, only MPI_HOST on the launcher, so its mpirun is given
 //     --host "$MPI_HOST", and the two variables of our plugin's that mpirun

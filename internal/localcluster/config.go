@@ -79,6 +79,13 @@ type Config struct {
 	// controller manager. Default "vc-controller-manager" (this repository's
 	// ./cmd/vc-controller-manager); "vc-controller-manager-stock" runs Volcano's.
 	ControllerManagerBinary string
+	// WebhookManagerBinary is the file name in BinDir run as the Volcano
+	// webhook manager. Default "vc-webhook-manager" (this repository's
+	// ./cmd/vc-webhook-manager, with the framework admission: its
+	// configurations are registered from the Helm chart);
+	// "vc-webhook-manager-stock" runs Volcano's own, with Volcano's webhooks
+	// only.
+	WebhookManagerBinary string
 	// SchedulerConf is the vc-scheduler configuration (YAML). Default
 	// DefaultSchedulerConf.
 	SchedulerConf string
@@ -195,6 +202,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.ControllerManagerBinary == "" {
 		c.ControllerManagerBinary = ControllerManager
+	}
+	if c.WebhookManagerBinary == "" {
+		c.WebhookManagerBinary = WebhookManager
 	}
 	if c.SchedulerConf == "" {
 		c.SchedulerConf = DefaultSchedulerConf

@@ -214,7 +214,7 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Nodes != 4 || cfg.Webhook != WebhookAuto || cfg.ControllerManagerBinary != "vc-controller-manager" {
+	if cfg.Nodes != 4 || cfg.Webhook != WebhookAuto || cfg.ControllerManagerBinary != "vc-controller-manager" || cfg.WebhookManagerBinary != "vc-webhook-manager" {
 		t.Errorf("defaults = %+v", cfg)
 	}
 	if gpu := cfg.NodeResources[GPUResource]; gpu.String() != "8" {

@@ -334,17 +334,7 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 	if err := registerWebhooks(ctx, u.kube, cfg.Webhooks, ports[WebhookManager], ca); err != nil {
 		return err
 	}
-	// This project's two come from its Helm chart, pointed at the
-	// manager by the chart's webhook.url and webhook.caBundle.
-	if err := registerChartWebhooks(ctx, u.kube, cfg.BinDir, ports[WebhookManager], ca); err != nil {
-		return err
-	}
-	// Readiness is awaited after the other components have started:
-	// Volcano's manager polls for its configurations one at a time,
-	// each poll starting with a one-second sleep, which would
-	// otherwise delay every later step by ~10s. Meanwhile vc-scheduler
-	// retries creating its default Queue every second.
-	return u.start(bins[WebhookManager], WebhookManager, nil,
+	args := []string{
 		"--kubeconfig", u.state.Kubeconfig,
 		"--listen-address", "127.0.0.1",
 		"--port", strconv.Itoa(ports[WebhookManager]),
@@ -357,11 +347,23 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 		// created; at the default 50 QPS a 300-pod Job's creations
 		// outlast the apiserver's 10 s webhook timeout and stall.
 		"--kube-api-qps", "500", "--kube-api-burst", "1000",
-		// Registered from the chart above instead.
-		"--create-framework-webhook-configurations=false",
 		// As Volcano's chart does; the e2e suite scrapes its /metrics.
 		"--enable-healthz", "--healthz-address", fmt.Sprintf("127.0.0.1:%d", ports[WebhookManagerHealthz]),
-	)
+	}
+	if cfg.WebhookManagerBinary == WebhookManager { // Volcano's has no framework admission
+		// This project's two come from its Helm chart, pointed at the
+		// manager by the chart's webhook.url and webhook.caBundle.
+		if err := registerChartWebhooks(ctx, u.kube, cfg.BinDir, ports[WebhookManager], ca); err != nil {
+			return err
+		}
+		args = append(args, "--create-framework-webhook-configurations=false")
+	}
+	// Readiness is awaited after the other components have started:
+	// Volcano's manager polls for its configurations one at a time,
+	// each poll starting with a one-second sleep, which would
+	// otherwise delay every later step by ~10s. Meanwhile vc-scheduler
+	// retries creating its default Queue every second.
+	return u.start(bins[WebhookManager], WebhookManager, nil, args...)
 }
 
 // startScheduler writes the scheduler configuration and starts vc-scheduler.
@@ -528,8 +530,11 @@ func (u *upper) binaries() (map[string]string, error) {
 	}
 	for _, name := range names {
 		file := name
-		if name == ControllerManager {
+		switch name {
+		case ControllerManager:
 			file = cfg.ControllerManagerBinary
+		case WebhookManager:
+			file = cfg.WebhookManagerBinary
 		}
 		path := filepath.Join(cfg.BinDir, file)
 		bins[name] = path
