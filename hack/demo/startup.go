@@ -83,6 +83,9 @@ func startupMain(ctx context.Context, root string, o options) int {
 		if _, err := os.Stat(filepath.Join(binDir, implBinary[impl])); err != nil {
 			return startupFail(fmt.Errorf("%s controller manager: %w (make binaries stock-controller-manager builds it)", impl, err))
 		}
+		if _, err := os.Stat(filepath.Join(binDir, implWebhookBinary[impl])); err != nil {
+			return startupFail(fmt.Errorf("%s webhook manager: %w (make binaries stock-webhook-manager builds it)", impl, err))
+		}
 		if impl == implOurs {
 			plan[impl] = selected
 			continue
