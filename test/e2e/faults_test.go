@@ -691,26 +691,22 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 		By("creating a Job on the KWOK nodes: the controllers act on it")
 		small := f.CreateJob(ctx, burstJob("after-apiserver"))
 		createdAt := time.Now()
-		func() {
-			// What the next failure needs to be understood (docs/troubleshooting.md:
-			// not explained yet): how far the Job and its PodGroup got.
-			defer func() {
-				if r := recover(); r != nil {
-					pg, err := f.PodGroupOf(context.Background(), small)
-					if err != nil {
-						GinkgoWriter.Printf("PodGroup of Job %s: %v\n", small.Name, err)
-					} else {
-						GinkgoWriter.Printf("PodGroup %s: phase %q, conditions %+v, created %s\n", pg.Name, pg.Status.Phase, pg.Status.Conditions, pg.CreationTimestamp)
-					}
-					if j, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).Get(context.Background(), small.Name, metav1.GetOptions{}); err == nil {
-						GinkgoWriter.Printf("Job %s: %+v\n", small.Name, j.Status.State)
-					}
-					panic(r)
+		Eventually(ctx, func() int { return len(framework.Bound(f.LivePodsOf(small))) }, framework.AfterAPIServerRestartTimeout).
+			Should(Equal(framework.TotalReplicas(small)), func() string {
+				// Evaluated on failure only: how far the Job and its PodGroup
+				// got, which the next failure needs to be understood
+				// (docs/troubleshooting.md: not explained yet).
+				msg := fmt.Sprintf("bound pods of Job %s (informers may back off up to a minute after restarts in quick succession)", small.Name)
+				if pg, err := f.PodGroupOf(context.Background(), small); err != nil {
+					msg += fmt.Sprintf("; PodGroup: %v", err)
+				} else {
+					msg += fmt.Sprintf("; PodGroup %s: phase %q, conditions %+v, created %s", pg.Name, pg.Status.Phase, pg.Status.Conditions, pg.CreationTimestamp)
 				}
-			}()
-			Eventually(ctx, func() int { return len(framework.Bound(f.LivePodsOf(small))) }, framework.AfterAPIServerRestartTimeout).
-				Should(Equal(framework.TotalReplicas(small)), "bound pods of Job %s (informers may back off up to a minute after restarts in quick succession)", small.Name)
-		}()
+				if j, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).Get(context.Background(), small.Name, metav1.GetOptions{}); err == nil {
+					msg += fmt.Sprintf("; Job state %+v", j.Status.State)
+				}
+				return msg
+			})
 		report(fmt.Sprintf("kube-apiserver killed mid-run: ready again in %.1fs; no pod replaced; %s; a new Job's pods created and bound %.1fs after its creation",
 			back.Seconds(), summary, time.Since(createdAt).Seconds()))
 		f.ExpectNothingLeft(ctx, job)
