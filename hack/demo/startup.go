@@ -32,14 +32,13 @@ const (
 	implStock = "stock"
 )
 
-var implBinary = map[string]string{
-	implOurs:  localcluster.ControllerManager,
-	implStock: localcluster.ControllerManager + "-stock",
-}
+// managers are the files in --bin-dir run as a cluster's controller and
+// webhook managers.
+type managers struct{ controller, webhook string }
 
-var implWebhookBinary = map[string]string{
-	implOurs:  localcluster.WebhookManager,
-	implStock: localcluster.WebhookManager + "-stock",
+var implManagers = map[string]managers{
+	implOurs:  {controller: localcluster.ControllerManager, webhook: localcluster.WebhookManager},
+	implStock: {controller: localcluster.ControllerManager + "-stock", webhook: localcluster.WebhookManager + "-stock"},
 }
 
 // deleteTimeout bounds deleting a run's Job until its pods are gone.
@@ -59,7 +58,7 @@ const deleteTimeout = 3 * time.Minute
 func startupMain(ctx context.Context, root string, o options) int {
 	impls := strings.Split(o.impls, ",")
 	for _, impl := range impls {
-		if _, ok := implBinary[impl]; !ok {
+		if _, ok := implManagers[impl]; !ok {
 			return startupFail(fmt.Errorf("--impls: unknown %q: want %s or %s", impl, implOurs, implStock))
 		}
 	}
@@ -80,10 +79,10 @@ func startupMain(ctx context.Context, root string, o options) int {
 	binDir := localcluster.AbsUnder(root, o.binDir)
 	plan := map[string][]*example{}
 	for _, impl := range impls {
-		if _, err := os.Stat(filepath.Join(binDir, implBinary[impl])); err != nil {
+		if _, err := os.Stat(filepath.Join(binDir, implManagers[impl].controller)); err != nil {
 			return startupFail(fmt.Errorf("%s controller manager: %w (make binaries stock-controller-manager builds it)", impl, err))
 		}
-		if _, err := os.Stat(filepath.Join(binDir, implWebhookBinary[impl])); err != nil {
+		if _, err := os.Stat(filepath.Join(binDir, implManagers[impl].webhook)); err != nil {
 			return startupFail(fmt.Errorf("%s webhook manager: %w (make binaries stock-webhook-manager builds it)", impl, err))
 		}
 		if impl == implOurs {
@@ -114,7 +113,7 @@ func startupMain(ctx context.Context, root string, o options) int {
 			names = append(names, ex.job.Name)
 		}
 		heading(fmt.Sprintf("%s controller manager (%s): %s; %d warm-up and %d measured runs each",
-			impl, implBinary[impl], strings.Join(names, ", "), o.warmup, o.runs))
+			impl, implManagers[impl].controller, strings.Join(names, ", "), o.warmup, o.runs))
 		res, err := runImpl(ctx, root, o, impl, exs)
 		results = append(results, res...)
 		if ctx.Err() != nil {
@@ -214,8 +213,8 @@ func runImpl(ctx context.Context, root string, o options, impl string, exs []*ex
 		// cluster needs besides it.
 		Nodes:                   1,
 		Webhook:                 localcluster.WebhookOn,
-		ControllerManagerBinary: implBinary[impl],
-		WebhookManagerBinary:    implWebhookBinary[impl],
+		ControllerManagerBinary: implManagers[impl].controller,
+		WebhookManagerBinary:    implManagers[impl].webhook,
 		RealNode:                localcluster.RealNodeOn,
 		Timeout:                 o.upTimeout,
 		Out:                     cli.Indent(os.Stdout, "  "),
