@@ -47,7 +47,7 @@
 //	scale [--rounds 2] [--nodes 100] [--pods 2000] [--impls stock,ours,ours-inline]
 //	      [--frameworks tensorflow,mpi] [--qps 5000] [--burst 10000]
 //	      [--dir _output/scale] [--bin-dir _output/bin] [--out _output/bench]
-//	      [--keep]
+//	      [--keep] [--profile]
 //	scale --in _output/bench/scale.json   # re-check saved measurements
 //	scale --in run1.json,run2.json        # medians over the rounds of both runs
 package main
@@ -58,6 +58,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -81,7 +82,7 @@ type options struct {
 	impls, frameworks    []string
 	qps, burst           int
 	limit                float64
-	keep                 bool
+	keep, profile        bool
 }
 
 func main() {
@@ -103,6 +104,7 @@ func mainStatus() int {
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for both impls")
 	flag.Float64Var(&o.limit, "limit", targetRatio, "largest ratio ours/stock that passes")
+	flag.BoolVar(&o.profile, "profile", false, "run our controller manager with --profiling and save its CPU profile of each job, in 10 s pieces from the create call until it is idle, as <out>/scale-cpu-<framework>-<impl>-r<round>-<N>.pprof ('go tool pprof -top' merges the pieces given together); stock serves no profiles")
 	flag.BoolVar(&o.keep, "keep", false, "leave the last cluster running (stop it with `go run ./hack/local-cluster down --dir <dir>`)")
 	flag.Parse()
 	o.impls = strings.Split(impls, ",")
@@ -147,7 +149,7 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 					continue
 				}
 				fmt.Printf("\n== round %d of %d, %s job: %s controller manager (%s), %d nodes\n", round, o.rounds, fw, impl, measure.ImplBinary[impl], o.nodes)
-				m, err := runCluster(ctx, o, impl, fw)
+				m, err := runCluster(ctx, o, impl, fw, round)
 				if err != nil {
 					return all, fmt.Errorf("round %d, %s, %s job: %w", round, impl, fw, err)
 				}
@@ -160,14 +162,22 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 }
 
 // runCluster measures framework fw's job with impl's controller manager on
-// a fresh cluster (measure.WithCluster).
-func runCluster(ctx context.Context, o options, impl, fw string) (Measurement, error) {
+// a fresh cluster (measure.WithCluster); with o.profile our controller
+// manager's CPU profile of the job goes to o.out (measurer.profile).
+func runCluster(ctx context.Context, o options, impl, fw string, round int) (Measurement, error) {
+	var extra map[string][]string
+	profile := ""
+	if o.profile && impl != ImplStock {
+		extra = map[string][]string{localcluster.ControllerManager: measure.ProfileArgs}
+		profile = filepath.Join(o.out, fmt.Sprintf("scale-cpu-%s-%s-r%d", fw, impl, round))
+	}
 	var r Measurement
 	err := measure.WithCluster(ctx, measure.ClusterConfig{
 		Dir: o.dir, BinDir: o.binDir, Nodes: o.nodes, Impl: impl, QPS: o.qps, Burst: o.burst, Keep: o.keep,
+		ExtraArgs: extra,
 	}, func(cl *measure.Cluster) error {
-		m := &measurer{kube: cl.Kube, volcano: cl.Volcano, pid: cl.PIDs[localcluster.ControllerManager],
-			clusterPIDs: cl.AllPIDs(), tracked: map[string]int{}, etcd: cl.EtcdEndpoint()}
+		m := &measurer{cl: cl, kube: cl.Kube, volcano: cl.Volcano, pid: cl.PIDs[localcluster.ControllerManager],
+			clusterPIDs: cl.AllPIDs(), tracked: map[string]int{}, etcd: cl.EtcdEndpoint(), profile: profile}
 		for _, name := range tracked {
 			m.tracked[name] = cl.PIDs[name]
 		}

@@ -79,6 +79,7 @@ type Measurement struct {
 // measurer runs jobs on one cluster and measures the controller manager with
 // process ID pid.
 type measurer struct {
+	cl      *measure.Cluster
 	kube    kubernetes.Interface
 	volcano vcclientset.Interface
 	pid     int
@@ -88,6 +89,10 @@ type measurer struct {
 	tracked map[string]int
 	// etcd is the cluster's etcd TLS endpoint and client certificate (localcluster.State.EtcdEndpoint).
 	etcd localcluster.EtcdAccess
+	// profile, when set, is the path prefix of the controller manager's CPU
+	// profile pieces of the job (Cluster.StartCPUProfile); it then runs
+	// with measure.ProfileArgs.
+	profile string
 }
 
 // run submits job, waits until all its pods are created and bound, then until
@@ -136,6 +141,13 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	cpu0, err := measure.ProcessCPU(m.pid)
 	if err != nil {
 		return res, err
+	}
+	stopProfile := func() error { return nil }
+	if m.profile != "" {
+		if stopProfile, err = m.cl.StartCPUProfile(ctx, m.profile); err != nil {
+			return res, err
+		}
+		defer stopProfile() // when run fails; a second call is harmless
 	}
 	if _, err := m.volcano.BatchV1alpha1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("creating job %s: %w", job.Name, err)
@@ -193,6 +205,9 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		return res, err
 	}
 	res.CPUTotal = cpu2 - cpu0
+	if err := stopProfile(); err != nil {
+		return res, fmt.Errorf("the controller manager's CPU profile: %w", err)
+	}
 	res.PeakRSS, err = measure.PeakRSS(m.pid)
 	if err != nil {
 		return res, err

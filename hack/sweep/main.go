@@ -192,7 +192,7 @@ func runCluster(ctx context.Context, o options, impl string, mx mix, round int) 
 	extra := map[string][]string{localcluster.KubeAPIServer: audit}
 	profile := ""
 	if o.profile && impl != measure.ImplStock {
-		extra[localcluster.ControllerManager] = []string{"--profiling"}
+		extra[localcluster.ControllerManager] = measure.ProfileArgs
 		profile = filepath.Join(o.out, fmt.Sprintf("sweep-cpu-%s-%s-r%d", mx.Name, impl, round))
 	}
 	var r Measurement

@@ -4,10 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"os"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -104,47 +100,9 @@ type sweeper struct {
 	// plugins' metrics (Measurement.Plugin).
 	ours bool
 	// profile, when set, is the path prefix of the controller manager's CPU
-	// profile pieces (profileCPU); it then runs with --profiling.
+	// profile pieces (Cluster.StartCPUProfile); it then runs with
+	// measure.ProfileArgs.
 	profile string
-}
-
-// profilePiece is the length of one CPU profile request: the profile of a
-// sweep is taken in pieces, as its length is not known in advance.
-const profilePiece = 10 * time.Second
-
-// profileCPU saves the CPU profile of the controller manager served at
-// base (its healthz listener) in pieces of piece (whole seconds), as <prefix>-<N>.pprof
-// from N=1, until ctx ends; the piece under way then is not saved. It
-// returns the number of pieces saved and the first error other than ctx's.
-func profileCPU(ctx context.Context, client *http.Client, base, prefix string, piece time.Duration) (int, error) {
-	url := fmt.Sprintf("%s/debug/pprof/profile?seconds=%d", base, int(piece/time.Second))
-	for n := 1; ; n++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return n - 1, err
-		}
-		resp, err := client.Do(req)
-		if err != nil {
-			if ctx.Err() != nil {
-				return n - 1, nil
-			}
-			return n - 1, err
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if ctx.Err() != nil {
-			return n - 1, nil
-		}
-		if err != nil {
-			return n - 1, err
-		}
-		if resp.StatusCode != http.StatusOK {
-			return n - 1, fmt.Errorf("%s: %s: %s", url, resp.Status, body)
-		}
-		if err := os.WriteFile(fmt.Sprintf("%s-%d.pprof", prefix, n), body, 0o644); err != nil {
-			return n - 1, err
-		}
-	}
 }
 
 // run creates jobs, parallel at a time, waits until all their pods are
@@ -219,18 +177,11 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 	if err != nil {
 		return res, err
 	}
-	profiled := make(chan error, 1)
 	stopProfile := func() error { return nil }
 	if s.profile != "" {
-		pctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		base := strings.TrimSuffix(controllerURL, metrics.Path)
-		go func() {
-			n, err := profileCPU(pctx, &http.Client{Transport: metricsClient.Transport}, base, s.profile, profilePiece)
-			fmt.Printf("    %d CPU profile pieces of %s saved as %s-*.pprof\n", n, profilePiece, s.profile)
-			profiled <- err
-		}()
-		stopProfile = func() error { cancel(); return <-profiled }
+		if stopProfile, err = s.cl.StartCPUProfile(ctx, s.profile); err != nil {
+			return res, err
+		}
 	}
 	t0 := time.Now()
 	subCtx, cancel := context.WithCancel(ctx)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -521,48 +519,5 @@ func TestFits(t *testing.T) {
 	}
 	if err := fits(mixes, 500, 18); err == nil || !strings.Contains(err.Error(), "mix pytorch: 500 jobs have 2000 pods") {
 		t.Errorf("500 jobs on 18 nodes: %v, want mix pytorch's 2000 pods named", err)
-	}
-}
-
-// profileCPU saves each piece the server answers, asks for the piece's
-// length in seconds, stops without error when its context ends (the piece
-// under way not saved) and reports a refusal.
-func TestProfileCPU(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var calls atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/debug/pprof/profile" || r.URL.Query().Get("seconds") != "2" {
-			http.NotFound(w, r)
-			return
-		}
-		if n := calls.Add(1); n == 3 {
-			cancel() // the sweep ends while the third piece is under way
-			<-r.Context().Done()
-			return
-		}
-		fmt.Fprintf(w, "piece %d", calls.Load())
-	}))
-	defer srv.Close()
-	prefix := filepath.Join(t.TempDir(), "cpu")
-	n, err := profileCPU(ctx, srv.Client(), srv.URL, prefix, 2*time.Second)
-	if n != 2 || err != nil {
-		t.Fatalf("profileCPU = %d, %v; want 2 pieces, no error", n, err)
-	}
-	for i := 1; i <= 3; i++ {
-		b, err := os.ReadFile(fmt.Sprintf("%s-%d.pprof", prefix, i))
-		if i == 3 {
-			if err == nil {
-				t.Errorf("the piece under way when the sweep ended was saved")
-			}
-			continue
-		}
-		if want := fmt.Sprintf("piece %d", i); string(b) != want || err != nil {
-			t.Errorf("piece %d: %q, %v; want %q", i, b, err, want)
-		}
-	}
-
-	if n, err := profileCPU(context.Background(), srv.Client(), srv.URL+"/nothing", prefix, 2*time.Second); n != 0 || err == nil {
-		t.Errorf("profileCPU of a path that is not served = %d, %v; want 0 and an error", n, err)
 	}
 }
