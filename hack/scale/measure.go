@@ -68,6 +68,12 @@ type Measurement struct {
 	// largest pod's share.
 	TFConfigBytes  int64 `json:"tfConfigBytes,omitempty"`
 	TFConfigPodMax int   `json:"tfConfigPodMaxBytes,omitempty"`
+	// SchedulerWrotePods is the number of the job's pods whose status
+	// vc-scheduler wrote before binding them: a PodScheduled=False
+	// condition, which it sets on the pending pods of a gang it could not
+	// place in a session. They have a managedFields entry of its manager on
+	// the status subresource; binding adds none.
+	SchedulerWrotePods int `json:"schedulerWrotePods"`
 	// PeakRSSOf is the peak RSS (VmHWM, bytes) of kube-apiserver, vc-scheduler
 	// and vc-controller-manager after the job, by component name.
 	PeakRSSOf map[string]int64 `json:"peakRSSOf"`
@@ -226,9 +232,20 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	return res, nil
 }
 
+// wroteStatus reports whether manager (a client's user agent product, as
+// kube-apiserver records it) has written pod's status subresource.
+func wroteStatus(pod *corev1.Pod, manager string) bool {
+	for _, f := range pod.ManagedFields {
+		if f.Manager == manager && f.Subresource == "status" {
+			return true
+		}
+	}
+	return false
+}
+
 // measureStored reads the job's pods (named <job>-<task>-<index>) straight
-// from etcd and sets the Stored* fields of res, and for a TensorFlow job
-// the TFConfig* ones. It returns an error if etcd cannot be read, a pod
+// from etcd and sets the Stored* fields of res and SchedulerWrotePods, and
+// for a TensorFlow job the TFConfig* ones. It returns an error if etcd cannot be read, a pod
 // cannot be decoded, or it finds fewer pods than res.Pods.
 func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measurement) error {
 	_, tf := job.Spec.Plugins[tensorflow.Name]
@@ -240,12 +257,15 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 		sizes = append(sizes, float64(len(value)))
 		res.StoredPodBytes += int64(len(value))
 		res.StoredPodMax = max(res.StoredPodMax, len(value))
-		if !tf {
-			return nil
-		}
 		pod, err := localcluster.DecodeStoredPod(value)
 		if err != nil {
 			return fmt.Errorf("pod %s: %w", name, err)
+		}
+		if wroteStatus(pod, localcluster.Scheduler) {
+			res.SchedulerWrotePods++
+		}
+		if !tf {
+			return nil
 		}
 		n, err := localcluster.EnvBytes(pod, tensorflow.EnvTFConfig, tensorflow.EnvCluster)
 		if err != nil {

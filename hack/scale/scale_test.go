@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -59,7 +62,7 @@ func TestReport(t *testing.T) {
 		{Impl: ImplOurs, Round: 2, Framework: TensorFlow, Pods: 2000, Created: 9 * s, Bound: 22 * s, CPUToBound: 7 * s, CPUTotal: 8 * s},
 		// mpi: bound 1.10 fails, cpu 1.04 holds.
 		{Impl: ImplStock, Round: 1, Framework: MPI, Pods: 2000, Created: 10 * s, Bound: 10 * s, CPUToBound: 10 * s, CPUTotal: 10 * s},
-		{Impl: ImplOurs, Round: 1, Framework: MPI, Pods: 2000, Created: 10 * s, Bound: 11 * s, CPUToBound: 10400 * time.Millisecond, CPUTotal: 10 * s},
+		{Impl: ImplOurs, Round: 1, Framework: MPI, Pods: 2000, Created: 10 * s, Bound: 11 * s, CPUToBound: 10400 * time.Millisecond, CPUTotal: 10 * s, SchedulerWrotePods: 1999},
 	}
 	var out strings.Builder
 	failed := report(&out, ms, targetRatio)
@@ -71,6 +74,9 @@ func TestReport(t *testing.T) {
 		"tensorflow  stock       2    11.00  21.00         11.00      13.00",
 		"tensorflow    0.818  1.000         0.545      0.538   yes",
 		"mpi    1.000  1.100         1.040      1.000    NO",
+		// Each round, with the pods vc-scheduler marked unschedulable.
+		"mpi ours 1 11.00 10.00 1999",
+		"tensorflow stock 2 22.00 14.00 0",
 	} {
 		// Column widths are tabwriter's business; compare the words.
 		if !strings.Contains(strings.Join(strings.Fields(out.String()), " "), strings.Join(strings.Fields(want), " ")) {
@@ -134,5 +140,28 @@ func TestReport(t *testing.T) {
 	out.Reset()
 	if failed := report(&out, ms[4:5], targetRatio); len(failed) != 0 {
 		t.Errorf("one impl: failed %v", failed)
+	}
+}
+
+// wroteStatus finds a manager's write of the status subresource only.
+func TestWroteStatus(t *testing.T) {
+	entry := func(manager, subresource string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: metav1.ManagedFieldsOperationUpdate, Subresource: subresource}
+	}
+	for _, c := range []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		want    bool
+	}{
+		{"no entries", nil, false},
+		{"spec only", []metav1.ManagedFieldsEntry{entry("vc-controller-manager", "")}, false},
+		{"scheduler's spec", []metav1.ManagedFieldsEntry{entry("vc-scheduler", "")}, false},
+		{"another manager's status", []metav1.ManagedFieldsEntry{entry("kwok", "status")}, false},
+		{"scheduler's status", []metav1.ManagedFieldsEntry{entry("vc-controller-manager", ""), entry("kwok", "status"), entry("vc-scheduler", "status")}, true},
+	} {
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{ManagedFields: c.entries}}
+		if got := wroteStatus(pod, localcluster.Scheduler); got != c.want {
+			t.Errorf("%s: wroteStatus = %v, want %v", c.name, got, c.want)
+		}
 	}
 }
