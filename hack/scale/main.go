@@ -193,6 +193,9 @@ func runCluster(ctx context.Context, o options, impl, fw string, round int) (Mea
 		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s in etcd (median %d B, max %d B); kube-apiserver RSS +%s; %d pods marked unschedulable by vc-scheduler\n",
 			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), measure.MiB(r.PeakRSS),
 			measure.MiB(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, measure.MiB(r.APIServerRSSGrowth), r.SchedulerWrotePods)
+		if r.Unschedulable != "" {
+			fmt.Printf("  pods seen with PodScheduled=False, by reason: %v; the first: %s\n", r.UnschedulableReasons, r.Unschedulable)
+		}
 		return nil
 	})
 	return r, err

@@ -74,6 +74,13 @@ type Measurement struct {
 	// place in a session. They have a managedFields entry of its manager on
 	// the status subresource; binding adds none.
 	SchedulerWrotePods int `json:"schedulerWrotePods"`
+	// Unschedulable is the reason and message of the first PodScheduled=False
+	// condition seen on one of the job's pods while it started (the watch
+	// sees it before binding replaces it), empty when there was none;
+	// UnschedulableReasons counts the pods seen with such a condition, by
+	// its reason (a pod once per reason).
+	Unschedulable        string         `json:"unschedulable,omitempty"`
+	UnschedulableReasons map[string]int `json:"unschedulableReasons,omitempty"`
 	// PeakRSSOf is the peak RSS (VmHWM, bytes) of kube-apiserver, vc-scheduler
 	// and vc-controller-manager after the job, by component name.
 	PeakRSSOf map[string]int64 `json:"peakRSSOf"`
@@ -162,6 +169,8 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 
 	created := map[string]bool{}
 	bound := map[string]bool{}
+	marked := map[string]bool{} // by pod name and unschedulable reason
+	res.UnschedulableReasons = map[string]int{}
 	deadline := time.NewTimer(jobTimeout)
 	defer deadline.Stop()
 	progress := time.NewTicker(progressEvery)
@@ -184,6 +193,13 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 			}
 			if p.Spec.NodeName != "" && !bound[p.Name] {
 				bound[p.Name] = true
+			}
+			if reason, msg, ok := unschedulable(p); ok && !marked[p.Name+"\x00"+reason] {
+				marked[p.Name+"\x00"+reason] = true
+				res.UnschedulableReasons[reason]++
+				if res.Unschedulable == "" {
+					res.Unschedulable = reason + ": " + msg
+				}
 			}
 		case <-progress.C:
 			fmt.Printf("    %5.1fs  %d/%d pods created, %d bound\n", time.Since(t0).Seconds(), len(created), want, len(bound))
@@ -230,6 +246,17 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		}
 	}
 	return res, nil
+}
+
+// unschedulable returns the reason and message of pod's PodScheduled=False
+// condition; ok is false when it has none.
+func unschedulable(pod *corev1.Pod) (reason, message string, ok bool) {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+			return c.Reason, c.Message, true
+		}
+	}
+	return "", "", false
 }
 
 // wroteStatus reports whether manager (a client's user agent product, as

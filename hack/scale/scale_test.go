@@ -165,3 +165,28 @@ func TestWroteStatus(t *testing.T) {
 		}
 	}
 }
+
+// unschedulable reads only a PodScheduled=False condition.
+func TestUnschedulable(t *testing.T) {
+	cond := func(typ corev1.PodConditionType, status corev1.ConditionStatus, reason string) corev1.PodCondition {
+		return corev1.PodCondition{Type: typ, Status: status, Reason: reason, Message: "m"}
+	}
+	for _, c := range []struct {
+		conds []corev1.PodCondition
+		want  string
+	}{
+		{nil, ""},
+		{[]corev1.PodCondition{cond(corev1.PodScheduled, corev1.ConditionTrue, "")}, ""},
+		{[]corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionFalse, "NotReady")}, ""},
+		{[]corev1.PodCondition{cond(corev1.PodReady, corev1.ConditionFalse, "NotReady"), cond(corev1.PodScheduled, corev1.ConditionFalse, "Unschedulable")}, "Unschedulable: m"},
+	} {
+		pod := &corev1.Pod{Status: corev1.PodStatus{Conditions: c.conds}}
+		got := ""
+		if reason, msg, ok := unschedulable(pod); ok {
+			got = reason + ": " + msg
+		}
+		if got != c.want {
+			t.Errorf("conditions %v: unschedulable = %q, want %q", c.conds, got, c.want)
+		}
+	}
+}
