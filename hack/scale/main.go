@@ -26,6 +26,11 @@
 //   - peak RSS (VmHWM) of kube-apiserver, vc-scheduler and
 //     vc-controller-manager after the job, and the growth of kube-apiserver's
 //     RSS (VmRSS) from the idle cluster before the job to all its pods bound.
+//   - marked unschedulable: how many of the job's pods vc-scheduler wrote a
+//     PodScheduled=False condition into before binding them (it does so
+//     while a gang's pods are still being created; each write costs the
+//     controller a sync of the whole job, so this count, which varies from
+//     round to round, moves cpu total; docs/performance.md).
 //
 // "ours-inline" runs our controller manager with the TensorFlow job's
 // --tf-config=inline, the pods holding the whole TF_CONFIG as with stock.
@@ -33,8 +38,9 @@
 // reference for a job of more than about 20 pods (a cluster JSON over
 // tensorflow.AutoInlineMaxBytes), as at the default --pods.
 //
-// Each job starts when its fresh cluster is idle. It prints the medians, the
-// ratios ours/stock and the target checks (bound and cpu total at most 1.05;
+// Each job starts when its fresh cluster is idle. With --profile our
+// controller manager's CPU profile of each job is saved beside scale.json.
+// It prints the medians, each round's figures, the ratios ours/stock and the target checks (bound and cpu total at most 1.05;
 // the TensorFlow job's kube-apiserver RSS growth at most 1.2× the PyTorch job's, both ours;
 // ours' TF_CONFIG in etcd at most 1 MiB per job and 2,000 B per pod),
 // writes them to <out>/scale.txt and the measurements to
