@@ -40,8 +40,9 @@
 //
 // Each job starts when its fresh cluster is idle. With --profile our
 // controller manager's CPU profile of each job is saved beside scale.json.
-// It prints the medians, each round's figures, the ratios ours/stock and the target checks (bound and cpu total at most 1.05;
-// the TensorFlow job's kube-apiserver RSS growth at most 1.2× the PyTorch job's, both ours;
+// It prints the medians, each round's figures, the ratios ours/stock and
+// the target checks (bound and cpu total at most 1.05; the TensorFlow job's
+// kube-apiserver RSS growth at most 1.2× the PyTorch job's, both ours;
 // ours' TF_CONFIG in etcd at most 1 MiB per job and 2,000 B per pod),
 // writes them to <out>/scale.txt and the measurements to
 // <out>/scale.json, and stops the cluster. The exit status is 0 when every
