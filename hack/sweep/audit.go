@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -164,4 +165,101 @@ func isWrite(key string) bool {
 func isObjectCreate(key string) bool {
 	verb, res, _ := strings.Cut(key, " ")
 	return verb == "create" && !strings.Contains(res, "/") && res != "events" && res != "events.events.k8s.io"
+}
+
+// Named periods of the wait for the controller manager's last requests.
+const (
+	// auditQuiet is how long the controller manager must send no request
+	// before its requests are counted. Its event broadcaster sends the Job
+	// events' patches one at a time, and after a sweep it was still sending
+	// them (about 150 a second) once its CPU had gone idle: counting up to
+	// the CPU's idleness missed a part of them that varied from run to run
+	// (stock's mpi sweeps: 4.6 against 7.0 event patches per job).
+	auditQuiet = 5 * time.Second
+	// auditQuietTimeout bounds that wait.
+	auditQuietTimeout = 3 * time.Minute
+	// auditPoll is how often the audit log is read during the wait.
+	auditPoll = time.Second
+)
+
+// auditTail counts, across calls, the audit log lines of one client in the
+// audit directory's files, reading only what was appended since the last
+// call (the files are only appended to; a rotated file is a new name).
+type auditTail struct {
+	dir    string
+	quoted []byte
+	read   map[string]int64 // bytes of each file already counted
+	lines  int
+}
+
+func newAuditTail(dir, agent string) *auditTail {
+	return &auditTail{dir: dir, quoted: []byte(`"userAgent":"` + agent + `/`), read: map[string]int64{}}
+}
+
+// count reads what was appended to the audit logs since the last call (up
+// to their last complete line) and returns the lines of the client so far.
+// It returns an error if a file cannot be listed or read.
+func (t *auditTail) count() (int, error) {
+	files, err := auditLogs(t.dir)
+	if err != nil {
+		return t.lines, err
+	}
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			return t.lines, err
+		}
+		_, err = f.Seek(t.read[file], io.SeekStart)
+		var data []byte
+		if err == nil {
+			data, err = io.ReadAll(f)
+		}
+		f.Close()
+		if err != nil {
+			return t.lines, err
+		}
+		// A line being written is counted once it is complete.
+		data = data[:bytes.LastIndexByte(data, '\n')+1]
+		t.read[file] += int64(len(data))
+		for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+			if bytes.Contains(line, t.quoted) {
+				t.lines++
+			}
+		}
+	}
+	return t.lines, nil
+}
+
+// waitAuditQuiet waits until the audit logs in dir gain no request of the
+// client whose user agent's product is agent during quiet, reading them
+// every poll. It returns an error if that does not happen within timeout,
+// the logs cannot be read, or ctx ends.
+func waitAuditQuiet(ctx context.Context, dir, agent string, quiet, poll, timeout time.Duration) error {
+	tail := newAuditTail(dir, agent)
+	last, err := tail.count()
+	if err != nil {
+		return err
+	}
+	since := time.Now()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for time.Since(since) < quiet {
+		select {
+		case <-tick.C:
+		case <-deadline.C:
+			return fmt.Errorf("%s still sent API requests after %s (%d in the audit log)", agent, timeout, last)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		n, err := tail.count()
+		if err != nil {
+			return err
+		}
+		if n != last {
+			last, since = n, time.Now()
+		}
+	}
+	return nil
 }

@@ -36,7 +36,9 @@
 //     (user+system, /proc/<pid>/stat) until bound, and until it is idle
 //     again;
 //   - API requests of the controller manager, by verb and resource, per
-//     job: from kube-apiserver's audit log, by the manager's user agent
+//     job, from the first create call until it is idle and has sent no
+//     request for 5 s (its Job events' patches trail its CPU): from
+//     kube-apiserver's audit log, by the manager's user agent
 //     (audit.go says why not apiserver_request_total), with the writes
 //     (create, update, patch, delete), reads and objects created (creates
 //     of resources, events left out) per job;

@@ -73,8 +73,9 @@ type Measurement struct {
 	AdmissionP50 float64 `json:"admissionP50Seconds"`
 	AdmissionP99 float64 `json:"admissionP99Seconds"`
 	// Requests counts the controller manager's API requests received from
-	// the first create call until it was idle, from kube-apiserver's audit
-	// log, by requestKey ("create pods", "update jobs.batch.volcano.sh/status").
+	// the first create call until it was idle and had sent no request for
+	// auditQuiet, from kube-apiserver's audit log, by requestKey ("create
+	// pods", "update jobs.batch.volcano.sh/status").
 	Requests map[string]int `json:"requests"`
 	// Plugin counts our controller manager's framework plugins' work over
 	// the same interval, from its own metrics (pkg/metrics), by name
@@ -250,10 +251,14 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 		return res, err
 	}
 	res.CPUTotal = cpu2 - cpu0
-	t1 := time.Now()
 	if err := stopProfile(); err != nil {
 		return res, fmt.Errorf("the controller manager's CPU profile: %w", err)
 	}
+	if err := waitAuditQuiet(ctx, s.auditDir, s.agent, auditQuiet, auditPoll, auditQuietTimeout); err != nil {
+		return res, err
+	}
+	t1 := time.Now()
+	fmt.Printf("    %5.1fs  the controller idle, and no API request of it for %s\n", t1.Sub(t0).Seconds(), auditQuiet)
 
 	webhook1, err := localcluster.ScrapeMetrics(ctx, metricsClient, webhookURL)
 	if err != nil {

@@ -521,3 +521,76 @@ func TestFits(t *testing.T) {
 		t.Errorf("500 jobs on 18 nodes: %v, want mix pytorch's 2000 pods named", err)
 	}
 }
+
+// auditTail counts one client's lines, reads only what was appended, waits
+// for a line being written to complete, and reads rotated files too.
+func TestAuditTail(t *testing.T) {
+	const ours, stock = "vc-controller-manager", "vc-controller-manager-stock"
+	dir := t.TempDir()
+	appendTo := func(name, text string) {
+		t.Helper()
+		f, err := os.OpenFile(filepath.Join(dir, name), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tail := newAuditTail(dir, ours)
+	check := func(want int) {
+		t.Helper()
+		if n, err := tail.count(); n != want || err != nil {
+			t.Errorf("count = %d, %v; want %d", n, err, want)
+		}
+	}
+	check(0) // no log yet
+	appendTo(auditLogName, auditLine(ours, "create", "", "pods", "", 10)+"\n"+auditLine(stock, "create", "", "pods", "", 10)+"\n")
+	check(1)
+	check(1) // nothing new: nothing counted twice
+	// Half a line: counted once it is complete.
+	line := auditLine(ours, "patch", "", "events", "", 11)
+	appendTo(auditLogName, line[:20])
+	check(1)
+	appendTo(auditLogName, line[20:]+"\n")
+	check(2)
+	appendTo("audit-2024-06-01T10-00-30.000.log", auditLine(ours, "patch", "", "events", "", 12)+"\n")
+	check(3)
+}
+
+// waitAuditQuiet returns once the client has sent nothing for the quiet
+// period, however busy others are, and fails when the client never stops.
+func TestWaitAuditQuiet(t *testing.T) {
+	const ours = "vc-controller-manager"
+	dir := t.TempDir()
+	log := filepath.Join(dir, auditLogName)
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// ours sends for 300 ms, another client all along.
+	start := time.Now()
+	go func() {
+		for ctx.Err() == nil {
+			agent := "vc-scheduler"
+			if time.Since(start) < 300*time.Millisecond {
+				agent = ours
+			}
+			fmt.Fprintln(f, auditLine(agent, "patch", "", "events", "", 10))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}()
+	if err := waitAuditQuiet(ctx, dir, ours, 200*time.Millisecond, 20*time.Millisecond, 10*time.Second); err != nil {
+		t.Fatalf("waitAuditQuiet: %v", err)
+	}
+	if d := time.Since(start); d < 500*time.Millisecond {
+		t.Errorf("waitAuditQuiet returned %s after the start: before ours' last request (300 ms) and the quiet period (200 ms)", d)
+	}
+	if err := waitAuditQuiet(ctx, dir, "vc-scheduler", 200*time.Millisecond, 20*time.Millisecond, 500*time.Millisecond); err == nil {
+		t.Errorf("waitAuditQuiet of a client that never stops: no error")
+	}
+}
