@@ -174,7 +174,8 @@ const (
 	// events' patches one at a time, and after a sweep it was still sending
 	// them (about 150 a second) once its CPU had gone idle: counting up to
 	// the CPU's idleness missed a part of them that varied from run to run
-	// (stock's mpi sweeps: 4.6 against 7.0 event patches per job).
+	// (one mpi sweep counted 4.6 of stock's event patches per job where the
+	// audit log held 7.0).
 	auditQuiet = 5 * time.Second
 	// auditQuietTimeout bounds that wait.
 	auditQuietTimeout = 3 * time.Minute
