@@ -183,11 +183,7 @@ func runCluster(ctx context.Context, o options, impl, fw string, round int) (Mea
 		Dir: o.dir, BinDir: o.binDir, Nodes: o.nodes, Impl: impl, QPS: o.qps, Burst: o.burst, Keep: o.keep,
 		ExtraArgs: extra,
 	}, func(cl *measure.Cluster) error {
-		m := &measurer{cl: cl, kube: cl.Kube, volcano: cl.Volcano, pid: cl.PIDs[localcluster.ControllerManager],
-			clusterPIDs: cl.AllPIDs(), tracked: map[string]int{}, etcd: cl.EtcdEndpoint(), profile: profile}
-		for _, name := range tracked {
-			m.tracked[name] = cl.PIDs[name]
-		}
+		m := &measurer{cl: cl, profile: profile}
 		job, err := scaleJob(fw, o.pods, impl == measure.ImplOursInline)
 		if err != nil {
 			return err

@@ -10,12 +10,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
@@ -89,19 +87,9 @@ type Measurement struct {
 	APIServerRSSGrowth int64 `json:"apiserverRSSGrowthBytes"`
 }
 
-// measurer runs jobs on one cluster and measures the controller manager with
-// process ID pid.
+// measurer runs jobs on one cluster and measures its controller manager.
 type measurer struct {
-	cl      *measure.Cluster
-	kube    kubernetes.Interface
-	volcano vcclientset.Interface
-	pid     int
-	// clusterPIDs are all the cluster's processes, the controller manager's included.
-	clusterPIDs []int
-	// tracked are the processes whose memory is reported, by component name.
-	tracked map[string]int
-	// etcd is the cluster's etcd TLS endpoint and client certificate (localcluster.State.EtcdEndpoint).
-	etcd localcluster.EtcdAccess
+	cl *measure.Cluster
 	// profile, when set, is the path prefix of the controller manager's CPU
 	// profile pieces of the job (Cluster.StartCPUProfile); it then runs
 	// with measure.ProfileArgs.
@@ -119,10 +107,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	res := Measurement{Pods: want}
 
-	if _, err := measure.WaitIdle(ctx, m.clusterPIDs, measure.ClusterQuietCPU); err != nil {
+	pid, apiserver := m.cl.PIDs[localcluster.ControllerManager], m.cl.PIDs[localcluster.KubeAPIServer]
+	if _, err := measure.WaitIdle(ctx, m.cl.AllPIDs(), measure.ClusterQuietCPU); err != nil {
 		return res, err
 	}
-	pods := m.kube.CoreV1().Pods(job.Namespace)
+	pods := m.cl.Kube.CoreV1().Pods(job.Namespace)
 	selector := batch.JobNameKey + "=" + job.Name
 	// From the watch cache (resourceVersion 0): a quorum read would fetch
 	// every pod of the namespace from etcd, the previous job's 2,000 large
@@ -147,11 +136,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	defer w.Stop()
 
-	apiRSS0, err := measure.ProcStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
+	apiRSS0, err := measure.ProcStatusBytes(apiserver, "VmRSS:")
 	if err != nil {
 		return res, err
 	}
-	cpu0, err := measure.ProcessCPU(m.pid)
+	cpu0, err := measure.ProcessCPU(pid)
 	if err != nil {
 		return res, err
 	}
@@ -162,7 +151,7 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		}
 		defer stopProfile() // when run fails; a second call is harmless
 	}
-	if _, err := m.volcano.BatchV1alpha1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+	if _, err := m.cl.Volcano.BatchV1alpha1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("creating job %s: %w", job.Name, err)
 	}
 	t0 := time.Now()
@@ -210,19 +199,19 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		}
 	}
 	res.Bound = time.Since(t0)
-	cpu1, err := measure.ProcessCPU(m.pid)
+	cpu1, err := measure.ProcessCPU(pid)
 	if err != nil {
 		return res, err
 	}
 	res.CPUToBound = cpu1 - cpu0
-	apiRSS1, err := measure.ProcStatusBytes(m.tracked[localcluster.KubeAPIServer], "VmRSS:")
+	apiRSS1, err := measure.ProcStatusBytes(apiserver, "VmRSS:")
 	if err != nil {
 		return res, err
 	}
 	res.APIServerRSSGrowth = apiRSS1 - apiRSS0
 	fmt.Printf("    %5.1fs  all %d pods created (%.1fs) and bound; waiting for the controller to go idle\n", res.Bound.Seconds(), want, res.Created.Seconds())
 
-	cpu2, err := measure.WaitIdle(ctx, []int{m.pid}, measure.QuietCPU)
+	cpu2, err := measure.WaitIdle(ctx, []int{pid}, measure.QuietCPU)
 	if err != nil {
 		return res, err
 	}
@@ -230,7 +219,7 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	if err := stopProfile(); err != nil {
 		return res, fmt.Errorf("the controller manager's CPU profile: %w", err)
 	}
-	res.PeakRSS, err = measure.PeakRSS(m.pid)
+	res.PeakRSS, err = measure.PeakRSS(pid)
 	if err != nil {
 		return res, err
 	}
@@ -240,8 +229,8 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 		return res, fmt.Errorf("reading the job's pods from etcd: %w", err)
 	}
 	res.PeakRSSOf = map[string]int64{}
-	for name, pid := range m.tracked {
-		if res.PeakRSSOf[name], err = measure.PeakRSS(pid); err != nil {
+	for _, name := range tracked {
+		if res.PeakRSSOf[name], err = measure.PeakRSS(m.cl.PIDs[name]); err != nil {
 			return res, err
 		}
 	}
@@ -276,8 +265,9 @@ func wroteStatus(pod *corev1.Pod, manager string) bool {
 // cannot be decoded, or it finds fewer pods than res.Pods.
 func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measurement) error {
 	_, tf := job.Spec.Plugins[tensorflow.Name]
+	etcd := m.cl.EtcdEndpoint()
 	var sizes []float64
-	err := localcluster.EachStored(ctx, m.etcd, "pods", job.Namespace, func(name string, value []byte) error {
+	err := localcluster.EachStored(ctx, etcd, "pods", job.Namespace, func(name string, value []byte) error {
 		if !strings.HasPrefix(name, job.Name+"-") {
 			return nil
 		}
@@ -310,7 +300,7 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 	}
 	res.StoredPodMedian = int(measure.Median(sizes))
 	if tf {
-		cms, err := localcluster.StoredSizes(ctx, m.etcd, "configmaps", job.Namespace)
+		cms, err := localcluster.StoredSizes(ctx, etcd, "configmaps", job.Namespace)
 		if err != nil {
 			return err
 		}
