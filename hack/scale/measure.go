@@ -144,13 +144,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	if err != nil {
 		return res, err
 	}
-	stopProfile := func() error { return nil }
-	if m.profile != "" {
-		if stopProfile, err = m.cl.StartCPUProfile(ctx, m.profile); err != nil {
-			return res, err
-		}
-		defer stopProfile() // when run fails; a second call is harmless
+	stopProfile, err := m.cl.StartCPUProfile(ctx, m.profile)
+	if err != nil {
+		return res, err
 	}
+	defer stopProfile() // when run fails; a second call is harmless
 	if _, err := m.cl.Volcano.BatchV1alpha1().Jobs(job.Namespace).Create(ctx, job, metav1.CreateOptions{}); err != nil {
 		return res, fmt.Errorf("creating job %s: %w", job.Name, err)
 	}

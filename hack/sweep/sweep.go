@@ -178,12 +178,11 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 	if err != nil {
 		return res, err
 	}
-	stopProfile := func() error { return nil }
-	if s.profile != "" {
-		if stopProfile, err = s.cl.StartCPUProfile(ctx, s.profile); err != nil {
-			return res, err
-		}
+	stopProfile, err := s.cl.StartCPUProfile(ctx, s.profile)
+	if err != nil {
+		return res, err
 	}
+	defer stopProfile() // when run fails; a second call is harmless
 	t0 := time.Now()
 	subCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -62,8 +62,14 @@ func TestProfileCPU(t *testing.T) {
 
 // StartCPUProfile profiles the controller manager's healthz listener of
 // the cluster's state, and its stop ends the profile, returns ProfileCPU's
-// result and may be called again.
+// result and may be called again; with no prefix it profiles nothing.
 func TestStartCPUProfile(t *testing.T) {
+	// A cluster with no CA: any request would have failed.
+	none, err := (&Cluster{Cluster: &localcluster.Cluster{State: localcluster.State{RootDir: t.TempDir()}}}).StartCPUProfile(context.Background(), "")
+	if err != nil || none() != nil {
+		t.Errorf("StartCPUProfile with no prefix: %v; want nothing started", err)
+	}
+
 	var calls atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/debug/pprof/profile" {
