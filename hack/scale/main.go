@@ -197,7 +197,7 @@ func runCluster(ctx context.Context, o options, impl, fw string, round int) (Mea
 			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), measure.MiB(r.PeakRSS),
 			measure.MiB(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, measure.MiB(r.APIServerRSSGrowth), r.SchedulerWrotePods)
 		if r.Unschedulable != "" {
-			fmt.Printf("  pods seen with PodScheduled=False, by reason: %v; the first: %s\n", r.UnschedulableReasons, r.Unschedulable)
+			fmt.Printf("  vc-scheduler's first PodScheduled=False condition: %s\n", r.Unschedulable)
 		}
 		return nil
 	})

@@ -74,11 +74,9 @@ type Measurement struct {
 	SchedulerWrotePods int `json:"schedulerWrotePods"`
 	// Unschedulable is the reason and message of the first PodScheduled=False
 	// condition seen on one of the job's pods while it started (the watch
-	// sees it before binding replaces it), empty when there was none;
-	// UnschedulableReasons counts the pods seen with such a condition, by
-	// its reason (a pod once per reason).
-	Unschedulable        string         `json:"unschedulable,omitempty"`
-	UnschedulableReasons map[string]int `json:"unschedulableReasons,omitempty"`
+	// sees it before binding replaces it), empty when there was none. How
+	// many pods had one is SchedulerWrotePods.
+	Unschedulable string `json:"unschedulable,omitempty"`
 	// PeakRSSOf is the peak RSS (VmHWM, bytes) of kube-apiserver, vc-scheduler
 	// and vc-controller-manager after the job, by component name.
 	PeakRSSOf map[string]int64 `json:"peakRSSOf"`
@@ -156,8 +154,6 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 
 	created := map[string]bool{}
 	bound := map[string]bool{}
-	marked := map[string]bool{} // by pod name and unschedulable reason
-	res.UnschedulableReasons = map[string]int{}
 	deadline := time.NewTimer(jobTimeout)
 	defer deadline.Stop()
 	progress := time.NewTicker(progressEvery)
@@ -181,10 +177,8 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 			if p.Spec.NodeName != "" && !bound[p.Name] {
 				bound[p.Name] = true
 			}
-			if reason, msg, ok := unschedulable(p); ok && !marked[p.Name+"\x00"+reason] {
-				marked[p.Name+"\x00"+reason] = true
-				res.UnschedulableReasons[reason]++
-				if res.Unschedulable == "" {
+			if res.Unschedulable == "" {
+				if reason, msg, ok := unschedulable(p); ok {
 					res.Unschedulable = reason + ": " + msg
 				}
 			}

@@ -98,6 +98,11 @@ func countAuditFiles(files []string, agent string, from, to time.Time, counts ma
 	return nil
 }
 
+// agentMarker is the text every audit event line of the client whose user
+// agent's product is agent holds (and few others do): its userAgent field's
+// start.
+func agentMarker(agent string) []byte { return []byte(`"userAgent":"` + agent + `/`) }
+
 // countAudit reads audit events (JSON, one per line) from r and adds to
 // counts one for each request of a resource that the client whose user
 // agent's product is agent (the text before the first "/",
@@ -108,7 +113,7 @@ func countAudit(r io.Reader, agent string, from, to time.Time, counts map[string
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 0, 64<<10), 16<<20)
 	// Most lines are other clients'; only those that can be this one's are decoded.
-	quoted := []byte(`"userAgent":"` + agent + `/`)
+	quoted := agentMarker(agent)
 	for s.Scan() {
 		line := s.Bytes()
 		if !bytes.Contains(line, quoted) {
@@ -194,7 +199,7 @@ type auditTail struct {
 }
 
 func newAuditTail(dir, agent string) *auditTail {
-	return &auditTail{dir: dir, quoted: []byte(`"userAgent":"` + agent + `/`), read: map[string]int64{}}
+	return &auditTail{dir: dir, quoted: agentMarker(agent), read: map[string]int64{}}
 }
 
 // count reads what was appended to the audit logs since the last call (up
