@@ -5,10 +5,16 @@ GO      ?= go
 BIN     := $(CURDIR)/_output/bin
 LOCAL   := $(CURDIR)/_output/local
 export GOFLAGS ?= -buildvcs=false
+# go.mod replaces volcano.sh/apis with _output/volcano-apis (Volcano v1.15's
+# apis, which the module proxy does not serve): made here, before any target's
+# go command runs, and in a second when it is already made.
+ifneq ($(shell bash lines/volcano-apis.sh >&2 && echo ok),ok)
+$(error lines/volcano-apis.sh failed: go.mod's volcano.sh/apis is missing)
+endif
 # This project's release: Volcano's version plus ours. The one place it is
 # set: image tags and labels (make images), the Dockerfiles' VERSION build
 # argument and the binaries' --version (hack/installer.mk) come from it.
-VERSION := v1.10.0-fp.1
+VERSION := v1.15.1-fp.1
 
 .PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale sweep startup chaos clean help fuzz
 

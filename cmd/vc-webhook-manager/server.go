@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"os/signal"
 	"strconv"
 	"strings"
@@ -132,8 +131,8 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	stop, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 	if config.ConfigPath != "" {
-		// Volcano's watcher stops when its channel yields; closed on return.
-		confStop := make(chan os.Signal)
+		// Volcano's watcher stops when its channel is closed: on return.
+		confStop := make(chan struct{})
 		defer close(confStop)
 		go wkconfig.WatchAdmissionConf(config.ConfigPath, confStop)
 	}

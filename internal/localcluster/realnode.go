@@ -499,9 +499,12 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		Authentication:    kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
 		Authorization:     kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
 		CgroupDriver:      "cgroupfs",
-		CgroupRoot:        rn.CgroupRoot,
-		ClusterDNS:        []string{rn.DNS},
-		ClusterDomain:     ClusterDomain,
+		// The kubelet 1.35 refuses cgroup v1 hosts (this project's CI
+		// machines) unless told otherwise; v1 is in maintenance upstream.
+		FailCgroupV1:  ptr.To(false),
+		CgroupRoot:    rn.CgroupRoot,
+		ClusterDNS:    []string{rn.DNS},
+		ClusterDomain: ClusterDomain,
 		// No upstream resolver: the host's would be unreachable from pods.
 		ResolverConfig:           ptr.To(""),
 		ContainerRuntimeEndpoint: "unix://" + rn.ContainerdSocket,
