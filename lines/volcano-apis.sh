@@ -12,8 +12,10 @@
 #   - scheduling/v1beta1.QueueAllocationGateKey, the scheduling gate Volcano
 #     v1.15's pod mutation adds and its scheduler removes;
 #   - (*fake.Clientset).IsWatchListSemanticsUnSupported, which client-go v0.35
-#     asks of a client before it uses WatchList: without it, informers on the
-#     fake clientset may never sync in unit tests.
+#     asks of a client before it uses WatchList. apis v1.14.0's generated
+#     informers do not pass it on (v1.15's were regenerated to), so a unit
+#     test that runs them on the fake clientset turns client-go's
+#     WatchListClient feature off (pkg/waitwatch's TestController).
 # Retire it when the proxy serves volcano.sh/apis v1.15.x: require that
 # version and drop the replace (docs/compatibility.md).
 set -euo pipefail

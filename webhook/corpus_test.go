@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"k8s.io/client-go/tools/cache"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcfake "volcano.sh/apis/pkg/client/clientset/versioned/fake"
+	schedulinglisters "volcano.sh/apis/pkg/client/listers/scheduling/v1beta1"
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/jobs/validate"
 	"volcano.sh/volcano/pkg/webhooks/router"
@@ -37,6 +39,13 @@ func volcanoValidate(t *testing.T) router.AdmitFunc {
 	}
 	err := router.ForEachAdmission(&options.Config{EnabledAdmission: "/jobs/validate"}, func(s *router.AdmissionService) error {
 		s.Config.VolcanoClient = vcfake.NewSimpleClientset(queue)
+		// Volcano v1.14+ reads the Job's queue from the lister its manager
+		// syncs before serving (cmd/vc-webhook-manager).
+		queues := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{router.QueueParentIndexName: router.QueueParentIndexFunc})
+		if err := queues.Add(queue); err != nil {
+			return err
+		}
+		s.Config.QueueLister = schedulinglisters.NewQueueLister(queues)
 		admit = s.Func
 		return nil
 	})

@@ -85,12 +85,12 @@ type matchResult struct {
 	EvalFailed bool
 }
 
-// match evaluates the match conditions of a webhook as kube-apiserver v1.30
-// does: the same accessor, CEL environment and cost budget
+// match evaluates the match conditions of a webhook as kube-apiserver
+// does: the same accessor, CEL environment and cost budget (v1.35)
 // (k8s.io/apiserver's generic webhook dispatcher).
 func match(t *testing.T, hook apiwebhook.WebhookAccessor, op admission.Operation, obj, old runtime.Object) matchResult {
 	t.Helper()
-	compiler := cel.NewFilterCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), true))
+	compiler := cel.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	attrs := admission.NewAttributesRecord(obj, old, jobGVK, "ns", "j", jobGVR, "", op, nil, false, &user.DefaultInfo{Name: "alice"})
 	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedObject: obj, VersionedOldObject: old, VersionedKind: jobGVK}
 	r := hook.GetCompiledMatcher(compiler).Match(context.Background(), versioned, nil, nil)

@@ -69,7 +69,9 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		noWorker    = "The specified mpi worker task was not found"
 		badPolicy   = `spec.policies: Invalid value: "Bogus": invalid policy event`
 		noQueue     = "unable to find job queue"
-		negReplicas = "'replicas' < 0 in task: w"
+		// Since Volcano v1.14 the CRD schema checks negative counts; the
+		// webhook keeps the checks across fields, such as this one.
+		taskMinOver = "'minAvailable' is greater than 'replicas' in task: w"
 	)
 	tests := []struct {
 		name string
@@ -93,7 +95,8 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		name: "--launcher-as-worker without a worker task: false denial",
 		job: mkJob("mpi-law").Task(MakeTask("master", 1).Obj()).
 			Plugin("mpi", "--launcher-as-worker=true").Obj(),
-		stock: noWorker, wrapped: allowed, ours: allowed,
+		// Volcano v1.15 admits MPI Jobs without a worker task (single-node MPI).
+		stock: allowed, wrapped: allowed, ours: allowed,
 	}, {
 		name:  "the issue's --master=boss: two voices before, ours alone after",
 		job:   mpiJob("mpi-boss", "--master=boss", "--worker=w").Obj(),
@@ -101,7 +104,7 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 	}, {
 		name:  "a missing worker task",
 		job:   mpiJob("mpi-no-worker", "--master=launcher", "--worker=workers").Obj(),
-		stock: noWorker, wrapped: allowed, ours: `--worker names task "workers"`,
+		stock: allowed, wrapped: allowed, ours: `--worker names task "workers"`,
 	}, {
 		name:  "Volcano's early mpi return hid its policy check",
 		job:   mpiJob("mpi-boss-policy", "--master=boss").Policy("Bogus", "AbortJob").Obj(),
@@ -111,17 +114,17 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		job:   mpiJob("mpi-boss-queue", "--master=boss").Queue("no-such-queue").Obj(),
 		stock: noMaster, wrapped: noQueue, ours: `--master names task "boss"`,
 	}, {
-		name: "and its replicas check",
-		job: mkJob("mpi-neg").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", -1).Obj()).
+		name: "and its task minAvailable check",
+		job: mkJob("mpi-over").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", 2).MinAvailable(3).Obj()).
 			Plugin("mpi", "--wait=false", "--master=launcher", "--worker=w").Obj(),
-		stock: noMaster, wrapped: negReplicas, ours: "must be greater than or equal to 0",
+		stock: noMaster, wrapped: taskMinOver, ours: "must not be greater than the task's replicas",
 	}, {
 		name: "args Volcano reads right, with a fault of its own: the same answer",
-		job: mkJob("mpi-neg-ok").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", -1).Obj()).
+		job: mkJob("mpi-over-ok").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", 2).MinAvailable(3).Obj()).
 			Plugin("mpi", "--master=launcher", "--worker=w").Obj(),
-		stock: negReplicas, wrapped: negReplicas, ours: "must be greater than or equal to 0",
+		stock: taskMinOver, wrapped: taskMinOver, ours: "must not be greater than the task's replicas",
 	}, {
-		// Volcano v1.10.0's validation reads no arguments of these: if an
+		// Volcano's validation (v1.10.0 to v1.15.1) reads no arguments of these: if an
 		// upgrade starts to, the stock answers here change.
 		name: "tensorflow roles missing and an unknown flag",
 		job: mkJob("tf-bogus").Task(MakeTask("trainer", 2).Obj()).
@@ -173,8 +176,16 @@ var nonPluginFaults = []struct {
 	apply func(*batch.Job)
 }{
 	{"as is", func(*batch.Job) {}},
-	{"negative maxRetry", func(j *batch.Job) { j.Spec.MaxRetry = -1 }},
-	{"negative ttlSecondsAfterFinished", func(j *batch.Job) { j.Spec.TTLSecondsAfterFinished = ptr.To[int32](-1) }},
+	{"task minAvailable over its replicas", func(j *batch.Job) {
+		if len(j.Spec.Tasks) > 0 {
+			j.Spec.Tasks[0].MinAvailable = ptr.To(j.Spec.Tasks[0].Replicas + 1)
+		}
+	}},
+	{"duplicated task name", func(j *batch.Job) {
+		if len(j.Spec.Tasks) > 0 {
+			j.Spec.Tasks = append(j.Spec.Tasks, *j.Spec.Tasks[0].DeepCopy())
+		}
+	}},
 	{"missing queue", func(j *batch.Job) { j.Spec.Queue = "no-such-queue" }},
 	{"volume without a mount path", func(j *batch.Job) { j.Spec.Volumes = append(j.Spec.Volumes, batch.VolumeSpec{}) }},
 	{"job minAvailable over the replicas", func(j *batch.Job) { j.Spec.MinAvailable = 1 << 20 }},

@@ -1,6 +1,6 @@
-// Command vc-controller-manager is Volcano's controller manager (v1.10.0: the
-// same flags and the same job, podgroup, queue, jobflow, jobtemplate and garbage
-// collector controllers) with this project's framework job plugins
+// Command vc-controller-manager is Volcano's controller manager (of the line it
+// is built for, v1.15.1 by default: the same flags and the same controllers,
+// linked by package lines/controllers) with this project's framework job plugins
 // (plugins.Frameworks) registered, in place of Volcano's in-tree tensorflow,
 // pytorch and mpi plugins. It is a drop-in
 // replacement for Volcano's vc-controller-manager image. With --enable-healthz
@@ -27,16 +27,11 @@ import (
 	"volcano.sh/volcano/cmd/controller-manager/app"
 	"volcano.sh/volcano/cmd/controller-manager/app/options"
 	"volcano.sh/volcano/pkg/controllers/framework"
-	_ "volcano.sh/volcano/pkg/controllers/garbagecollector"
-	_ "volcano.sh/volcano/pkg/controllers/job"
-	_ "volcano.sh/volcano/pkg/controllers/jobflow"
-	_ "volcano.sh/volcano/pkg/controllers/jobtemplate"
-	_ "volcano.sh/volcano/pkg/controllers/podgroup"
-	_ "volcano.sh/volcano/pkg/controllers/queue"
 	commonutil "volcano.sh/volcano/pkg/util"
 	"volcano.sh/volcano/pkg/version"
 
 	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
+	"github.com/vcplugins/framework-plugins/lines/controllers"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	// The wait-timeout controller: fails pods whose wait container timed out.
@@ -53,6 +48,7 @@ func main() {
 
 	opts := options.NewServerOption()
 	opts.AddFlags(fs, controllerNames())
+	controllers.AddFlags(fs)
 	apiflags.SetDefaults(fs) // 500 QPS, burst 1000: large jobs stall at 50/100
 	applyGPUResources := apiflags.GPUResources(fs)
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)

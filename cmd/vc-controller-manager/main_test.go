@@ -14,7 +14,7 @@ import (
 
 // TestRegistryResolvesOurPlugins checks the registry the job controller reads:
 // after configurePlugins, the framework names build this module's plugins
-// and Volcano's own svc, ssh and env plugins are still there.
+// and Volcano's own svc, ssh and env plugins, and its ray and hcclrank (v1.13+), are still there.
 func TestRegistryResolvesOurPlugins(t *testing.T) {
 	configurePlugins("registry.example/busybox:1")
 	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
@@ -35,7 +35,7 @@ func TestRegistryResolvesOurPlugins(t *testing.T) {
 			t.Errorf("%s: Name() = %q", name, p.Name())
 		}
 	}
-	for _, name := range []string{"svc", "ssh", "env"} {
+	for _, name := range []string{"svc", "ssh", "env", "ray", "hcclrank"} {
 		if _, ok := vcplugins.GetPluginBuilder(name); !ok {
 			t.Errorf("Volcano's %s plugin is no longer registered", name)
 		}

@@ -1,5 +1,6 @@
-// Command vc-webhook-manager is Volcano's webhook manager (v1.10.0: the same
-// flags and the same admissions for jobs, pods, podgroups and queues) with this
+// Command vc-webhook-manager is Volcano's webhook manager (of the line it is
+// built for, v1.15.1 by default: the same flags and the same admissions,
+// linked by package lines/admissions) with this
 // project's framework job plugins (plugins.Frameworks) registered, so that
 // Volcano's job validation accepts them (those it has no plugin for included), and with this
 // project's job admissions (package webhook) served beside Volcano's. Volcano's
@@ -30,13 +31,6 @@ import (
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	"volcano.sh/volcano/pkg/kube"
 	"volcano.sh/volcano/pkg/version"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/jobs/validate"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/podgroups/mutate"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/pods/mutate"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/pods/validate"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/mutate"
-	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/validate"
 
 	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"

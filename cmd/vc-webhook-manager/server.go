@@ -18,17 +18,21 @@ import (
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
 	"k8s.io/client-go/kubernetes"
 	corev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
+	"volcano.sh/apis/pkg/apis/helpers"
 	"volcano.sh/apis/pkg/apis/scheduling/scheme"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
+	vcinformers "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	"volcano.sh/volcano/pkg/kube"
 	vcutil "volcano.sh/volcano/pkg/util"
 	wkconfig "volcano.sh/volcano/pkg/webhooks/config"
 	"volcano.sh/volcano/pkg/webhooks/router"
 
+	"github.com/vcplugins/framework-plugins/lines/admissions"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/pkg/tlsconfig"
 	"github.com/vcplugins/framework-plugins/webhook"
@@ -43,7 +47,7 @@ const volcanoConfigurationPrefix = "volcano-admission-service"
 // configurations at start, as Volcano's manager waits.
 const volcanoConfigurationWait = 5 * time.Minute
 
-// baseTLS is the TLS configuration of Volcano's v1.10.0 manager less its
+// baseTLS is the TLS configuration of Volcano's manager (v1.10.0 to v1.15.1) less its
 // certificate (servingTLS supplies it).
 func baseTLS() *tls.Config { return tlsconfig.Volcano() }
 
@@ -64,16 +68,28 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 	return out
 }
 
-// run is Volcano's webhook-manager app.Run (v1.10.0) with one change: the
+// volcanoMaxBody caps the request body of every one of Volcano's admission
+// paths: 3 MiB, as Volcano's own router does since v1.14.2 (CVE-2026-44247)
+// and the API server's request limit. Volcano v1.14.1's router reads a
+// body whole, however large; this manager caps it on every line, so that
+// no line's admissions read more (the framework paths have their own cap,
+// webhook.MaxReviewBytes).
+const volcanoMaxBody = 3 << 20
+
+// run is Volcano's webhook-manager app.Run (v1.15.1) with one change: the
 // HTTPS server's certificate follows --tls-cert-file and
 // --tls-private-key-file (serving), where Volcano's loads them once. Volcano
 // builds its server inside app.Run with no way to supply a certificate
 // callback, so this function does what it does: healthz (with /metrics
-// beside it, metrics.ServeHealthz), the admissions
-// registered on http.DefaultServeMux with their clients, the CA bundle set
-// on their configurations (waiting up to 5 minutes for each), the
-// admission configuration file watched, and the server closed on SIGTERM or
-// SIGINT. It returns when the server stops.
+// beside it, metrics.ServeHealthz), the component globals of the line
+// (admissions.SetupGlobals), the queue informer and lister Volcano's job and
+// queue admissions read (synced before the server listens), the admissions
+// registered on http.DefaultServeMux with their clients and settings
+// (admissions.Configure), each body capped at volcanoMaxBody, the CA bundle
+// set on their configurations (waiting up to 5 minutes for each), the
+// admission configuration file watched, Volcano's server timeouts, and on
+// SIGTERM or SIGINT a graceful shutdown of at most --graceful-shutdown-time.
+// It returns when the server stops.
 func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS) error {
 	if config.EnableHealthz {
 		// Healthz keeps Volcano's certificate loaded at start: the kubelet's
@@ -90,6 +106,9 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	if err != nil {
 		return fmt.Errorf("unable to build k8s config: %v", err)
 	}
+	if err := admissions.SetupGlobals(restConfig); err != nil {
+		return fmt.Errorf("setting the component globals from the API server's version: %w", err)
+	}
 	admissionConf := wkconfig.LoadAdmissionConf(config.ConfigPath)
 	if admissionConf == nil {
 		klog.Errorf("loadAdmissionConf failed.")
@@ -102,6 +121,15 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	if err != nil {
 		return err
 	}
+	// Volcano's job validation reads the Job's queue from this lister, and
+	// its queue validation walks children by the parent index: both panic
+	// or deny wrongly until it has synced.
+	factory := vcinformers.NewSharedInformerFactory(vcClient, 0)
+	queues := factory.Scheduling().V1beta1().Queues()
+	queueInformer := queues.Informer()
+	if err := queueInformer.AddIndexers(cache.Indexers{router.QueueParentIndexName: router.QueueParentIndexFunc}); err != nil {
+		return fmt.Errorf("adding the queue parent index: %w", err)
+	}
 	broadcaster := record.NewBroadcaster()
 	broadcaster.StartRecordingToSink(&corev1.EventSinkImpl{Interface: kubeClient.CoreV1().Events("")})
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: vcutil.GenerateComponentName(config.SchedulerNames)})
@@ -110,26 +138,39 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 		if s.Config != nil {
 			s.Config.VolcanoClient = vcClient
 			s.Config.KubeClient = kubeClient
+			s.Config.QueueLister = queues.Lister()
+			s.Config.QueueInformer = queueInformer
 			s.Config.SchedulerNames = config.SchedulerNames
 			s.Config.Recorder = recorder
 			s.Config.ConfigData = admissionConf
+			admissions.Configure(s.Config, config)
 		}
-		http.HandleFunc(s.Path, s.Handler)
+		http.Handle(s.Path, webhook.CapBody(volcanoMaxBody, http.HandlerFunc(s.Handler)))
 		return setVolcanoCABundle(ctx, kubeClient, s, config.CaCertData)
 	}); err != nil {
 		return err
 	}
 
+	stop, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+	factory.Start(stop.Done())
+	for informer, ok := range factory.WaitForCacheSync(stop.Done()) {
+		if !ok {
+			return fmt.Errorf("syncing the %v informer: stopped before it synced", informer)
+		}
+	}
+
 	serving.Run(ctx)
 	server := &http.Server{
-		Addr:      config.ListenAddress + ":" + strconv.Itoa(config.Port),
-		TLSConfig: serving.Config,
+		Addr:              config.ListenAddress + ":" + strconv.Itoa(config.Port),
+		TLSConfig:         serving.Config,
+		ReadHeaderTimeout: helpers.DefaultReadHeaderTimeout,
+		ReadTimeout:       helpers.DefaultReadTimeout,
+		WriteTimeout:      helpers.DefaultWriteTimeout,
 	}
 	served := make(chan error, 1)
 	go func() { served <- server.ListenAndServeTLS("", "") }()
 
-	stop, cancel := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer cancel()
 	if config.ConfigPath != "" {
 		// Volcano's watcher stops when its channel is closed: on return.
 		confStop := make(chan struct{})
@@ -138,7 +179,12 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	}
 	select {
 	case <-stop.Done():
-		return server.Close()
+		shutdown, cancel := context.WithTimeout(context.Background(), config.GracefulShutdownTime)
+		defer cancel()
+		if err := server.Shutdown(shutdown); err != nil {
+			return fmt.Errorf("shutting the admission server down: %w", err)
+		}
+		return nil
 	case err := <-served:
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil

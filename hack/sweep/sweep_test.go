@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
@@ -348,7 +349,7 @@ func TestCountAudit(t *testing.T) {
 func TestAdmissionLatency(t *testing.T) {
 	text := func(le1, le25, inf int) map[string]*dto.MetricFamily {
 		t.Helper()
-		var p expfmt.TextParser
+		p := expfmt.NewTextParser(model.UTF8Validation)
 		fams, err := p.TextToMetricFamilies(strings.NewReader(fmt.Sprintf(`# TYPE %[1]s histogram
 %[1]s_bucket{path="/jobs/framework/mutate",result="allowed",le="0.001"} %[2]d
 %[1]s_bucket{path="/jobs/framework/mutate",result="allowed",le="0.0025"} %[3]d

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // MetricsEndpoints' client verifies the webhook manager's listener against
@@ -65,7 +66,7 @@ func TestMetricsEndpointsAndScrape(t *testing.T) {
 }
 
 func TestCounterSum(t *testing.T) {
-	var p expfmt.TextParser
+	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(strings.NewReader(`# TYPE apiserver_audit_error_total counter
 apiserver_audit_error_total{plugin="log"} 2
 apiserver_audit_error_total{plugin="buffered"} 3

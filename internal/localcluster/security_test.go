@@ -262,7 +262,7 @@ func TestAdmissionConfig(t *testing.T) {
 		t.Errorf("enforced by default: %s:%s, want baseline:latest", enforce, version)
 	}
 
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks())
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

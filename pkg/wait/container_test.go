@@ -187,7 +187,7 @@ func TestTimeoutSeconds(t *testing.T) {
 // restricted needs, so every violation is c's.
 func restrictedViolations(t *testing.T, c v1.Container) []string {
 	t.Helper()
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks())
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

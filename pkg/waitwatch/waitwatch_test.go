@@ -2,6 +2,8 @@ package waitwatch
 
 import (
 	"context"
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"testing"
 	"time"
 
@@ -171,6 +173,11 @@ func TestHandle(t *testing.T) {
 // TestController runs the controller on a shared informer, as
 // vc-controller-manager does: a pod whose wait times out gets failed.
 func TestController(t *testing.T) {
+	// volcano.sh/apis v1.14.0's informers (which the v1.15.1 line builds
+	// with: lines/volcano-apis.sh) do not pass on a fake clientset's lack of
+	// WatchList support, so client-go v0.35 would wait on the fake for the
+	// initial-events bookmark it never sends. The real API server sends it.
+	clientfeaturestesting.SetFeatureDuringTest(t, clientfeatures.WatchListClient, false)
 	client := fake.NewSimpleClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
 	vcClient := vcfake.NewSimpleClientset(mpiJob())

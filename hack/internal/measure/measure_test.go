@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 )
@@ -189,7 +190,7 @@ func TestHistogramQuantile(t *testing.T) {
 	const name = "framework_plugins_admission_duration_seconds"
 	parse := func(text string) map[string]*dto.MetricFamily {
 		t.Helper()
-		var p expfmt.TextParser
+		p := expfmt.NewTextParser(model.UTF8Validation)
 		fams, err := p.TextToMetricFamilies(strings.NewReader(text))
 		if err != nil {
 			t.Fatal(err)
