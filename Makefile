@@ -2,9 +2,30 @@
 # Only Go is needed: every binary the local cluster runs is built from go.mod.
 
 GO      ?= go
-BIN     := $(CURDIR)/_output/bin
 LOCAL   := $(CURDIR)/_output/local
+# The Volcano line to build for (lines/README.md): a drop-in manager must be of
+# the Volcano release the cluster runs. The default line is go.mod's; another
+# line builds the same tree with its module file lines/<line>.mod and build tag
+# (lines/controllers, lines/admissions), into _output/<line>/bin.
+DEFAULT_LINE := v1.15.1
+LINE ?= $(DEFAULT_LINE)
+LINES := $(DEFAULT_LINE) $(patsubst lines/%.mod,%,$(wildcard lines/*.mod))
+ifeq ($(filter $(LINE),$(LINES)),)
+$(error LINE=$(LINE) is not a line of this tree; lines: $(LINES))
+endif
+# GOFLAGS of commands in another module (hack/tools, hack/coredns), which the
+# line's -modfile must not reach.
+SUBMODULE_GOFLAGS := -buildvcs=false
+# $(call line_goflags,<line>): GOFLAGS that build this module for a non-default line.
+line_goflags = -buildvcs=false -modfile=$(CURDIR)/lines/$(1).mod -tags=volcano_line,volcano_$(1)
+ifeq ($(LINE),$(DEFAULT_LINE))
 export GOFLAGS ?= -buildvcs=false
+else
+export GOFLAGS := $(call line_goflags,$(LINE))
+LOCAL_BIN ?= _output/$(LINE)/bin
+endif
+LOCAL_BIN ?= _output/bin
+BIN     := $(CURDIR)/$(LOCAL_BIN)
 # go.mod replaces volcano.sh/apis with _output/volcano-apis (Volcano v1.15's
 # apis, which the module proxy does not serve): made here, before any target's
 # go command runs, and in a second when it is already made.
@@ -14,9 +35,9 @@ endif
 # This project's release: Volcano's version plus ours. The one place it is
 # set: image tags and labels (make images), the Dockerfiles' VERSION build
 # argument and the binaries' --version (hack/installer.mk) come from it.
-VERSION := v1.15.1-fp.1
+VERSION := $(LINE)-fp.1
 
-.PHONY: all build vet test test-unit test-fuzz test-e2e demo bench scale sweep startup chaos clean help fuzz
+.PHONY: all build vet test test-unit test-lines test-fuzz test-e2e demo bench scale sweep startup chaos clean help fuzz
 
 all: build
 
@@ -29,11 +50,25 @@ build: ## Build vc-controller-manager (and vc-webhook-manager) into _output/bin.
 vet: ## go vet every package.
 	$(GO) vet ./...
 
-test: vet test-unit test-fuzz test-e2e test-install ## Unit tests, a short fuzzing of admission, the e2e suite on a local cluster, then the install test (Volcano's chart, upgrade to ours) on the real node.
+test: vet test-unit test-lines test-fuzz test-e2e test-install ## Unit tests, every Volcano line's managers built and their link test, a short fuzzing of admission, the e2e suite on a local cluster, then the install test (Volcano's chart, upgrade to ours) on the real node.
 
 test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, of the image builder and of the Helm chart (rendered with the Helm library).
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
-	cd hack/tools && $(GO) test -count=1 ./images ./chart
+	cd hack/tools && GOFLAGS=$(SUBMODULE_GOFLAGS) $(GO) test -count=1 ./images ./chart
+
+test-lines: ## Every other Volcano line (lines/README.md): both managers build and report the line's Volcano (go version -m), the link test and the body-cap test pass.
+	@set -e; for line in $(filter-out $(DEFAULT_LINE),$(LINES)); do \
+		echo "line $$line: building vc-controller-manager and vc-webhook-manager into _output/$$line/bin"; \
+		start=$$(date +%s); \
+		GOFLAGS="$(call line_goflags,$$line)" $(GO) build -o $(CURDIR)/_output/$$line/bin/ ./cmd/vc-controller-manager ./cmd/vc-webhook-manager; \
+		for bin in vc-controller-manager vc-webhook-manager; do \
+			got=$$($(GO) version -m $(CURDIR)/_output/$$line/bin/$$bin | awk '$$1 == "dep" && $$2 == "volcano.sh/volcano" {print $$3}'); \
+			if [ "$$got" != "$$line" ]; then echo "line $$line: $$bin is built from volcano.sh/volcano $$got" >&2; exit 1; fi; \
+			echo "line $$line: $$bin: volcano.sh/volcano $$got"; \
+		done; \
+		echo "line $$line: built in $$(( $$(date +%s) - start ))s"; \
+		GOFLAGS="$(call line_goflags,$$line)" $(GO) test -count=1 ./lines/ ./webhook/ -run '^(TestManagersLinkWhatStockLinks|TestCapBody)$$'; \
+	done
 
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
