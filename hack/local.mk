@@ -97,7 +97,7 @@ $(LOCAL_BIN)/vc-webhook-manager-stock:
 	$(call local_go_build,$@,volcano.sh/volcano/cmd/webhook-manager)
 stock-webhook-manager: $(LOCAL_BIN)/vc-webhook-manager-stock ## Build Volcano's own webhook manager, for comparisons.
 
-# --- KWOK and Helm need newer Kubernetes libraries: separate module hack/tools ---
+# --- KWOK and Helm pin Kubernetes libraries of their own (v0.30): separate module hack/tools ---
 $(LOCAL_BIN)/kwok:
 	$(call local_go_build,$@,sigs.k8s.io/kwok/cmd/kwok,hack/tools)
 $(LOCAL_BIN)/helm:

@@ -2,8 +2,9 @@
 
 // Package hack pins the binaries of the local cluster (make local-up) to this
 // module's graph, so go.sum fixes their versions and builds need no network once
-// the module cache is warm. KWOK and Helm need newer Kubernetes libraries and live
-// in hack/tools/go.mod instead.
+// the module cache is warm. etcd 3.6's main is still the root package of
+// go.etcd.io/etcd/server/v3. KWOK and Helm pin Kubernetes libraries of their own
+// (v0.30, older than this module's v0.35) and live in hack/tools/go.mod instead.
 package hack
 
 import (

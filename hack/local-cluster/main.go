@@ -114,7 +114,7 @@ func up(args []string) error {
 Use it:
   export KUBECONFIG=%s
   %s job list             # Volcano CLI (make binaries builds it)
-  kubectl get nodes       # any kubectl 1.30 (not shipped here)
+  kubectl get nodes       # any kubectl 1.34 to 1.36 (not shipped here)
 Logs: %s/logs/<component>.log   State: %s/state.json
 Stop: make local-down
 `, cl.Kubeconfig, vcctl, cl.RootDir, cl.RootDir)

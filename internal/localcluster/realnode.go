@@ -127,14 +127,21 @@ var kernelSysctls = []string{
 }
 
 // hostPaths are the places outside the cluster root that containerd 1.6 and
-// the kubelet 1.30 write to whatever their configuration says.
+// the kubelet (1.30 to 1.35) write to whatever their configuration says, and
+// /run/mount, the directory of util-linux's mount table that the mount(8) the
+// kubelet runs creates where it is missing. /usr/libexec/kubernetes is
+// kube-controller-manager's default FlexVolume directory, which it creates at
+// start: Up points it under the root (--flex-volume-plugin-dir), and the
+// path is here so that a host check notices if it is made again.
 var hostPaths = []string{
 	"/run/netns",
 	"/run/containerd",
+	"/run/mount",
 	"/var/lib/cni",
 	"/var/lib/kubelet",
 	"/var/log/containers",
 	"/var/log/pods",
+	"/usr/libexec/kubernetes",
 }
 
 // cniBinDir holds the bridge, host-local and loopback plugins of Debian's

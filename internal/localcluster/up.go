@@ -211,7 +211,7 @@ func (u *upper) apiServerArgs() []string {
 		"--service-account-issuer", "https://kubernetes.default.svc",
 		"--service-cluster-ip-range", "10.0.0.0/24",
 		"--authorization-mode", "Node,RBAC",
-		// The default admission plugins of 1.30 include PodSecurity,
+		// The default admission plugins of 1.30 to 1.35 include PodSecurity,
 		// ServiceAccount, Priority and the webhook plugins; listing the
 		// extra one keeps the defaults.
 		"--enable-admission-plugins", "NodeRestriction",
@@ -293,6 +293,9 @@ func (u *upper) startKubeControllerManager(ctx context.Context) error {
 		"--root-ca-file", p.CACert,
 		"--cluster-signing-cert-file", p.CACert, "--cluster-signing-key-file", p.CAKey,
 		"--kube-api-qps", "100", "--kube-api-burst", "200",
+		// Its default, /usr/libexec/kubernetes/kubelet-plugins/volume/exec,
+		// is created on the host at start when missing.
+		"--flex-volume-plugin-dir", filepath.Join(root, "kube-controller-manager", "volume-plugins"),
 	); err != nil {
 		return err
 	}

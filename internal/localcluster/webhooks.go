@@ -188,7 +188,7 @@ func renderChartWebhooks(ctx context.Context, binDir string, port int, caBundle 
 		return nil, nil, err
 	}
 	// helm template assumes Kubernetes 1.20 offline, below the chart's kubeVersion.
-	args := []string{"template", ChartRelease, filepath.Join(root, ChartDir), "--namespace", ChartNamespace, "--kube-version", "1.30.2",
+	args := []string{"template", ChartRelease, filepath.Join(root, ChartDir), "--namespace", ChartNamespace, "--kube-version", "1.35.3",
 		"--set", "webhook.create=true", "--set-string", fmt.Sprintf("webhook.url=https://127.0.0.1:%d", port),
 		"--set-string", "webhook.caBundle=" + base64.StdEncoding.EncodeToString(caBundle)}
 	for _, t := range chartWebhookTemplates {
