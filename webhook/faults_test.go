@@ -207,3 +207,59 @@ func TestCapBody(t *testing.T) {
 		})
 	}
 }
+
+// LimitInFlight serves max requests at once and answers the next 429 with
+// Retry-After at once, without queueing it; a slot freed serves again.
+func TestLimitInFlight(t *testing.T) {
+	const max = 3
+	release := make(chan struct{})
+	entered := make(chan struct{}, max)
+	h := LimitInFlight(max, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		<-release
+	}))
+	done := make(chan int, max)
+	for i := 0; i < max; i++ {
+		go func() {
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+			done <- rec.Code
+		}()
+		<-entered
+	}
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+	if rec.Code != http.StatusTooManyRequests || rec.Header().Get("Retry-After") != "1" {
+		t.Fatalf("request %d: code %d, Retry-After %q; want 429, 1", max+1, rec.Code, rec.Header().Get("Retry-After"))
+	}
+	close(release)
+	for i := 0; i < max; i++ {
+		if code := <-done; code != http.StatusOK {
+			t.Errorf("a request within the limit got %d", code)
+		}
+	}
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+	if rec.Code != http.StatusOK {
+		t.Errorf("after the slots were freed: %d, want 200", rec.Code)
+	}
+}
+
+// A caller that announces a body of the largest size and sends a few bytes
+// costs the handler no buffer of the announced size.
+func TestReadBodyGrowsWithArrivingBytes(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
+	r.ContentLength = MaxReviewBytes
+	var got []byte
+	var err error
+	bytesAllocated := allocated(func() {
+		r.Body = io.NopCloser(strings.NewReader("{}"))
+		got, err = readBody(httptest.NewRecorder(), r)
+	})
+	if err == nil {
+		t.Fatalf("a body shorter than announced read as %q without an error", got)
+	}
+	if bytesAllocated > 2*readBodyStart {
+		t.Errorf("%d bytes allocated for 2 bytes that arrived of %d announced; want at most %d", bytesAllocated, MaxReviewBytes, 2*readBodyStart)
+	}
+}

@@ -209,20 +209,59 @@ func CapBody(max int64, next http.Handler) http.Handler {
 	})
 }
 
-// readBody reads a request body of at most MaxReviewBytes, into one buffer of
-// the announced length when there is one (io.ReadAll would grow its buffer by
-// doubling, allocating about twice the body).
+// readBody reads a request body of at most MaxReviewBytes. For an
+// announced length it allocates at most readBodyStart before bytes arrive,
+// then the whole announced length once that much has arrived: a caller that
+// announces a large body and sends nothing costs 64 KiB, and a real large
+// review is still read into one buffer of its size (growing by doubling
+// would allocate about twice the body).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body := http.MaxBytesReader(w, r.Body, MaxReviewBytes)
-	if n := r.ContentLength; n > 0 && n <= MaxReviewBytes {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(body, buf); err != nil {
+	n := r.ContentLength
+	if n <= 0 || n > MaxReviewBytes {
+		return io.ReadAll(body)
+	}
+	buf := make([]byte, min(n, readBodyStart))
+	if _, err := io.ReadFull(body, buf); err != nil {
+		return nil, err
+	}
+	if n > readBodyStart {
+		whole := make([]byte, n)
+		copy(whole, buf)
+		if _, err := io.ReadFull(body, whole[len(buf):]); err != nil {
 			return nil, err
 		}
-		// The server ends the body at the announced length; read on anyway
-		// rather than trust it.
-		rest, err := io.ReadAll(body)
-		return append(buf, rest...), err
+		buf = whole
 	}
-	return io.ReadAll(body)
+	// The server ends the body at the announced length; read on anyway
+	// rather than trust it.
+	rest, err := io.ReadAll(body)
+	return append(buf, rest...), err
+}
+
+// readBodyStart is the most readBody allocates before bytes arrive: 64 KiB,
+// more than most reviews (a Pod's is some 10 KiB).
+const readBodyStart = 64 << 10
+
+// LimitInFlight returns next with at most max requests in it at once: one
+// more is answered 429 Too Many Requests with Retry-After: 1 at once, not
+// queued, so that a flood of direct callers costs at most max requests'
+// memory and leaves the API server's calls a place once it ends. The API
+// server counts a 429 as a failed webhook call (the request fails under
+// failurePolicy Fail, and its client retries). max < 1 means no limit.
+func LimitInFlight(max int, next http.Handler) http.Handler {
+	if max < 1 {
+		return next
+	}
+	slots := make(chan struct{}, max)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case slots <- struct{}{}:
+			defer func() { <-slots }()
+			next.ServeHTTP(w, r)
+		default:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "too many admission requests in flight", http.StatusTooManyRequests)
+		}
+	})
 }

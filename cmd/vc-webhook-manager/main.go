@@ -38,6 +38,13 @@ import (
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
+// defaultMaxInFlight bounds the admission requests served at once. The API
+// server sends at most its own in-flight requests (400 plus 200 mutating by
+// default) and a review of a Pod is some 10 KiB, so 256 leaves room for
+// bursts of Volcano's pod admissions; the bound is for direct callers, who
+// could otherwise hold any number of multi-MiB bodies at once.
+const defaultMaxInFlight = 256
+
 func main() {
 	klog.InitFlags(nil)
 	fs := pflag.CommandLine
@@ -50,6 +57,8 @@ func main() {
 	createConfigs := fs.Bool("create-framework-webhook-configurations", true,
 		"Create the webhook configurations of the framework job admissions ("+webhook.ConfigurationName(webhook.MutatePath)+", "+
 			webhook.ConfigurationName(webhook.ValidatePath)+"), or point existing ones at this manager, once every serving endpoint of the admission service serves them (an endpoint serves while ready, and while terminating until its preStop pause ends; during a rolling upgrade from Volcano's own manager, once the old pod has left). Without it they must be installed beforehand; the manager then only sets their CA bundle.")
+	maxInFlight := fs.Int("max-requests-in-flight", defaultMaxInFlight,
+		"The most admission requests served at once, on every path; one more is answered 429 Too Many Requests at once (the API server counts it as a failed call). 0 means no limit.")
 	applyGPUResources := apiflags.GPUResources(fs)
 	cliflag.InitFlags()
 	gpuResources := applyGPUResources()
@@ -121,7 +130,7 @@ func main() {
 		}()
 	}
 
-	if err := run(ctx, config, serving); err != nil {
+	if err := run(ctx, config, serving, *maxInFlight); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

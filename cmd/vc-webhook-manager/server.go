@@ -76,6 +76,14 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 // webhook.MaxReviewBytes).
 const volcanoMaxBody = 3 << 20
 
+// The admission server's limits beyond Volcano's timeouts: an idle
+// keep-alive connection is closed after idleTimeout, and request headers
+// are at most maxHeaderBytes (net/http's default, stated).
+const (
+	idleTimeout    = 90 * time.Second
+	maxHeaderBytes = 1 << 20
+)
+
 // run is Volcano's webhook-manager app.Run (v1.15.1) with one change: the
 // HTTPS server's certificate follows --tls-cert-file and
 // --tls-private-key-file (serving), where Volcano's loads them once. Volcano
@@ -87,10 +95,11 @@ const volcanoMaxBody = 3 << 20
 // registered on http.DefaultServeMux with their clients and settings
 // (admissions.Configure), each body capped at volcanoMaxBody, the CA bundle
 // set on their configurations (waiting up to 5 minutes for each), the
-// admission configuration file watched, Volcano's server timeouts, and on
+// admission configuration file watched, Volcano's server timeouts, at most
+// maxInFlight requests at once (webhook.LimitInFlight), and on
 // SIGTERM or SIGINT a graceful shutdown of at most --graceful-shutdown-time.
 // It returns when the server stops.
-func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS) error {
+func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS, maxInFlight int) error {
 	if config.EnableHealthz {
 		// Healthz keeps Volcano's certificate loaded at start: the kubelet's
 		// HTTPS probes do not verify it. It also serves the metrics
@@ -164,9 +173,15 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	server := &http.Server{
 		Addr:              config.ListenAddress + ":" + strconv.Itoa(config.Port),
 		TLSConfig:         serving.Config,
+		Handler:           webhook.LimitInFlight(maxInFlight, http.DefaultServeMux),
 		ReadHeaderTimeout: helpers.DefaultReadHeaderTimeout,
 		ReadTimeout:       helpers.DefaultReadTimeout,
 		WriteTimeout:      helpers.DefaultWriteTimeout,
+		// Volcano's server keeps idle connections open for ever (no
+		// IdleTimeout, which then falls back to its ReadTimeout); the
+		// API server reconnects at will.
+		IdleTimeout:    idleTimeout,
+		MaxHeaderBytes: maxHeaderBytes,
 	}
 	served := make(chan error, 1)
 	go func() { served <- server.ListenAndServeTLS("", "") }()

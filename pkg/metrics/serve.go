@@ -7,12 +7,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"time"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apiserver/pkg/server/healthz"
 	"k8s.io/apiserver/pkg/server/mux"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
+
+	"volcano.sh/apis/pkg/apis/helpers"
 
 	"github.com/vcplugins/framework-plugins/pkg/tlsconfig"
 )
@@ -39,7 +42,15 @@ func Handler() http.Handler { return legacyregistry.Handler() }
 // Each of install adds its paths to the mux before it serves (the controller
 // manager's --profiling adds /debug/pprof).
 func ServeHealthz(addr, name string, caData, certData, keyData []byte, install ...func(*mux.PathRecorderMux)) (net.Addr, error) {
-	server := &http.Server{MaxHeaderBytes: 1 << 20}
+	// Volcano v1.15's healthz server has these timeouts; its earlier ones
+	// none, so that a client could hold a connection for ever.
+	server := &http.Server{
+		MaxHeaderBytes:    1 << 20,
+		ReadHeaderTimeout: helpers.DefaultReadHeaderTimeout,
+		ReadTimeout:       helpers.DefaultReadTimeout,
+		WriteTimeout:      helpers.DefaultWriteTimeout,
+		IdleTimeout:       90 * time.Second,
+	}
 	if len(caData) != 0 && len(certData) != 0 && len(keyData) != 0 {
 		cert, err := tls.X509KeyPair(certData, keyData)
 		if err != nil {
