@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// stockLinks returns the packages under prefix that Volcano's own main at
+// stockLinks returns the packages under any of prefixes that Volcano's own main at
 // cmd/<command> (of the volcano module this build uses) imports.
-func stockLinks(t *testing.T, command, prefix string) []string {
+func stockLinks(t *testing.T, command string, prefixes ...string) []string {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-json", "volcano.sh/volcano").Output()
 	if err != nil {
@@ -32,19 +32,22 @@ func stockLinks(t *testing.T, command, prefix string) []string {
 	var links []string
 	for _, imp := range f.Imports {
 		path, _ := strconv.Unquote(imp.Path.Value)
-		if strings.HasPrefix(path, prefix) {
-			links = append(links, path)
+		for _, prefix := range prefixes {
+			if strings.HasPrefix(path, prefix) {
+				links = append(links, path)
+				break
+			}
 		}
 	}
 	if len(links) == 0 {
-		t.Fatalf("Volcano %s's cmd/%s links no package under %s: has its layout changed?", m.Version, command, prefix)
+		t.Fatalf("Volcano %s's cmd/%s links no package under %v: has its layout changed?", m.Version, command, prefixes)
 	}
 	return links
 }
 
-// ourLinks returns the packages under prefix in the dependencies of our
+// ourLinks returns the packages under any of prefixes in the dependencies of our
 // command pkg (its build, with this test's build tags).
-func ourLinks(t *testing.T, pkg, prefix string) map[string]bool {
+func ourLinks(t *testing.T, pkg string, prefixes ...string) map[string]bool {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", pkg).Output()
 	if err != nil {
@@ -52,8 +55,10 @@ func ourLinks(t *testing.T, pkg, prefix string) map[string]bool {
 	}
 	deps := map[string]bool{}
 	for _, p := range strings.Fields(string(out)) {
-		if strings.HasPrefix(p, prefix) {
-			deps[p] = true
+		for _, prefix := range prefixes {
+			if strings.HasPrefix(p, prefix) {
+				deps[p] = true
+			}
 		}
 	}
 	return deps
@@ -64,14 +69,16 @@ func ourLinks(t *testing.T, pkg, prefix string) map[string]bool {
 // version links, so that a Volcano bump cannot drop one silently: a drop-in
 // must run everything stock runs.
 func TestManagersLinkWhatStockLinks(t *testing.T) {
-	for _, tc := range []struct{ stock, ours, prefix string }{
-		{"controller-manager", "github.com/vcplugins/framework-plugins/cmd/vc-controller-manager", "volcano.sh/volcano/pkg/controllers/"},
-		{"webhook-manager", "github.com/vcplugins/framework-plugins/cmd/vc-webhook-manager", "volcano.sh/volcano/pkg/webhooks/admission/"},
-		{"webhook-manager", "github.com/vcplugins/framework-plugins/cmd/vc-webhook-manager", "volcano.sh/volcano/pkg/features"},
+	for _, tc := range []struct {
+		stock, ours string
+		prefixes    []string
+	}{
+		{"controller-manager", "github.com/vcplugins/framework-plugins/cmd/vc-controller-manager", []string{"volcano.sh/volcano/pkg/controllers/"}},
+		{"webhook-manager", "github.com/vcplugins/framework-plugins/cmd/vc-webhook-manager", []string{"volcano.sh/volcano/pkg/webhooks/admission/", "volcano.sh/volcano/pkg/features"}},
 	} {
-		ours := ourLinks(t, tc.ours, tc.prefix)
+		ours := ourLinks(t, tc.ours, tc.prefixes...)
 		var missing []string
-		for _, p := range stockLinks(t, tc.stock, tc.prefix) {
+		for _, p := range stockLinks(t, tc.stock, tc.prefixes...) {
 			if !ours[p] {
 				missing = append(missing, p)
 			}

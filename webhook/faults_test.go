@@ -151,63 +151,6 @@ func TestAdmissionRecoversPanics(t *testing.T) {
 	}
 }
 
-// CapBody answers a body over its cap 413 without calling the handler,
-// whether the request announces its length or streams it (chunked, length
-// unknown), and hands a body within the cap over whole. Volcano's own
-// /jobs/validate behind it gets a review it can answer.
-func TestCapBody(t *testing.T) {
-	plugins.Register()
-	volcanoValidate(t) // an open queue for Volcano's validation
-	var volcano *router.AdmissionService
-	if err := router.ForEachAdmission(&options.Config{EnabledAdmission: VolcanoValidatePath}, func(s *router.AdmissionService) error {
-		volcano = s
-		return nil
-	}); err != nil || volcano == nil {
-		t.Fatalf("Volcano's %s is not registered: %v", VolcanoValidatePath, err)
-	}
-	const max = 3 << 20
-	within := mustJSON(t, review(t, admissionv1.Create, mkJob("capped").Task(MakeTask("main", 1).Obj()).Obj(), nil))
-	over := append(bytes.Repeat([]byte(" "), max+1-len(within)), within...) // valid JSON, one byte over
-	for _, tc := range []struct {
-		name      string
-		body      []byte
-		chunked   bool
-		wantCode  int
-		wantReach bool
-	}{
-		{"within, announced", within, false, http.StatusOK, true},
-		{"within, chunked", within, true, http.StatusOK, true},
-		{"exactly the cap", append(bytes.Repeat([]byte(" "), max-len(within)), within...), false, http.StatusOK, true},
-		{"over, announced", over, false, http.StatusRequestEntityTooLarge, false},
-		{"over, chunked", over, true, http.StatusRequestEntityTooLarge, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			reached := false
-			h := CapBody(max, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				reached = true
-				volcano.Handler(w, r)
-			}))
-			var body io.Reader = bytes.NewReader(tc.body)
-			if tc.chunked {
-				body = io.MultiReader(body) // hides the length: ContentLength -1
-			}
-			req := httptest.NewRequest(http.MethodPost, VolcanoValidatePath, body)
-			req.Header.Set("Content-Type", "application/json")
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if rec.Code != tc.wantCode || reached != tc.wantReach {
-				t.Fatalf("code %d, handler reached %v; want %d, %v (%s)", rec.Code, reached, tc.wantCode, tc.wantReach, rec.Body.String())
-			}
-			if tc.wantReach {
-				var got admissionv1.AdmissionReview
-				if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Response == nil || !got.Response.Allowed {
-					t.Fatalf("Volcano's answer: %v, %s", err, rec.Body.String())
-				}
-			}
-		})
-	}
-}
-
 // LimitInFlight serves max requests at once and answers the next 429 with
 // Retry-After at once, without queueing it; a slot freed serves again.
 func TestLimitInFlight(t *testing.T) {
