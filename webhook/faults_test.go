@@ -13,10 +13,6 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/volcano/cmd/webhook-manager/app/options"
-	"volcano.sh/volcano/pkg/webhooks/router"
-
-	"github.com/vcplugins/framework-plugins/plugins"
 
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )

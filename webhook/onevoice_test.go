@@ -64,11 +64,11 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 	stock := volcanoValidate(t)
 	wrapped := WithoutFrameworkPlugins(stock)
 	const (
-		allowed     = "allowed"
-		noMaster    = "The specified mpi master task was not found"
-		noWorker    = "The specified mpi worker task was not found"
-		badPolicy   = `spec.policies: Invalid value: "Bogus": invalid policy event`
-		noQueue     = "unable to find job queue"
+		allowed   = "allowed"
+		noMaster  = "The specified mpi master task was not found"
+		noWorker  = "The specified mpi worker task was not found"
+		badPolicy = `spec.policies: Invalid value: "Bogus": invalid policy event`
+		noQueue   = "unable to find job queue"
 		// Since Volcano v1.14 the CRD schema checks negative counts; the
 		// webhook keeps the checks across fields, such as this one.
 		taskMinOver = "'minAvailable' is greater than 'replicas' in task: w"
@@ -102,9 +102,36 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		job:   mpiJob("mpi-boss", "--master=boss", "--worker=w").Obj(),
 		stock: noMaster, wrapped: allowed, ours: `--master names task "boss", which the job does not have (tasks: launcher, w)`,
 	}, {
+		// Not the master-only case below: the Job wrote --worker, naming a
+		// task it lacks (it has "w"). Volcano v1.15 admits it and its plugin
+		// gives the launcher an empty MPI_HOST; we deny it as a typo, which
+		// would otherwise run the whole job on the launcher alone.
 		name:  "a missing worker task",
 		job:   mpiJob("mpi-no-worker", "--master=launcher", "--worker=workers").Obj(),
 		stock: allowed, wrapped: allowed, ours: `--worker names task "workers"`,
+	}, {
+		// Master-only MPI (single-node, volcano-sh/volcano#4955): no worker
+		// task and no --worker. Volcano v1.15 admits it; so do we, and the
+		// launcher runs the ranks (plugins/mpi).
+		name:  "master-only MPI: no worker task at all",
+		job:   mkJob("mpi-solo").Task(MakeTask("launcher", 1).Obj()).Plugin("mpi", "--master=launcher").Obj(),
+		stock: allowed, wrapped: allowed, ours: allowed,
+	}, {
+		name:  "master-only MPI with the default names",
+		job:   mkJob("mpi-solo-default").Task(MakeTask("master", 1).Obj()).Plugin("mpi").Obj(),
+		stock: allowed, wrapped: allowed, ours: allowed,
+	}, {
+		// Volcano v1.15's ssh plugin puts --ssh-port into the ssh config; mpi
+		// without --port follows it.
+		name:  "ssh --ssh-port alone",
+		job:   mpiJob("mpi-ssh-port", "--master=launcher", "--worker=w").Plugin("ssh", "--ssh-port=2222").Obj(),
+		stock: allowed, wrapped: allowed, ours: allowed,
+	}, {
+		name:  "ssh --ssh-port and a different mpi --port",
+		job:   mpiJob("mpi-ssh-port-conflict", "--master=launcher", "--worker=w", "--port=2222").Plugin("ssh", "--ssh-port=2200").Obj(),
+		stock: allowed, wrapped: allowed,
+		ours: `spec.plugins[mpi][2]: Invalid value: "--port=2222": plugin mpi: --port=2222 differs from the ssh plugin's --ssh-port=2200, ` +
+			`which puts port 2200 into the pods' ssh config`,
 	}, {
 		name:  "Volcano's early mpi return hid its policy check",
 		job:   mpiJob("mpi-boss-policy", "--master=boss").Policy("Bogus", "AbortJob").Obj(),

@@ -58,7 +58,8 @@ type Args struct {
 	// Master names the launcher task (exactly one replica; it runs mpirun).
 	// Worker names the task whose pods run sshd and the ranks.
 	Master, Worker string
-	// Port is the TCP port sshd listens on in the worker pods.
+	// Port is the TCP port sshd listens on in the worker pods: --port, else
+	// the --ssh-port of the Job's ssh plugin (SSHPluginPort), else 22.
 	Port int
 	// Implementation is the MPI implementation.
 	Implementation Implementation
@@ -66,7 +67,8 @@ type Args struct {
 	// not given: each host gets the GPUs its first container requests, else 1.
 	SlotsPerWorker int
 	// LauncherAsWorker also runs ranks on the master: it is listed first in the
-	// hostfile and the worker task becomes optional.
+	// hostfile and the worker task becomes optional. --launcher-as-worker, or
+	// true for a master-only job (see ParseArgs).
 	LauncherAsWorker bool
 	// ClusterDomain is the cluster's DNS domain. With Intel MPI and MPICH the
 	// MPI pods search <subdomain>.<namespace>.svc.<ClusterDomain>, so that the
@@ -83,13 +85,26 @@ type Args struct {
 // Flags: --master, --worker (task names), --port (1-65535), --mpi-implementation
 // (openmpi, intel or mpich, case-insensitive), --slots-per-worker (1-1024),
 // --launcher-as-worker, --cluster-domain (a DNS subdomain of at most
-// MaxClusterDomainLength characters), --wait, --wait-timeout, --wait-image. It returns field
-// errors under spec.plugins[mpi] for unknown flags, malformed values, a master
-// task that is missing or does not have exactly one replica, a worker task that
-// is missing or has no replicas (allowed only with --launcher-as-worker when
-// --worker is not given), both roles naming one task, and a hostfile larger
-// than a ConfigMap can hold together with the wait targets (ConfigMapSize over
-// ownedcm.MaxConfigMapBytes).
+// MaxClusterDomainLength characters), --wait, --wait-timeout, --wait-image.
+//
+// Against a job it also reads the Job's other plugins as Volcano v1.15 does:
+//
+//   - Without --port, the port is the ssh plugin's --ssh-port when the Job
+//     gives one (SSHPluginPort): the port its ssh config names, so that the
+//     launcher's ssh -p, its wait and the workers' declared port follow it.
+//   - Master-only MPI (single-node, admitted since Volcano v1.15,
+//     volcano-sh/volcano#4955): when --worker is not given and the worker
+//     task is absent or has no replicas, the launcher runs every rank, as with
+//     --launcher-as-worker, which is then set. A --worker the user wrote must
+//     still name a task with replicas: a misspelt worker task would otherwise
+//     silently run the whole job on one pod.
+//
+// It returns field errors under spec.plugins[mpi] for unknown flags, malformed
+// values, a master task that is missing or does not have exactly one replica,
+// a --worker that names a task that is missing or has no replicas, both roles
+// naming one task, a --port that differs from the ssh plugin's --ssh-port, and
+// a hostfile larger than a ConfigMap can hold together with the wait targets
+// (ConfigMapSize over ownedcm.MaxConfigMapBytes).
 func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	a := &Args{}
 	s := args.New(Name)
@@ -126,9 +141,23 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	if job == nil {
 		return a, s.Errors()
 	}
+	if ssh, ok := SSHPluginPort(job); ok {
+		switch {
+		case !s.IsSet("port"):
+			a.Port = ssh.Port
+		case a.Port != ssh.Port:
+			s.Invalid("port", strconv.Itoa(a.Port), fmt.Sprintf(
+				"--port=%d differs from the ssh plugin's %s, which puts port %d into the pods' ssh config; "+
+					"give the port once, in --ssh-port (mpi then uses it), or the same in both", a.Port, ssh.Flag(), ssh.Port))
+		}
+	}
 	s.Distinct("master", "worker")
 	s.Task(job, "master", a.Master, true, 1)
-	s.Task(job, "worker", a.Worker, !a.LauncherAsWorker, 0)
+	// Only a --worker the user wrote must exist (s.Task); else no worker
+	// pods means master-only.
+	if s.Task(job, "worker", a.Worker, false, 0) == nil && !s.IsSet("worker") {
+		a.LauncherAsWorker = true
+	}
 	if len(s.Errors()) == 0 {
 		if hostfile, targets := ConfigMapSize(job, a); hostfile+targets > ownedcm.MaxConfigMapBytes {
 			what := fmt.Sprintf("the hostfile would be %d bytes", hostfile)

@@ -149,13 +149,32 @@ func TestParseArgs(t *testing.T) {
 			job:     utiltesting.MakeJob("mpi").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mpi]: Invalid value: "--master=master (default)": plugin mpi: task "master" (--master) must have at most 1 replica, has 2`,
 		},
-		"worker task missing": {
-			job:     masterOnly,
-			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: --worker names task "worker", which the job does not have (tasks: master)`,
+		// Master-only MPI (Volcano v1.15 admits it, volcano-sh/volcano#4955):
+		// no worker pods and no --worker written, so the launcher runs the ranks.
+		"master-only: no worker task": {
+			job:  masterOnly,
+			want: with(func(a *Args) { a.LauncherAsWorker = true }),
 		},
-		"worker without replicas": {
+		"master-only: worker task without replicas": {
+			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			want: with(func(a *Args) { a.LauncherAsWorker = true }),
+		},
+		"master-only with the upstream --master": {
+			args: []string{"--master=launcher"},
+			job:  utiltesting.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Obj(),
+			want: with(func(a *Args) { a.Master, a.LauncherAsWorker = "launcher", true }),
+		},
+		// A --worker the user wrote is a role they mean to fill: a task name
+		// that is not there is a typo, not a request for single-node MPI.
+		"named worker missing: not master-only": {
+			args:    []string{"--worker=ranks"},
+			job:     masterOnly,
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker=ranks": plugin mpi: --worker names task "ranks", which the job does not have (tasks: master)`,
+		},
+		"named worker without replicas": {
+			args:    []string{"--worker=worker"},
 			job:     utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
-			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: --worker names task "worker", which has no replicas`,
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker=worker": plugin mpi: --worker names task "worker", which has no replicas`,
 		},
 		"named worker missing even as launcher-as-worker": {
 			args:    []string{"--launcher-as-worker", "--worker=ranks"},
@@ -166,6 +185,46 @@ func TestParseArgs(t *testing.T) {
 			args:    []string{"--worker=master"},
 			job:     masterWorker,
 			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker=master": plugin mpi: --master and --worker both name task "master"; a task can play one role`,
+		},
+		// Volcano v1.15's ssh plugin writes --ssh-port into the pods' ssh
+		// config; without --port, mpi follows it.
+		"ssh plugin's --ssh-port without --port": {
+			job:  withSSH(masterWorker, "--ssh-port=2222"),
+			want: with(func(a *Args) { a.Port = 2222 }),
+		},
+		"ssh plugin's --ssh-port as two items, base prefix": {
+			job:  withSSH(masterWorker, "--ssh-key-file-path=/home/mpiuser/.ssh", "-ssh-port", "0x8ae"),
+			want: with(func(a *Args) { a.Port = 2222 }),
+		},
+		"ssh plugin's --ssh-port out of range: its fallback 22": {
+			args: []string{"--wait=false"},
+			job:  withSSH(masterWorker, "--ssh-port=70000"),
+			want: with(func(a *Args) { a.Wait.Enabled = false }),
+		},
+		"ssh plugin's --ssh-port after an argument it cannot read: ignored, as Volcano does": {
+			job:  withSSH(masterWorker, "--no-root", "--ssh-port=2222"),
+			want: &defaults,
+		},
+		"ssh plugin without --ssh-port": {
+			job:  withSSH(masterWorker, "--ssh-key-file-path=/home/mpiuser/.ssh"),
+			want: &defaults,
+		},
+		"--port and --ssh-port agree": {
+			args: []string{"--port=2222"},
+			job:  withSSH(masterWorker, "--ssh-port=2222"),
+			want: with(func(a *Args) { a.Port = 2222 }),
+		},
+		"--port and --ssh-port differ": {
+			args: []string{"--mpi-implementation=intel", "--port=2222"},
+			job:  withSSH(masterWorker, "--ssh-port=2200"),
+			wantErr: `spec.plugins[mpi][1]: Invalid value: "--port=2222": plugin mpi: --port=2222 differs from the ssh plugin's --ssh-port=2200, ` +
+				`which puts port 2200 into the pods' ssh config; give the port once, in --ssh-port (mpi then uses it), or the same in both`,
+		},
+		"--port and an out-of-range --ssh-port": {
+			args: []string{"--port=2222"},
+			job:  withSSH(masterWorker, "--ssh-port=0"),
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--port=2222": plugin mpi: --port=2222 differs from the ssh plugin's --ssh-port=0, ` +
+				`which puts port 22 into the pods' ssh config; give the port once, in --ssh-port (mpi then uses it), or the same in both`,
 		},
 		"hostfile larger than a ConfigMap": {
 			// 50000 lines "big-worker-<i>.big slots=1\n": 24 bytes plus the digits of i.
@@ -197,6 +256,16 @@ func TestParseArgs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withSSH returns a copy of job whose ssh plugin has args.
+func withSSH(job *batch.Job, args ...string) *batch.Job {
+	j := job.DeepCopy()
+	if j.Spec.Plugins == nil {
+		j.Spec.Plugins = map[string][]string{}
+	}
+	j.Spec.Plugins["ssh"] = args
+	return j
 }
 
 func TestHostfileSize(t *testing.T) {
@@ -241,6 +310,8 @@ func TestSizesMatchBuiltStrings(t *testing.T) {
 		{"port of 5 digits", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 11).Obj()).Obj(),
 			[]string{"--port=65000"}},
 		{"no wait", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 4).Obj()).Obj(), []string{"--wait=false"}},
+		{"master-only", utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(8).Obj()).Obj(), nil},
+		{"ssh plugin's port", withSSH(utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 9).Obj()).Obj(), "--ssh-port=22222"), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

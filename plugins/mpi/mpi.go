@@ -7,6 +7,9 @@
 // Compatibility with Volcano's in-tree mpi plugin: the flags --master, --worker
 // and --port, the MPI_HOST variable on the master (the comma-separated worker
 // hosts, <hostname>.<subdomain>) and the container port name are the same.
+// What Volcano v1.15 adds keeps its meaning: the ssh plugin's --ssh-port is
+// the port unless --port is given (SSHPluginPort), and a job without worker
+// pods is single-node MPI on the launcher (see ParseArgs).
 //
 // The hostfile formats and the launcher variables follow Kubeflow mpi-operator
 // (pkg/controller/mpi_job_controller.go, MPIJob v2beta1) and the

@@ -117,6 +117,17 @@ func TestHostfile(t *testing.T) {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
 			want: "mpi-master-0.mpi slots=1\n",
 		},
+		// Master-only MPI (Volcano v1.15): the launcher lists itself with its
+		// own slots, without --launcher-as-worker.
+		"master-only: the launcher with its GPUs": {
+			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name).Obj(),
+			want: "mpi-master-0.mpi slots=4\n",
+		},
+		"master-only, intel, --slots-per-worker": {
+			job: utiltesting.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Task(mk("worker", 0).Obj()).
+				Plugin(Name, "--master=launcher", "--mpi-implementation=intel", "--slots-per-worker=8").Obj(),
+			want: "mpi-launcher-0.mpi:8\n",
+		},
 		"template subdomain is honoured": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			want: "mpi-worker-0.net slots=1\nmpi-worker-1.net slots=1\n",
@@ -211,6 +222,18 @@ func TestMasterEnv(t *testing.T) {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
 			want: openMPI("mpi-master-0.mpi", "4", "22"),
 		},
+		"master-only: ranks on the launcher's slots, GPUs not hidden": {
+			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Plugin(Name).Obj(),
+			want: openMPI("mpi-master-0.mpi", "2", "22"),
+		},
+		"master-only, CPU launcher: one slot, CPU not hidden from its own ranks": {
+			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
+			want: openMPI("mpi-master-0.mpi", "1", "22"),
+		},
+		"the ssh plugin's --ssh-port without --port": {
+			job:  standard().Plugin("ssh", "--ssh-port=2222").Obj(),
+			want: append(openMPI(workers, "1", "2222"), noGPU...),
+		},
 		"upstream spellings": {
 			job: utiltesting.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 3).Obj()).
 				Plugin(Name, "--master=mpimaster", "--worker=mpiworker", "--port=2222").Obj(),
@@ -284,6 +307,22 @@ func TestMasterAndWorkerPods(t *testing.T) {
 		want := []v1.ContainerPort{{Name: "mpijob-port", ContainerPort: 2222, Protocol: v1.ProtocolTCP}}
 		if diff := cmp.Diff(want, pod.Spec.Containers[0].Ports); diff != "" {
 			t.Errorf("worker ports (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("the ssh plugin's --ssh-port is the workers' port", func(t *testing.T) {
+		pod := runPod(t, standard().Plugin("ssh", "--ssh-port=2222").Obj(), "worker", 1)
+		want := []v1.ContainerPort{{Name: "mpijob-port", ContainerPort: 2222, Protocol: v1.ProtocolTCP}}
+		if diff := cmp.Diff(want, pod.Spec.Containers[0].Ports); diff != "" {
+			t.Errorf("worker ports (-want +got):\n%s", diff)
+		}
+	})
+	t.Run("master-only: the launcher opens the port, as with --launcher-as-worker", func(t *testing.T) {
+		pod := runPod(t, utiltesting.MakeJob("mpi").Task(utiltesting.MakeTask("master", 1).Obj()).Plugin(Name).Obj(), "master", 0)
+		if diff := cmp.Diff(sshPort, pod.Spec.Containers[0].Ports); diff != "" {
+			t.Errorf("master ports (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(wantVolumes, pod.Spec.Volumes); diff != "" {
+			t.Errorf("volumes (-want +got):\n%s", diff)
 		}
 	})
 	t.Run("launcher as worker opens the port on the master too", func(t *testing.T) {
@@ -433,6 +472,12 @@ func TestWaitForWorkers(t *testing.T) {
 			task:        "master",
 			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi", Port: 22}, {Host: "mpi-worker-1.mpi", Port: 22}},
 		},
+		"the ssh plugin's --ssh-port without --port": {
+			job:         standard().Plugin("ssh", "--ssh-key-file-path=/home/mpiuser/.ssh", "--ssh-port=2200").Obj(),
+			task:        "master",
+			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi", Port: 2200}, {Host: "mpi-worker-1.mpi", Port: 2200}},
+		},
+		"master-only waits for none":              {job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(), task: "master"},
 		"workers do not wait":                     {job: standard().Obj(), task: "worker"},
 		"--wait=false switches it off":            {job: standard("--wait=false").Obj(), task: "master"},
 		"launcher as worker alone waits for none": {job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(), task: "master"},

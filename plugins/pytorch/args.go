@@ -24,6 +24,10 @@ const (
 	DefaultNprocPerNode = "auto"
 	DefaultRdzvBackend  = "c10d"
 	DefaultMaxRestarts  = 3
+	// UpstreamWaitMasterTimeout is Volcano's default --wait-master-timeout
+	// (v1.14+, 300 seconds): the wait timeout of a Job that writes one of
+	// upstream's --wait-master-* flags but neither timeout flag.
+	UpstreamWaitMasterTimeout = 300 * time.Second
 )
 
 // Args are the pytorch plugin's arguments.
@@ -44,7 +48,9 @@ type Args struct {
 	MaxRestarts int
 	// Wait holds workers back until the master's address resolves.
 	Wait wait.Options
-	// WaitMasterPort also waits until the master's port accepts connections.
+	// WaitMasterPort also waits until the master's port accepts connections:
+	// --wait-master-port, or true when the Job writes any of upstream's
+	// --wait-master-* flags (see ParseArgs).
 	WaitMasterPort bool
 }
 
@@ -76,8 +82,14 @@ func (a *Args) NodeRange(pods int) (min, max int) {
 //
 // Flags: --master, --worker, --port, --nproc-per-node, --min-nodes, --max-nodes,
 // --rdzv-backend, --max-restarts, --wait, --wait-timeout, --wait-image,
-// --wait-master-port, and the spellings of newer Volcano releases
-// --wait-master-enabled, --wait-master-timeout (seconds), --wait-master-image.
+// --wait-master-port, and the spellings of Volcano v1.14+ --wait-master-enabled,
+// --wait-master-timeout (a bare number is seconds), --wait-master-image, which
+// set --wait, --wait-timeout and --wait-image. A Job that writes any of these
+// three keeps upstream's meaning: workers wait until the master's port accepts
+// TCP connections (upstream's init container loops on nc -z), so WaitMasterPort
+// is true unless --wait-master-port says otherwise, and the timeout is
+// upstream's 300 s unless a timeout flag is given. Jobs that write none keep
+// our defaults (DNS only, wait.DefaultTimeout).
 // It returns field errors under spec.plugins[pytorch] for unknown flags,
 // malformed values, a role flag naming a task that does not exist or has no
 // replicas, a master task with more than one replica, a job with neither task,
@@ -107,11 +119,20 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.Int(&a.MaxRestarts, "max-restarts", DefaultMaxRestarts, 0, 1<<20, "elastic: torchrun --max-restarts")
 	a.Wait.AddFlags(s)
 	s.Bool(&a.WaitMasterPort, "wait-master-port", false, "workers also wait until the master port accepts connections")
-	// Newer Volcano releases' spellings, with their meaning; defaults stay ours.
-	s.Bool(&a.Wait.Enabled, "wait-master-enabled", true, "alias of --wait")
-	s.Duration(&a.Wait.Timeout, "wait-master-timeout", wait.DefaultTimeout, time.Second, "alias of --wait-timeout (a bare number is seconds)")
-	s.String(&a.Wait.Image, "wait-master-image", "", "alias of --wait-image")
+	// Volcano v1.14+'s spellings; writing any of them also turns on the port
+	// wait below. The defaults here are ours, for Jobs that write none.
+	s.Bool(&a.Wait.Enabled, "wait-master-enabled", true, "--wait, and wait for the master's port")
+	s.Duration(&a.Wait.Timeout, "wait-master-timeout", wait.DefaultTimeout, time.Second, "--wait-timeout (a bare number is seconds), and wait for the master's port")
+	s.String(&a.Wait.Image, "wait-master-image", "", "--wait-image, and wait for the master's port")
 	s.Parse(argv)
+	if s.IsSet("wait-master-enabled") || s.IsSet("wait-master-timeout") || s.IsSet("wait-master-image") {
+		if !s.IsSet("wait-master-port") {
+			a.WaitMasterPort = true
+		}
+		if !s.IsSet("wait-master-timeout") && !s.IsSet("wait-timeout") {
+			a.Wait.Timeout = UpstreamWaitMasterTimeout
+		}
+	}
 	if job == nil {
 		return a, s.Errors()
 	}

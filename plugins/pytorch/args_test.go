@@ -17,6 +17,11 @@ func TestParseArgs(t *testing.T) {
 	job := utiltesting.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Obj()
 	defaults := Args{Master: "master", Worker: "worker", Port: 23456, NprocPerNode: "auto", RdzvBackend: "c10d", MaxRestarts: 3,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
+	with := func(f func(a *Args)) *Args {
+		a := defaults
+		f(&a)
+		return &a
+	}
 	cases := map[string]struct {
 		args    []string
 		job     *batch.Job
@@ -31,9 +36,38 @@ func TestParseArgs(t *testing.T) {
 				WaitMasterPort: true, Wait: wait.Options{Image: "img"}},
 		},
 		"upstream wait flags": {
-			args: []string{"--wait-master-enabled=false", "--wait-master-timeout=300", "--wait-master-image=busybox:1.36.1"},
-			want: &Args{Master: "master", Worker: "worker", Port: 23456, NprocPerNode: "auto", RdzvBackend: "c10d", MaxRestarts: 3,
-				Wait: wait.Options{Timeout: 300 * time.Second, Image: "busybox:1.36.1"}},
+			args: []string{"--wait-master-enabled=false", "--wait-master-timeout=120", "--wait-master-image=busybox:1.36.1"},
+			want: with(func(a *Args) {
+				a.Wait, a.WaitMasterPort = wait.Options{Timeout: 120 * time.Second, Image: "busybox:1.36.1"}, true
+			}),
+		},
+		// Volcano v1.14+'s --wait-master-* wait for the master's port (nc -z)
+		// with a 300 s default: writing any one of them keeps that meaning.
+		"upstream --wait-master-enabled: port wait, upstream's 300 s": {
+			args: []string{"--wait-master-enabled=true"},
+			want: with(func(a *Args) { a.Wait.Timeout, a.WaitMasterPort = 300*time.Second, true }),
+		},
+		"upstream --wait-master-timeout alone: port wait": {
+			args: []string{"--wait-master-timeout=60"},
+			want: with(func(a *Args) { a.Wait.Timeout, a.WaitMasterPort = time.Minute, true }),
+		},
+		"upstream --wait-master-image alone: port wait, upstream's 300 s": {
+			args: []string{"--wait-master-image=mirror/busybox:1.36.1"},
+			want: with(func(a *Args) {
+				a.Wait.Image, a.Wait.Timeout, a.WaitMasterPort = "mirror/busybox:1.36.1", 300*time.Second, true
+			}),
+		},
+		"upstream flag with our --wait-timeout: ours wins": {
+			args: []string{"--wait-master-enabled", "--wait-timeout=20m"},
+			want: with(func(a *Args) { a.Wait.Timeout, a.WaitMasterPort = 20*time.Minute, true }),
+		},
+		"upstream flag with an explicit --wait-master-port=false: DNS only": {
+			args: []string{"--wait-master-enabled", "--wait-master-port=false"},
+			want: with(func(a *Args) { a.Wait.Timeout = 300 * time.Second }),
+		},
+		"our own wait flags keep our defaults": {
+			args: []string{"--wait=true", "--wait-image=img"},
+			want: with(func(a *Args) { a.Wait.Image = "img" }),
 		},
 		"bad nproc": {
 			args:    []string{"--nproc-per-node=0"},

@@ -2,6 +2,7 @@ package pytorch
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
@@ -96,6 +97,13 @@ func TestEnv(t *testing.T) {
 				Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker", want: base("boss.net", "2", "2", "auto", "1"),
 		},
+		// Volcano since v1.12 counts the master and worker tasks only: a
+		// TensorBoard task is no rank.
+		"WORLD_SIZE counts master and worker pods only": {
+			job: utiltesting.MakeJob("pt").Task(mk("tensorboard", 2).Obj()).Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).
+				Task(mk("loader", 1).Obj()).Plugin(Name).Obj(),
+			task: "worker", index: 1, want: base("pt-master-0.pt", "3", "3", "auto", "2"),
+		},
 		"tasks that play no role are left alone": {
 			job:  utiltesting.MakeJob("pt").Task(mk("worker", 2).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
 			task: "tensorboard", want: map[string]string{},
@@ -158,9 +166,31 @@ func TestWaitForMaster(t *testing.T) {
 			job: withMaster("--wait-master-port"), task: "worker", index: 1,
 			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
 		},
-		"upstream wait flags": {
-			job: withMaster("--wait-master-enabled=true", "--wait-master-timeout=300", "--wait-master-image=busybox:1.35"), task: "worker",
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt"}}, wait.Options{Enabled: true, Timeout: 300_000_000_000, Image: "busybox:1.35"})),
+		// Volcano v1.14+ waits for the master's port (nc -z) when a Job
+		// writes --wait-master-*: so does a Job that writes any of them here.
+		"upstream wait flags wait for the master's port": {
+			job: withMaster("--wait-master-enabled=true", "--wait-master-timeout=120", "--wait-master-image=busybox:1.35"), task: "worker",
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 120 * time.Second, Image: "busybox:1.35"})),
+		},
+		"--wait-master-enabled alone: the port, upstream's 300 s": {
+			job: withMaster("--wait-master-enabled"), task: "worker", index: 1,
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
+		},
+		"--wait-master-timeout alone: the port": {
+			job: withMaster("--wait-master-timeout=30"), task: "worker",
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 30 * time.Second})),
+		},
+		"--wait-master-image alone: the port": {
+			job: withMaster("--wait-master-image=mirror/busybox"), task: "worker",
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second, Image: "mirror/busybox"})),
+		},
+		"upstream flags and --port: that port": {
+			job: withMaster("--port=29500", "--wait-master-enabled=true"), task: "worker",
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 29500}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
+		},
+		"upstream flags in a worker-only job: worker 0's port": {
+			job: utiltesting.MakeJob("pt").Task(mk("worker", 3).Obj()).Plugin(Name, "--wait-master-enabled").Obj(), task: "worker", index: 2,
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-worker-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
 		},
 		"the master does not wait":            {job: withMaster(), task: "master"},
 		"--wait-master-enabled=false":         {job: withMaster("--wait-master-enabled=false"), task: "worker"},
