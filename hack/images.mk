@@ -20,9 +20,13 @@ IMAGES_TOOL := _output/bin/images
 .PHONY: node-images node-images-training images-tool
 
 # The tool is rebuilt on every run; Go's build cache makes that a link step.
+# It is a program of the hack/tools module, which a Volcano line's -modfile
+# (GOFLAGS) must not reach; the images it builds from this repository, and
+# the stock images' version (go list -m volcano.sh/volcano), do follow the
+# line's module file.
 images-tool:
 	@mkdir -p _output/bin
-	cd hack/tools && $(GO) build -o ../../$(IMAGES_TOOL) ./images
+	cd hack/tools && GOFLAGS=$(SUBMODULE_GOFLAGS) $(GO) build -o ../../$(IMAGES_TOOL) ./images
 
 node-images: images-tool ## Build the busybox and pause image tarballs into _output/images.
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) --only busybox,pause $(IMAGES_FLAGS)

@@ -31,7 +31,10 @@ INSTALLER_RELEASE   := framework-plugins
 INSTALLER_NAMESPACE := volcano-system
 # helm template and lint assume Kubernetes 1.20 without a cluster; the chart
 # needs 1.21+ (kubeVersion). The local cluster's version.
-INSTALLER_KUBE_VERSION := 1.30.2
+INSTALLER_KUBE_VERSION := 1.35.3
+# The Volcano release this project replaces the managers of: the version of
+# volcano.sh/volcano that go.mod requires (VERSION is it plus "-fp.<n>").
+INSTALLER_VOLCANO_VERSION := $(shell sed -n 's|^[[:space:]]*volcano\.sh/volcano[[:space:]]\{1,\}\(v[^[:space:]]*\).*|\1|p' go.mod | head -n 1)
 # Nor do they know which APIs a cluster serves: the rendered manifests are
 # for 1.30+, which serves ValidatingAdmissionPolicy (GA), so that the chart's
 # policy on the controllers' ConfigMap writes is in them.
@@ -70,7 +73,7 @@ define installer_render
 	'# Volcano must also run this project'"'"'s images: see docs/install.md.' && \
   $(INSTALLER_HELM) template $(INSTALLER_RELEASE) $(INSTALLER_CHART) --namespace $(INSTALLER_NAMESPACE) --kube-version $(INSTALLER_KUBE_VERSION) $(INSTALLER_API_VERSIONS) $(3); }
 endef
-installer_rbac_use = For installing without Helm onto Volcano v1.10.0 (release "volcano" in namespace "volcano-system"): kubectl apply -f $(1). It creates no webhook configuration: no Job create fails while Volcano runs its own images.
+installer_rbac_use = For installing without Helm onto Volcano $(INSTALLER_VOLCANO_VERSION) (release "volcano" in namespace "volcano-system"): kubectl apply -f $(1). It creates no webhook configuration: no Job create fails while Volcano runs its own images.
 render_full = $(call installer_render,$(INSTALLER_MANIFEST),its default values (RBAC; the webhook manager creates the configurations),,$(call installer_rbac_use,$(INSTALLER_MANIFEST)))
 render_rbac = $(call installer_render,$(INSTALLER_RBAC_MANIFEST),its default values (RBAC; the webhook manager creates the configurations; the same objects as $(INSTALLER_MANIFEST)),,$(call installer_rbac_use,$(INSTALLER_RBAC_MANIFEST)))
 render_webhooks = $(call installer_render,$(INSTALLER_WEBHOOKS_MANIFEST),webhook.create=true (the two webhook configurations only),--set webhook.create=true --show-only templates/mutatingwebhookconfiguration.yaml --show-only templates/validatingwebhookconfiguration.yaml,Only for a webhook manager run with --create-framework-webhook-configurations=false: apply it once that manager serves every admission endpoint; before that every Job create fails.)
@@ -122,7 +125,8 @@ images-docker: image-vc-controller-manager image-vc-webhook-manager ## Build bot
 # Without a container engine: hack/tools/images builds the binaries and writes
 # docker-save tarballs (containerd's `ctr images import` reads them). Ours are
 # localhost/framework-plugins/<name>:$(VERSION); Volcano's, built from the volcano
-# module in go.mod for the install test's "before", docker.io/volcanosh/<name>:v1.10.0.
+# module in go.mod for the install test's "before", docker.io/volcanosh/<name>:<its
+# version in go.mod> ($(INSTALLER_VOLCANO_VERSION)).
 # They are kept out of _output/images, whose every tarball the local cluster
 # loads at start.
 INSTALL_IMAGES_DIR ?= _output/install-images

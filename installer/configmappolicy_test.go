@@ -54,17 +54,18 @@ func manifestPolicy(t *testing.T) *admv1.ValidatingAdmissionPolicy {
 	return policy
 }
 
-// compilePolicy compiles policy as kube-apiserver v1.30's
+// compilePolicy compiles policy as kube-apiserver v1.35's
 // ValidatingAdmissionPolicy plugin does (k8s.io/apiserver
 // pkg/admission/plugin/policy/validating, compilePolicy): the same CEL
-// environment, variables, match conditions and message expressions.
+// environment (strict cost), variables, match conditions and message
+// expressions.
 func compilePolicy(t *testing.T, policy *admv1.ValidatingAdmissionPolicy) validating.Validator {
 	t.Helper()
-	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion(), true))
+	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := cel.OptionalVariableDeclarations{HasAuthorizer: true, StrictCost: true}
+	opts := cel.OptionalVariableDeclarations{HasAuthorizer: true}
 	for _, v := range policy.Spec.Variables {
 		if r := compiler.CompileAndStoreVariable(&validating.Variable{Name: v.Name, Expression: v.Expression}, opts, environment.StoredExpressions); r.Error != nil {
 			t.Fatalf("variable %s: %v", v.Name, r.Error)
@@ -84,12 +85,12 @@ func compilePolicy(t *testing.T, policy *admv1.ValidatingAdmissionPolicy) valida
 			t.Fatalf("%q: %v", a.GetExpression(), r.Error)
 		}
 	}
-	matcher := matchconditions.NewMatcher(compiler.Compile(conditions, opts, environment.StoredExpressions), policy.Spec.FailurePolicy, "policy", "validate", policy.Name)
+	matcher := matchconditions.NewMatcher(compiler.CompileCondition(conditions, opts, environment.StoredExpressions), policy.Spec.FailurePolicy, "policy", "validate", policy.Name)
 	return validating.NewValidator(
-		compiler.Compile(validations, opts, environment.StoredExpressions),
+		compiler.CompileCondition(validations, opts, environment.StoredExpressions),
 		matcher,
-		compiler.Compile(nil, opts, environment.StoredExpressions),
-		compiler.Compile(messages, cel.OptionalVariableDeclarations{StrictCost: true}, environment.StoredExpressions),
+		compiler.CompileCondition(nil, opts, environment.StoredExpressions),
+		compiler.CompileCondition(messages, cel.OptionalVariableDeclarations{}, environment.StoredExpressions),
 		policy.Spec.FailurePolicy,
 	)
 }
@@ -117,7 +118,7 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 	notController.Controller = nil
 	batchJob := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}
 	other := *metav1.NewControllerRef(&batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "uid-2"}}, vchelpers.JobKind)
-	svcName := job.Name + "-svc" // Volcano v1.10.0 pkg/controllers/job/plugins/svc: cmName
+	svcName := job.Name + "-svc" // Volcano v1.15.1 pkg/controllers/job/plugins/svc: cmName
 
 	const controllers = "system:serviceaccount:" + volcanoNamespace + ":" + controllerSA
 	for _, tc := range []struct {

@@ -4,7 +4,8 @@
 //   - framework-plugins.yaml, the Helm chart helm/framework-plugins rendered
 //     with its default values (make manifests), against the webhook
 //     configurations package webhook builds and the RBAC Volcano's chart grants;
-//   - helm/volcano-values.yaml against Volcano v1.10.0's chart values and the
+//   - helm/volcano-values.yaml against Volcano's chart values (of the
+//     volcano.sh/volcano version in go.mod, v1.15.1) and the
 //     Pod Security Standard "restricted";
 //   - volcano-patches/*.yaml, the same for kubectl, against the Deployments of
 //     Volcano's volcano-development.yaml.

@@ -343,6 +343,14 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 	if got, want := basic["image_tag_version"], makefileVersion(t); got != want {
 		t.Errorf("basic.image_tag_version = %v, want the Makefile's VERSION %s", got, want)
 	}
+	// The per-component tags, which override it when not empty, are empty:
+	// a release's own (kept by --reuse-values) would tag our names with
+	// Volcano's tag.
+	for _, key := range []string{"controller_image_tag_version", "admission_image_tag_version", "scheduler_image_tag_version"} {
+		if got, ok := basic[key]; !ok || got != "" {
+			t.Errorf("basic.%s = %v (set: %v), want \"\" so that image_tag_version applies", key, got, ok)
+		}
+	}
 	// The registry is a placeholder that cannot resolve: Volcano's chart
 	// pulls with Always, so a default naming a registry namespace this
 	// project does not own would run whoever owns it.
@@ -361,25 +369,77 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 const placeholderRegistry = "REGISTRY.example.invalid"
 
 // makefileVersion returns the Makefile's VERSION, this project's release and
-// the tag of its images.
+// the tag of its images (for the default Volcano line: $(LINE) is
+// $(DEFAULT_LINE) unless make is told otherwise).
 func makefileVersion(t *testing.T) string {
 	t.Helper()
 	mk, err := os.ReadFile("../Makefile")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^VERSION := (\S+)$`).FindSubmatch(mk)
-	if m == nil {
-		t.Fatal("../Makefile sets no VERSION")
+	v, err := makeVariable(string(mk), "VERSION")
+	if err != nil {
+		t.Fatalf("../Makefile: %v", err)
 	}
-	return string(m[1])
+	return v
+}
+
+// makeVariable is the value of variable name in makefile, with the $(NAME)
+// references in it expanded from the makefile's own assignments (the first
+// ":=", "=" or "?=" of each name, as make without command-line variables and
+// environment sees it in the default branch of its conditionals).
+func makeVariable(makefile, name string) (string, error) {
+	assign := regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::=|\?=|=)[ \t]*(.*?)[ \t]*$`)
+	values := map[string]string{}
+	for _, m := range assign.FindAllStringSubmatch(makefile, -1) {
+		if _, ok := values[m[1]]; !ok {
+			values[m[1]] = m[2]
+		}
+	}
+	ref := regexp.MustCompile(`\$\(([A-Za-z_][A-Za-z0-9_]*)\)`)
+	var expand func(n string, depth int) (string, error)
+	expand = func(n string, depth int) (string, error) {
+		v, ok := values[n]
+		if !ok {
+			return "", fmt.Errorf("sets no %s", n)
+		}
+		if depth > 10 {
+			return "", fmt.Errorf("%s refers to itself", n)
+		}
+		var err error
+		v = ref.ReplaceAllStringFunc(v, func(r string) string {
+			x, e := expand(ref.FindStringSubmatch(r)[1], depth+1)
+			if e != nil && err == nil {
+				err = e
+			}
+			return x
+		})
+		return v, err
+	}
+	v, err := expand(name, 0)
+	if err == nil && (v == "" || strings.ContainsAny(v, "$ ")) {
+		err = fmt.Errorf("%s is %q, not a version", name, v)
+	}
+	return v, err
+}
+
+func TestMakeVariable(t *testing.T) {
+	mk := "DEFAULT_LINE := v1.15.1\nLINE ?= $(DEFAULT_LINE)\nifeq ($(LINE),x)\nLINE ?= other\nendif\nVERSION := $(LINE)-fp.1\nPLAIN := v1.10.0-fp.2\n"
+	for name, want := range map[string]string{"VERSION": "v1.15.1-fp.1", "PLAIN": "v1.10.0-fp.2"} {
+		if got, err := makeVariable(mk, name); err != nil || got != want {
+			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
+		}
+	}
+	if got, err := makeVariable("VERSION := $(NOPE)-fp.1\n", "VERSION"); err == nil {
+		t.Errorf("undefined reference: %q, want an error", got)
+	}
 }
 
 // restricted fails the test when spec does not pass the Pod Security Standard
 // "restricted" (latest).
 func restricted(t *testing.T, name string, spec *corev1.PodSpec) {
 	t.Helper()
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks())
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +453,8 @@ func restricted(t *testing.T, name string, spec *corev1.PodSpec) {
 // pass the Pod Security Standard "restricted" with the security contexts of
 // volcano-values.yaml, placed as Volcano's chart places them (pod
 // securityContext <component>_sc, container securityContext
-// <component>_default_csc) in pods shaped like the chart's.
+// <component>_main_csc, the hook's admission_init_csc) in pods shaped like
+// the chart's.
 func TestVolcanoValuesPodSecurityRestricted(t *testing.T) {
 	custom := volcanoValues(t)["custom"].(map[string]any)
 	convert := func(key string, into any) {
@@ -414,12 +475,12 @@ func TestVolcanoValuesPodSecurityRestricted(t *testing.T) {
 		sc, csc string
 		volumes []corev1.Volume
 	}{
-		{"volcano-controllers", "controller_sc", "controller_default_csc", nil},
-		{"volcano-admission", "admission_sc", "admission_default_csc", []corev1.Volume{
+		{"volcano-controllers", "controller_sc", "controller_main_csc", nil},
+		{"volcano-admission", "admission_sc", "admission_main_csc", []corev1.Volume{
 			{Name: "admission-certs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: "volcano-admission-secret"}}},
 			{Name: "admission-config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "volcano-admission-configmap"}}}},
 		}},
-		{"volcano-admission-init", "admission_sc", "admission_default_csc", nil},
+		{"volcano-admission-init", "admission_sc", "admission_init_csc", nil},
 	} {
 		t.Run(c.pod, func(t *testing.T) {
 			podSC := &corev1.PodSecurityContext{}
@@ -431,6 +492,11 @@ func TestVolcanoValuesPodSecurityRestricted(t *testing.T) {
 			}
 			if podSC.RunAsUser == nil || *podSC.RunAsUser != 65532 {
 				t.Errorf("custom.%s: runAsUser is not 65532, the user of the images (installer/docker)", c.sc)
+			}
+			// The chart's default_csc runs containers as 1000: ours must say
+			// which user, or a --reuse-values release's would apply.
+			if containerSC.RunAsUser == nil || *containerSC.RunAsUser != 65532 {
+				t.Errorf("custom.%s: runAsUser is not 65532, the user of the images (installer/docker)", c.csc)
 			}
 			spec := corev1.PodSpec{
 				SecurityContext: podSC,
@@ -479,8 +545,8 @@ func TestVolcanoPatches(t *testing.T) {
 	for _, c := range []struct {
 		deployment, container, image, sc, csc string
 	}{
-		{"volcano-controllers", "volcano-controllers", "REGISTRY.example.invalid/framework-plugins/vc-controller-manager:" + makefileVersion(t), "controller_sc", "controller_default_csc"},
-		{"volcano-admission", "admission", "REGISTRY.example.invalid/framework-plugins/vc-webhook-manager:" + makefileVersion(t), "admission_sc", "admission_default_csc"},
+		{"volcano-controllers", "volcano-controllers", "REGISTRY.example.invalid/framework-plugins/vc-controller-manager:" + makefileVersion(t), "controller_sc", "controller_main_csc"},
+		{"volcano-admission", "admission", "REGISTRY.example.invalid/framework-plugins/vc-webhook-manager:" + makefileVersion(t), "admission_sc", "admission_main_csc"},
 	} {
 		t.Run(c.deployment, func(t *testing.T) {
 			original, ok := deployments[c.deployment]
@@ -539,5 +605,61 @@ func TestVolcanoPatches(t *testing.T) {
 			}
 			restricted(t, c.deployment, &spec)
 		})
+	}
+}
+
+// volcanoVersion is the version of volcano.sh/volcano that go.mod requires.
+var volcanoVersion = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "volcano.sh/volcano").Output()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return "", fmt.Errorf("%w\n%s", err, ee.Stderr)
+	}
+	return strings.TrimSpace(string(out)), err
+})
+
+// The release's versions agree: the Makefile's VERSION is the volcano
+// module's version in go.mod plus "-fp.<n>", the chart's appVersion is
+// VERSION, and its vcplugins.io/volcano-version annotation (which NOTES.txt
+// names as Volcano's chart version) is the volcano module's version.
+func TestChartVersions(t *testing.T) {
+	volcano, err := volcanoVersion()
+	if err != nil {
+		t.Fatalf("go list -m volcano.sh/volcano: %v", err)
+	}
+	version := makefileVersion(t)
+	if !regexp.MustCompile(`^` + regexp.QuoteMeta(volcano) + `-fp\.[1-9][0-9]*$`).MatchString(version) {
+		t.Errorf("the Makefile's VERSION %s is not %s-fp.<n> (volcano.sh/volcano in go.mod)", version, volcano)
+	}
+	data, err := os.ReadFile("helm/framework-plugins/Chart.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var chart struct {
+		AppVersion  string            `json:"appVersion"`
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := yaml.Unmarshal(data, &chart); err != nil {
+		t.Fatal(err)
+	}
+	if chart.AppVersion != version {
+		t.Errorf("Chart.yaml appVersion %s, want the Makefile's VERSION %s", chart.AppVersion, version)
+	}
+	if got := chart.Annotations["vcplugins.io/volcano-version"]; got != volcano {
+		t.Errorf("Chart.yaml annotation vcplugins.io/volcano-version %q, want %s (volcano.sh/volcano in go.mod)", got, volcano)
+	}
+	// Volcano's chart in the module cache is that release's.
+	cdata, err := os.ReadFile(filepath.Join(volcanoChartDir(t), "Chart.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vchart struct {
+		Version string `json:"version"`
+	}
+	if err := yaml.Unmarshal(cdata, &vchart); err != nil {
+		t.Fatal(err)
+	}
+	if "v"+vchart.Version != volcano {
+		t.Errorf("Volcano's chart has version %s, want %s", vchart.Version, volcano)
 	}
 }

@@ -4,8 +4,9 @@
 //
 //  1. a cluster without Volcano (local-cluster up --no-volcano) and the real
 //     node, the images of make images imported into its containerd;
-//  2. Volcano v1.10.0 with its chart (from the volcano module) and the
-//     stock-built images; a TensorFlow Job with Volcano's in-tree plugin;
+//  2. Volcano with its chart (from the volcano module of go.mod, v1.15.1)
+//     and the stock-built images; a TensorFlow Job with Volcano's in-tree
+//     plugin;
 //  3. the upgrade to this project as docs/install.md says, while a client
 //     creates a Job once a second: prints the failed creates of its step 0
 //     (Volcano's pods replaced by Volcano's), "failed creates during
@@ -64,6 +65,8 @@ import (
 type options struct {
 	dir, binDir, imageDir, installImages, chart, version string
 	keep                                                 bool
+	// volcano is the volcano module's version, the release the chart installs.
+	volcano string
 }
 
 func main() {
@@ -99,12 +102,17 @@ func run(o options) (code int) {
 	if err := os.Chdir(root); err != nil {
 		return fail(err)
 	}
+	// The module file's volcano.sh/volcano (go.mod, or a Volcano line's
+	// -modfile in GOFLAGS): its chart, and the tag of the stock images
+	// hack/tools/images built from it.
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "volcano.sh/volcano").Output()
+	if err != nil {
+		return fail(fmt.Errorf("go list -m volcano.sh/volcano: %v", err))
+	}
+	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	o.volcano = version
 	if o.chart == "" {
-		out, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "volcano.sh/volcano").Output()
-		if err != nil {
-			return fail(fmt.Errorf("go list -m volcano.sh/volcano: %v", err))
-		}
-		o.chart = filepath.Join(strings.TrimSpace(string(out)), "installer", "helm", "chart", "volcano")
+		o.chart = filepath.Join(dir, "installer", "helm", "chart", "volcano")
 	}
 	heading("cluster without Volcano, with the real node")
 	before := localcluster.TakeHostSnapshot(o.binDir)
@@ -203,7 +211,7 @@ const realNodeValues = "hack/installtest/real-node-values.yaml"
 
 func (x *t) steps(ctx context.Context) error {
 	ns := "volcano-system"
-	heading("install Volcano v1.10.0 with its chart, stock-built images")
+	heading("install Volcano " + x.o.volcano + " with its chart, stock-built images")
 	if err := x.helm("install", "volcano", x.o.chart, "-n", ns, "--create-namespace",
 		"-f", realNodeValues, "--wait", "--timeout", "5m"); err != nil {
 		return err
@@ -213,6 +221,7 @@ func (x *t) steps(ctx context.Context) error {
 	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
 	x.job(ctx, "stock-before", tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
+	x.chartConfigured("Volcano's own images")
 
 	// Step 0 replaces a pod of Volcano's image that has no preStop pause yet:
 	// Volcano's manager drops its connections on SIGTERM, which the API server
@@ -221,6 +230,8 @@ func (x *t) steps(ctx context.Context) error {
 	if err := x.countedUpgrade(ctx, ns, "", "probe-", func() error { return x.upgrade(ctx, ns) }); err != nil {
 		return err
 	}
+
+	x.chartConfigured("this project's images")
 
 	heading("a Job of each framework with this project's plugins")
 	// Volcano's chart passes the controller manager no extra arguments, so
@@ -256,6 +267,86 @@ func (x *t) steps(ctx context.Context) error {
 	}
 	heading("uninstall Volcano")
 	return x.helm("uninstall", "volcano", "-n", ns, "--wait")
+}
+
+// chartObjects are one object of each kind whose admission Volcano's chart
+// enables besides Jobs (v1.15: /podgroups/validate, /queues/mutate and
+// /queues/validate, /hypernodes/validate, /cronjobs/validate), for a
+// server-side dry run: the API server calls the webhooks (their side effects
+// are None or NoneOnDryRun) and stores nothing.
+const chartObjects = `apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: install-test-pg, namespace: default}
+spec: {minMember: 1, queue: default}
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: install-test-queue}
+spec: {weight: 1}
+---
+apiVersion: topology.volcano.sh/v1alpha1
+kind: HyperNode
+metadata: {name: install-test-hypernode}
+spec:
+  tier: 1
+  members:
+    - type: Node
+      selector: {exactMatch: {name: install-test-node}}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: CronJob
+metadata: {name: install-test-cron, namespace: default}
+spec:
+  schedule: "0 0 1 1 *"
+  suspend: true
+  jobTemplate:
+    spec:
+      schedulerName: volcano
+      minAvailable: 1
+      tasks:
+        - name: main
+          replicas: 1
+          template:
+            spec:
+              restartPolicy: Never
+              containers:
+                - {name: main, image: busybox:1.36.1, command: ["true"]}
+`
+
+// chartConfigured checks, with the managers of images ("Volcano's own
+// images" or "this project's images"), what Volcano's chart configures
+// beyond Jobs: every admission its --enabled-admission list names answers (a
+// server-side dry run of chartObjects; a manager that does not serve a path
+// fails it with 404, failurePolicy Fail), and the controller manager serves
+// metrics behind the chart's volcano-controllers-service (--enable-metrics,
+// :8081), read through the API server's service proxy. Records the result.
+func (x *t) chartConfigured(images string) {
+	heading("what Volcano's chart configures, with " + images + ": its admissions and the controller metrics")
+	var problems []string
+	cmd := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
+	cmd.Env = x.env
+	cmd.Stdin = strings.NewReader(chartObjects)
+	fmt.Println("$ kubectl create --dry-run=server -f - (a PodGroup, Queue, HyperNode and CronJob)")
+	out, err := cmd.CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("dry-run create of a PodGroup, Queue, HyperNode and CronJob: %v: %s", err, strings.TrimSpace(string(out))))
+	}
+	var metrics []byte
+	err = wait.PollUntilContextTimeout(context.Background(), 2*time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		metrics, err = x.kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces/volcano-system/services/volcano-controllers-service:metrics/proxy/metrics").DoRaw(ctx)
+		return err == nil, nil
+	})
+	if err != nil || !strings.Contains(string(metrics), "# HELP ") {
+		problems = append(problems, fmt.Sprintf("controller metrics through volcano-controllers-service:metrics: %v (%d bytes)", err, len(metrics)))
+	}
+	line := "with " + images + ": Volcano's chart's admissions and controller metrics answer"
+	if len(problems) > 0 {
+		line = "with " + images + ": " + strings.Join(problems, "; ")
+		x.failed = append(x.failed, line)
+	}
+	fmt.Println(line)
+	x.results = append(x.results, line)
 }
 
 // withoutHelm is docs/install.md's "Install without Helm" onto the same

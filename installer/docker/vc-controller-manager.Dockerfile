@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 #
-# vc-controller-manager: Volcano v1.10.0's controller manager with this
+# vc-controller-manager: Volcano v1.15.1's controller manager with this
 # project's tensorflow, pytorch, mpi and mxnet job plugins (cmd/vc-controller-manager).
-# A drop-in replacement for docker.io/volcanosh/vc-controller-manager:v1.10.0.
+# A drop-in replacement for docker.io/volcanosh/vc-controller-manager:v1.15.1.
 #
 # Build from the repository root (the build context must be the repository):
 #
@@ -32,7 +32,7 @@ FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
 # Printed by --version (Volcano's version package). `make images-docker`
-# passes the Makefile's VERSION (v1.10.0-fp.<n>), the tag of the image too.
+# passes the Makefile's VERSION (v1.15.1-fp.<n>), the tag of the image too.
 ARG VERSION=unknown
 ARG GIT_SHA=unknown
 WORKDIR /src

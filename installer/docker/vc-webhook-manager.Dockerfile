@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 #
-# vc-webhook-manager: Volcano v1.10.0's webhook manager with this project's
+# vc-webhook-manager: Volcano v1.15.1's webhook manager with this project's
 # plugins registered and its framework job admissions (cmd/vc-webhook-manager).
-# A drop-in replacement for docker.io/volcanosh/vc-webhook-manager:v1.10.0.
+# A drop-in replacement for docker.io/volcanosh/vc-webhook-manager:v1.15.1.
 #
 # Build from the repository root (the build context must be the repository):
 #
@@ -38,7 +38,7 @@ FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
 ARG TARGETOS
 ARG TARGETARCH
 # Printed by --version (Volcano's version package). `make images-docker`
-# passes the Makefile's VERSION (v1.10.0-fp.<n>), the tag of the image too.
+# passes the Makefile's VERSION (v1.15.1-fp.<n>), the tag of the image too.
 ARG VERSION=unknown
 ARG GIT_SHA=unknown
 WORKDIR /src

@@ -134,7 +134,7 @@ func TestRenderedObjects(t *testing.T) {
 		{"cert-manager", "webhook: {create: true}\ncertManager: {enabled: true, issuerRef: {name: ca}}", []string{cert, ctrlRole, whRole, ctrlBind, whBind, epRole, epBind, mutating, validating, pdb}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := render(t, "1.30.2", values(t, tc.vals))
+			r, err := render(t, "1.35.3", values(t, tc.vals))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -163,10 +163,10 @@ func TestRenderRejects(t *testing.T) {
 		name, kube, vals, wantErr string
 	}{
 		{"Kubernetes 1.20", "1.20.15", ``, "incompatible with Kubernetes v1.20.15"},
-		{"unknown value", "1.30.2", "webhook: {creat: true}", "Additional property creat is not allowed"},
-		{"port out of range", "1.30.2", "webhook: {service: {port: 70000}}", "port"},
-		{"issuer missing", "1.30.2", "certManager: {enabled: true}", "certManager.issuerRef.name is required"},
-		{"issuer kind", "1.30.2", "certManager: {enabled: true, issuerRef: {name: ca, kind: Vault}}", "kind"},
+		{"unknown value", "1.35.3", "webhook: {creat: true}", "Additional property creat is not allowed"},
+		{"port out of range", "1.35.3", "webhook: {service: {port: 70000}}", "port"},
+		{"issuer missing", "1.35.3", "certManager: {enabled: true}", "certManager.issuerRef.name is required"},
+		{"issuer kind", "1.35.3", "certManager: {enabled: true, issuerRef: {name: ca, kind: Vault}}", "kind"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := render(t, tc.kube, values(t, tc.vals))
@@ -181,7 +181,7 @@ func TestRenderRejects(t *testing.T) {
 // when given, and cert-manager's CA injection with a Certificate for that
 // service when enabled.
 func TestRenderedWebhookConfigurations(t *testing.T) {
-	r, err := render(t, "1.30.2", values(t, "webhook: {create: true}"))
+	r, err := render(t, "1.35.3", values(t, "webhook: {create: true}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 		t.Errorf("annotations %v without cert-manager", m.Annotations)
 	}
 
-	r, err = render(t, "1.30.2", values(t, "webhook: {create: true, url: 'https://127.0.0.1:8443/'}"))
+	r, err = render(t, "1.35.3", values(t, "webhook: {create: true, url: 'https://127.0.0.1:8443/'}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 		t.Errorf("with webhook.url: clientConfig %+v", m.Webhooks[0].ClientConfig)
 	}
 
-	r, err = render(t, "1.30.2", values(t, "webhook: {create: true}\ncertManager: {enabled: true, issuerRef: {name: ca, kind: ClusterIssuer}}"))
+	r, err = render(t, "1.35.3", values(t, "webhook: {create: true}\ncertManager: {enabled: true, issuerRef: {name: ca, kind: ClusterIssuer}}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestRenderedWebhookConfigurations(t *testing.T) {
 // Volcano's controller service account; the webhook manager's, when enabled,
 // is what it calls on its two webhook configurations.
 func TestRenderedRBAC(t *testing.T) {
-	r, err := render(t, "1.30.2", values(t, "volcano: {controllerServiceAccount: vc-ctrl, admissionServiceAccount: vc-adm}"))
+	r, err := render(t, "1.35.3", values(t, "volcano: {controllerServiceAccount: vc-ctrl, admissionServiceAccount: vc-adm}"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,21 +303,25 @@ func TestRenderedRBAC(t *testing.T) {
 // NOTES end with complete commands: the upgrade of Volcano's release (the
 // step after the chart in both install orders) and a test Job.
 func TestNotesGiveTheNextCommand(t *testing.T) {
-	r, err := render(t, "1.30.2", nil)
+	// Volcano's chart version is its release's, volcano.sh/volcano in go.mod
+	// (the chart's vcplugins.io/volcano-version annotation).
+	upgrade := "helm upgrade volcano volcano-sh/volcano --version " + strings.TrimPrefix(volcanoModuleVersion(t), "v") +
+		" -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait"
+	r, err := render(t, "1.35.3", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.notes, "helm upgrade volcano volcano-sh/volcano --version 1.10.0 -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait") {
+	if !strings.Contains(r.notes, upgrade) {
 		t.Errorf("NOTES lack the complete helm upgrade command:\n%s", r.notes)
 	}
 	if !strings.Contains(r.notes, "Role framework-plugins-admission-endpoints") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
 		t.Errorf("NOTES with the defaults (webhook.create=false):\n%s", r.notes)
 	}
-	r, err = render(t, "1.30.2", values(t, "webhook: {create: true}"))
+	r, err = render(t, "1.35.3", values(t, "webhook: {create: true}"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.notes, "helm upgrade volcano volcano-sh/volcano --version 1.10.0 -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait") ||
+	if !strings.Contains(r.notes, upgrade) ||
 		!strings.Contains(r.notes, "denies every Volcano Job create") {
 		t.Errorf("NOTES with webhook.create=true:\n%s", r.notes)
 	}

@@ -20,7 +20,7 @@ func TestDefaultsRenderNothingThatAdmitsJobs(t *testing.T) {
 		kube string
 		apis []string
 	}{
-		{"Kubernetes 1.30 with ValidatingAdmissionPolicy", "1.30.2", vapAPI},
+		{"Kubernetes 1.35 with ValidatingAdmissionPolicy", "1.35.3", vapAPI},
 		{"Kubernetes 1.28", "1.28.9", nil},
 		{"Kubernetes 1.21", "1.21.14", nil},
 	} {

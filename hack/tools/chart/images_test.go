@@ -45,15 +45,15 @@ func owned(image string) (bool, error) {
 
 func TestOwned(t *testing.T) {
 	for image, want := range map[string]bool{
-		"REGISTRY.example.invalid/framework-plugins/vc-controller-manager:v1.10.0-fp.1": true,
-		"docker.io/volcanosh/vc-scheduler:v1.10.0":                                      true,
-		"volcanosh/vc-webhook-manager:v1.10.0":                                          true,
-		"docker.io/vcplugins/vc-controller-manager:v1.10.0":                             false,
-		"vcplugins/vc-scheduler:v1.10.0-fp.1":                                           false,
+		"REGISTRY.example.invalid/framework-plugins/vc-controller-manager:v1.15.1-fp.1": true,
+		"docker.io/volcanosh/vc-scheduler:v1.15.1":                                      true,
+		"volcanosh/vc-webhook-manager:v1.15.1":                                          true,
+		"docker.io/vcplugins/vc-controller-manager:v1.15.1":                             false,
+		"vcplugins/vc-scheduler:v1.15.1-fp.1":                                           false,
 		"busybox:1.36.1":                                                                false,
 		"grafana/grafana:latest":                                                        false,
 		"registry.example.invalid.evil.com/volcanosh/x:1":                               false,
-		"quay.io/volcanosh/vc-scheduler:v1.10.0":                                        false,
+		"quay.io/volcanosh/vc-scheduler:v1.15.1":                                        false,
 	} {
 		got, err := owned(image)
 		if err != nil || got != want {
@@ -153,7 +153,7 @@ func TestDefaultImagesAreOwned(t *testing.T) {
 			if f != "" {
 				vals = readValues(t, strings.TrimPrefix(f, repoRoot+"/"))
 			}
-			r, err := renderChart(t, chartDir, "framework-plugins", "1.30.2", vapAPI, vals)
+			r, err := renderChart(t, chartDir, "framework-plugins", "1.35.3", vapAPI, vals)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestDefaultImagesAreOwned(t *testing.T) {
 	}
 
 	t.Run("Volcano's chart with volcano-values.yaml", func(t *testing.T) {
-		r, err := renderChart(t, volcanoChartDir(t), "volcano", "1.30.2", nil, readValues(t, "installer/helm/volcano-values.yaml"))
+		r, err := renderChart(t, volcanoChartDir(t), "volcano", "1.35.3", nil, readValues(t, "installer/helm/volcano-values.yaml"))
 		if err != nil {
 			t.Fatal(err)
 		}

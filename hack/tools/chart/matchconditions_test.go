@@ -23,7 +23,7 @@ func TestRenderedMatchConditions(t *testing.T) {
 		kubeVersion                  string
 		wantMutating, wantValidating []string
 	}{
-		{"1.30.2", []string{"uses-framework-plugins"}, []string{"uses-framework-plugins", "spec-changed"}},
+		{"1.35.3", []string{"uses-framework-plugins"}, []string{"uses-framework-plugins", "spec-changed"}},
 		{"1.28.0", []string{"uses-framework-plugins"}, []string{"uses-framework-plugins", "spec-changed"}},
 		{"1.27.9", nil, nil},
 		{"1.21.0", nil, nil},

@@ -25,10 +25,10 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 		vals string
 		want bool
 	}{
-		{"served", "1.30.2", vapAPI, "", true},
-		{"with the configurations", "1.30.2", vapAPI, "webhook: {create: true}", true},
+		{"served", "1.35.3", vapAPI, "", true},
+		{"with the configurations", "1.35.3", vapAPI, "webhook: {create: true}", true},
 		{"not served (before 1.30, or turned off)", "1.29.6", nil, "", false},
-		{"switched off", "1.30.2", vapAPI, "rbac: {controllerConfigMapPolicy: false}", false},
+		{"switched off", "1.35.3", vapAPI, "rbac: {controllerConfigMapPolicy: false}", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := renderChart(t, chartDir, "framework-plugins", tc.kube, tc.apis, values(t, tc.vals))
@@ -43,7 +43,7 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 		})
 	}
 
-	r, err := renderChart(t, chartDir, "framework-plugins", "1.30.2", vapAPI,
+	r, err := renderChart(t, chartDir, "framework-plugins", "1.35.3", vapAPI,
 		values(t, "volcano: {namespace: batch-system, controllerServiceAccount: vc-ctrl}\nwebhook: {service: {namespace: batch-system}}"))
 	if err != nil {
 		t.Fatal(err)

@@ -27,11 +27,11 @@ func allows(rules []rbacv1.PolicyRule, group, resource, verb string) bool {
 // each of their verbs. The webhook manager's role is on by default now that
 // the manager creates the webhook configurations.
 func TestRolesWithinVolcanos(t *testing.T) {
-	ours, err := render(t, "1.30.2", nil)
+	ours, err := render(t, "1.35.3", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	volcano, err := renderChart(t, volcanoChartDir(t), "volcano", "1.30.2", nil, readValues(t, "installer/helm/volcano-values.yaml"))
+	volcano, err := renderChart(t, volcanoChartDir(t), "volcano", "1.35.3", nil, readValues(t, "installer/helm/volcano-values.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

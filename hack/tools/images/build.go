@@ -33,7 +33,7 @@ type options struct {
 	busybox  string // busybox binary; "" = from dpkg -L busybox-static
 	toolsDir string // hack/tools module dir; "" = search from the working directory
 	goCmd    string // go command for pause and the binary images
-	version  string // this project's images' tag and version label, e.g. v1.10.0-fp.1
+	version  string // this project's images' tag and version label, e.g. v1.15.1-fp.1
 	revision string // their revision label (a git commit)
 	repoRoot string // framework-plugins module dir; "" = two levels above toolsDir
 	caCerts  string // CA bundle of the binary images; "" = the certificates of Debian's ca-certificates package
@@ -43,8 +43,9 @@ type options struct {
 type recipe struct {
 	name string // short name: DIR/<name>.tar, and what --only takes
 	ref  string // the reference containerd lists after import
-	// refOf, if set, computes ref from the options (images tagged --version).
-	refOf func(o *options) string
+	// refOf, if set, computes ref from the options (images tagged --version
+	// or with the volcano module's version).
+	refOf func(o *options) (string, error)
 	// plan resolves the image's inputs from this machine (cheaply: no
 	// building) into a plan whose hash decides whether to rebuild.
 	plan func(o *options) (*plan, error)
@@ -62,11 +63,11 @@ type plan struct {
 }
 
 // reference is the image reference containerd lists after import.
-func (r *recipe) reference(o *options) string {
+func (r *recipe) reference(o *options) (string, error) {
 	if r.refOf != nil {
 		return r.refOf(o)
 	}
-	return r.ref
+	return r.ref, nil
 }
 
 // inputsHash is the hex sha256 of the plan's JSON (maps marshal with sorted keys).
@@ -117,7 +118,10 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 		return err
 	}
 	p.Format = specFormat
-	ref := r.reference(o)
+	ref, err := r.reference(o)
+	if err != nil {
+		return err
+	}
 	p.Ref = ref
 	hash, err := p.inputsHash()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 )
@@ -20,14 +21,18 @@ import (
 // The Volcano images: this project's (localhost/framework-plugins/..., tagged
 // with --version; local names, for the user to push under their registry)
 // and Volcano's own built from the volcano.sh/volcano module of the
-// repository's go.mod (volcanosh/..., tagged v1.10.0, what Volcano's chart
-// runs by default). All of them are static Go binaries on distrolessBase.
+// repository's go.mod (volcanosh/..., tagged with that module's version, e.g.
+// v1.15.1, what Volcano's chart of that version runs by default). All of them
+// are static Go binaries on distrolessBase.
 const (
 	// ourSource and volcanoSource are the org.opencontainers.image.source labels.
 	ourSource     = "https://github.com/vcplugins/framework-plugins"
 	volcanoSource = "https://github.com/volcano-sh/volcano"
-	// stockVersion is the tag and version of the images built from the volcano module.
-	stockVersion = "v1.10.0"
+	// volcanoModule is the module the stock images are built from; its
+	// version in the repository's go.mod (stockVersion) is their tag.
+	volcanoModule = "volcano.sh/volcano"
+	// volcanoMark in an image's description stands for stockVersion.
+	volcanoMark = "{volcano}"
 	// versionPkg is Volcano's version package; every manager's --version prints its variables.
 	versionPkg = "volcano.sh/volcano/pkg/version"
 	// nonroot is the user every binary image runs as, distroless's "nonroot".
@@ -51,7 +56,7 @@ type goImage struct {
 	repo     string // reference without the tag
 	stock    bool   // built from the volcano module: version stockVersion, source Volcano's
 	title    string
-	desc     string
+	desc     string // volcanoMark stands for the volcano module's version
 	binaries []goBinary
 }
 
@@ -69,25 +74,25 @@ func webhookBinaries(manager string) []goBinary {
 
 var goImages = []goImage{
 	{name: "vc-controller-manager", repo: "localhost/framework-plugins/vc-controller-manager",
-		title: "vc-controller-manager", desc: "Volcano v1.10.0's controller manager with the framework plugins (cmd/vc-controller-manager)",
+		title: "vc-controller-manager", desc: "Volcano {volcano}'s controller manager with the framework plugins (cmd/vc-controller-manager)",
 		binaries: []goBinary{{pkg: "./cmd/vc-controller-manager", file: "vc-controller-manager"}}},
 	{name: "vc-webhook-manager", repo: "localhost/framework-plugins/vc-webhook-manager",
-		title: "vc-webhook-manager", desc: "Volcano v1.10.0's webhook manager with the framework admissions (cmd/vc-webhook-manager) and /gen-admission-secret.sh for the chart's admission-init hook",
+		title: "vc-webhook-manager", desc: "Volcano {volcano}'s webhook manager with the framework admissions (cmd/vc-webhook-manager) and /gen-admission-secret.sh for the chart's admission-init hook",
 		binaries: webhookBinaries("./cmd/vc-webhook-manager")},
 	{name: "vc-scheduler", repo: "localhost/framework-plugins/vc-scheduler",
-		title: "vc-scheduler", desc: "Volcano v1.10.0's scheduler, unchanged, under this project's tag (Volcano's chart shares one tag among all its images)",
+		title: "vc-scheduler", desc: "Volcano {volcano}'s scheduler, unchanged, under this project's tag (Volcano's chart shares one tag among all its images)",
 		binaries: []goBinary{{pkg: "volcano.sh/volcano/cmd/scheduler", file: "vc-scheduler"}}},
 	{name: "gen-admission-secret", repo: "localhost/framework-plugins/gen-admission-secret",
 		title: "gen-admission-secret", desc: "Makes the admission webhook's serving certificate Secret (installer/gen-admission-secret)",
 		binaries: []goBinary{{pkg: "./installer/gen-admission-secret", file: "gen-admission-secret"}}},
 	{name: "stock-vc-controller-manager", repo: "docker.io/volcanosh/vc-controller-manager", stock: true,
-		title: "vc-controller-manager", desc: "Volcano v1.10.0's controller manager built from the volcano.sh/volcano module",
+		title: "vc-controller-manager", desc: "Volcano {volcano}'s controller manager built from the volcano.sh/volcano module",
 		binaries: []goBinary{{pkg: "volcano.sh/volcano/cmd/controller-manager", file: "vc-controller-manager"}}},
 	{name: "stock-vc-webhook-manager", repo: "docker.io/volcanosh/vc-webhook-manager", stock: true,
-		title: "vc-webhook-manager", desc: "Volcano v1.10.0's webhook manager built from the volcano.sh/volcano module; /gen-admission-secret.sh is installer/gen-admission-secret of framework-plugins instead of Volcano's shell script",
+		title: "vc-webhook-manager", desc: "Volcano {volcano}'s webhook manager built from the volcano.sh/volcano module; /gen-admission-secret.sh is installer/gen-admission-secret of framework-plugins instead of Volcano's shell script",
 		binaries: webhookBinaries("volcano.sh/volcano/cmd/webhook-manager")},
 	{name: "stock-vc-scheduler", repo: "docker.io/volcanosh/vc-scheduler", stock: true,
-		title: "vc-scheduler", desc: "Volcano v1.10.0's scheduler built from the volcano.sh/volcano module",
+		title: "vc-scheduler", desc: "Volcano {volcano}'s scheduler built from the volcano.sh/volcano module",
 		binaries: []goBinary{{pkg: "volcano.sh/volcano/cmd/scheduler", file: "vc-scheduler"}}},
 }
 
@@ -105,18 +110,73 @@ func goRecipes() []*recipe {
 	return rs
 }
 
-// version is the image's version label and tag.
-func (gi *goImage) version(o *options) string {
+// version is the image's version label and tag: --version for ours, the
+// volcano module's version in go.mod for the stock ones.
+func (gi *goImage) version(o *options) (string, error) {
 	if gi.stock {
-		return stockVersion
+		return stockVersion(o)
 	}
-	return o.version
+	return o.version, nil
+}
+
+// description is the image's description label, volcanoMark replaced by
+// the volcano module's version.
+func (gi *goImage) description(o *options) (string, error) {
+	if !strings.Contains(gi.desc, volcanoMark) {
+		return gi.desc, nil
+	}
+	v, err := stockVersion(o)
+	if err != nil {
+		return "", err
+	}
+	return strings.ReplaceAll(gi.desc, volcanoMark, v), nil
 }
 
 // ref is the image reference containerd lists after import.
-func (gi *goImage) ref(o *options) string {
-	return gi.repo + ":" + gi.version(o)
+func (gi *goImage) ref(o *options) (string, error) {
+	v, err := gi.version(o)
+	if err != nil {
+		return "", err
+	}
+	return gi.repo + ":" + v, nil
 }
+
+// stockVersion is the version of volcano.sh/volcano that the repository's
+// module file requires (go.mod, or the one GOFLAGS' -modfile names, as for a
+// Volcano line of the Makefile's LINE): the tag and version label of the
+// images built from that module, the release Volcano's chart of the same
+// version runs. go list reads it as every go build of the images does.
+func stockVersion(o *options) (string, error) {
+	root, err := repoRoot(o)
+	if err != nil {
+		return "", err
+	}
+	goCmd := o.goCmd
+	if goCmd == "" {
+		goCmd = "go"
+	}
+	key := goCmd + "\x00" + root
+	if v, ok := stockVersions.Load(key); ok {
+		return v.(string), nil
+	}
+	cmd := exec.Command(goCmd, "list", "-m", "-f", "{{.Version}}{{with .Replace}} => {{.Path}}{{end}}", volcanoModule)
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m %s: %v\n%s", volcanoModule, err, stderr.Bytes())
+	}
+	v := strings.TrimSpace(string(out))
+	if strings.Contains(v, "=>") || !strings.HasPrefix(v, "v") {
+		return "", fmt.Errorf("the module file of %s requires %s %s: the stock images must be built from a released version", root, volcanoModule, v)
+	}
+	stockVersions.Store(key, v)
+	return v, nil
+}
+
+// stockVersions caches stockVersion by go command and repository root.
+var stockVersions sync.Map
 
 // repoRoot is the framework-plugins module directory: --repo-root, or two
 // levels above the hack/tools module.
@@ -138,8 +198,16 @@ func repoRoot(o *options) (string, error) {
 // step) into DIR/.bin/<image>/ and hashes them: the image is rebuilt exactly
 // when a binary or the base changed.
 func (gi *goImage) plan(o *options) (*plan, error) {
-	if gi.version(o) == "" {
+	version, err := gi.version(o)
+	if err != nil {
+		return nil, err
+	}
+	if version == "" {
 		return nil, errors.New("--version is required for this project's images")
+	}
+	desc, err := gi.description(o)
+	if err != nil {
+		return nil, err
 	}
 	root, err := repoRoot(o)
 	if err != nil {
@@ -163,11 +231,11 @@ func (gi *goImage) plan(o *options) (*plan, error) {
 	revision := o.revision
 	if gi.stock {
 		// Volcano's release commit is not known here; the module version is the revision.
-		revision = stockVersion
+		revision = version
 	}
 	for _, b := range gi.binaries {
 		out := filepath.Join(binDir, b.file)
-		if err := goBuild(o, root, b.pkg, out, gi.version(o), revision); err != nil {
+		if err := goBuild(o, root, b.pkg, out, version, revision); err != nil {
 			return nil, err
 		}
 		sum, err := fileSHA256(out)
@@ -188,10 +256,10 @@ func (gi *goImage) plan(o *options) (*plan, error) {
 		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSL_CERT_FILE=" + caBundlePath},
 		Labels: map[string]string{
 			"org.opencontainers.image.title":       gi.title,
-			"org.opencontainers.image.description": gi.desc + "; built by hack/tools/images on a distroless-style base (CA certificates, nonroot 65532).",
+			"org.opencontainers.image.description": desc + "; built by hack/tools/images on a distroless-style base (CA certificates, nonroot 65532).",
 			"org.opencontainers.image.source":      source,
 			"org.opencontainers.image.revision":    revision,
-			"org.opencontainers.image.version":     gi.version(o),
+			"org.opencontainers.image.version":     version,
 			"org.opencontainers.image.base.name":   "scratch",
 		},
 	}

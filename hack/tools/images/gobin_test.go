@@ -13,20 +13,28 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestBinaryImageRefs: ours carry --version, the stock-built ones Volcano's
-// v1.10.0 under volcanosh/, and ours cannot be built without a version.
+// TestBinaryImageRefs: ours carry --version, the stock-built ones the
+// version of volcano.sh/volcano in the repository's go.mod under volcanosh/,
+// and ours cannot be built without a version.
 func TestBinaryImageRefs(t *testing.T) {
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "volcano.sh/volcano")
+	cmd.Dir = filepath.Join("..", "..", "..")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m volcano.sh/volcano: %v", err)
+	}
+	stock := strings.TrimSpace(string(out))
 	var stdout, stderr bytes.Buffer
-	if rc := run([]string{"list", "--only", strings.Join(installNames, ","), "--version", "v1.10.0-fp.7"}, &stdout, &stderr); rc != 0 {
+	if rc := run([]string{"list", "--only", strings.Join(installNames, ","), "--version", "v1.15.1-fp.7"}, &stdout, &stderr); rc != 0 {
 		t.Fatalf("list: exit %d: %s", rc, stderr.String())
 	}
-	want := `localhost/framework-plugins/vc-controller-manager:v1.10.0-fp.7
-localhost/framework-plugins/vc-webhook-manager:v1.10.0-fp.7
-localhost/framework-plugins/vc-scheduler:v1.10.0-fp.7
-localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.7
-docker.io/volcanosh/vc-controller-manager:v1.10.0
-docker.io/volcanosh/vc-webhook-manager:v1.10.0
-docker.io/volcanosh/vc-scheduler:v1.10.0
+	want := `localhost/framework-plugins/vc-controller-manager:v1.15.1-fp.7
+localhost/framework-plugins/vc-webhook-manager:v1.15.1-fp.7
+localhost/framework-plugins/vc-scheduler:v1.15.1-fp.7
+localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.7
+docker.io/volcanosh/vc-controller-manager:` + stock + `
+docker.io/volcanosh/vc-webhook-manager:` + stock + `
+docker.io/volcanosh/vc-scheduler:` + stock + `
 `
 	if diff := cmp.Diff(want, stdout.String()); diff != "" {
 		t.Errorf("list (-want +got):\n%s", diff)
@@ -35,6 +43,24 @@ docker.io/volcanosh/vc-scheduler:v1.10.0
 	stderr.Reset()
 	if rc := run([]string{"build", "--out", t.TempDir(), "--only", "gen-admission-secret"}, &stdout, &stderr); rc != 1 || !strings.Contains(stderr.String(), "--version is required") {
 		t.Errorf("build without --version: exit %d, %q; want 1 and --version is required", rc, stderr.String())
+	}
+}
+
+// The stock images' descriptions name the volcano module's version.
+func TestStockDescriptions(t *testing.T) {
+	o := &options{}
+	v, err := stockVersion(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, gi := range goImages {
+		d, err := gi.description(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(d, volcanoMark) || (gi.stock && !strings.Contains(d, "Volcano "+v+"'s ")) {
+			t.Errorf("%s: description %q", gi.name, d)
+		}
 	}
 }
 
@@ -84,10 +110,10 @@ func TestBuildBinaryImage(t *testing.T) {
 		}
 		return stdout.String()
 	}
-	if got := build("v1.10.0-fp.1"); !strings.Contains(got, "localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.1 ... built (") {
+	if got := build("v1.15.1-fp.1"); !strings.Contains(got, "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.1 ... built (") {
 		t.Fatalf("first build: %q", got)
 	}
-	img := loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.1")
+	img := loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.1")
 	cfg := configOf(t, img)
 	if diff := cmp.Diff([]string{"/gen-admission-secret"}, cfg.Config.Entrypoint); diff != "" {
 		t.Errorf("entrypoint (-want +got):\n%s", diff)
@@ -99,7 +125,7 @@ func TestBuildBinaryImage(t *testing.T) {
 	for _, k := range []string{"source", "revision", "version"} {
 		labels[k] = cfg.Config.Labels["org.opencontainers.image."+k]
 	}
-	if diff := cmp.Diff(map[string]string{"source": ourSource, "revision": "abc1234", "version": "v1.10.0-fp.1"}, labels); diff != "" {
+	if diff := cmp.Diff(map[string]string{"source": ourSource, "revision": "abc1234", "version": "v1.15.1-fp.1"}, labels); diff != "" {
 		t.Errorf("OCI labels (-want +got):\n%s", diff)
 	}
 	if len(cfg.RootFS.DiffIDs) != 1 || len(cfg.History) != 1 {
@@ -124,13 +150,13 @@ func TestBuildBinaryImage(t *testing.T) {
 	}
 	checkStaticELF(t, bin.data)
 
-	if got := build("v1.10.0-fp.1"); !strings.Contains(got, "... up to date") {
+	if got := build("v1.15.1-fp.1"); !strings.Contains(got, "... up to date") {
 		t.Errorf("second build: %q, want up to date", got)
 	}
-	if got := build("v1.10.0-fp.2"); !strings.Contains(got, "gen-admission-secret:v1.10.0-fp.2 ... built (") {
+	if got := build("v1.15.1-fp.2"); !strings.Contains(got, "gen-admission-secret:v1.15.1-fp.2 ... built (") {
 		t.Errorf("build with another version: %q, want built", got)
 	}
-	loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.10.0-fp.2")
+	loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.2")
 }
 
 // pemBlocks returns the DER bytes of each PEM block of data, as strings.

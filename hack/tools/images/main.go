@@ -14,17 +14,17 @@
 //	images build --out DIR [--only NAMES] [--force]
 //	             [--busybox PATH] [--tools-dir DIR] [--go PATH]
 //	             [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
-//	images list [--only NAMES] [--version V]
+//	images list [--only NAMES] [--version V] [--repo-root DIR]
 //	images push --repo REGISTRY/PATH [--dir DIR] [--only NAMES] [--insecure]
 //
 // The binary images (gobin.go) are static Go binaries on a distroless-style
 // base (Debian's CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532)
 // with the OCI labels source, revision and version: this project's
 // localhost/framework-plugins/{vc-controller-manager,vc-webhook-manager,vc-scheduler,
-// gen-admission-secret}:<--version>, and Volcano v1.10.0's own managers and
+// gen-admission-secret}:<--version>, and Volcano's own managers and
 // scheduler built from the volcano.sh/volcano module in go.mod,
-// docker.io/volcanosh/{vc-controller-manager,vc-webhook-manager,vc-scheduler}:v1.10.0
-// (short names stock-vc-*). Their inputs are the binaries' sha256 (built on
+// docker.io/volcanosh/{vc-controller-manager,vc-webhook-manager,vc-scheduler}:<its
+// version in go.mod, e.g. v1.15.1> (short names stock-vc-*). Their inputs are the binaries' sha256 (built on
 // every run into DIR/.bin; Go's build cache makes that a link step) and the CA
 // bundle's.
 //
@@ -69,7 +69,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, `usage:
   images build --out DIR [--only NAMES] [--force] [--busybox PATH] [--tools-dir DIR] [--go PATH]
                [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
-  images list [--only NAMES] [--version V]
+  images list [--only NAMES] [--version V] [--repo-root DIR]
 images: `+strings.Join(allNames(), ", ")+` (default: `+strings.Join(defaultNames, ",")+`)`)
 }
 
@@ -95,9 +95,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&opts.revision, "revision", "unknown", "org.opencontainers.image.revision of this project's images (a git commit)")
 		fs.StringVar(&opts.repoRoot, "repo-root", "", "the framework-plugins module directory the binary images are built from (default: two levels above --tools-dir)")
 		fs.StringVar(&opts.caCerts, "ca-certs", "", "CA bundle of the binary images (default: the certificates Debian's ca-certificates package ships, not the host's /etc/ssl/certs bundle)")
-		fs.StringVar(&opts.version, "version", "", "tag and version label of this project's images, e.g. v1.10.0-fp.1 (required to build them)")
+		fs.StringVar(&opts.version, "version", "", "tag and version label of this project's images, e.g. v1.15.1-fp.1 (required to build them)")
 	case "list":
 		fs.StringVar(&opts.version, "version", "", "tag of this project's images")
+		fs.StringVar(&opts.repoRoot, "repo-root", "", "the framework-plugins module directory whose go.mod gives the stock images' tag (default: found from the working directory)")
 	case "push":
 		fs.StringVar(&push.dir, "dir", "_output/install-images", "directory holding <name>.tar (make images)")
 		fs.StringVar(&push.repo, "repo", "", "registry path to push to, e.g. registry.example.com/framework-plugins (required)")
@@ -139,7 +140,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if cmd == "list" {
 		for _, r := range recipes {
-			fmt.Fprintln(stdout, r.reference(&opts))
+			ref, err := r.reference(&opts)
+			if err != nil {
+				fmt.Fprintf(stderr, "images list: %s: %v\n", r.name, err)
+				return 1
+			}
+			fmt.Fprintln(stdout, ref)
 		}
 		return 0
 	}

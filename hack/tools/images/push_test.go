@@ -34,7 +34,7 @@ func TestPushToRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tag, err := name.NewTag("localhost/framework-plugins/" + n + ":v1.10.0-fp.9")
+		tag, err := name.NewTag("localhost/framework-plugins/" + n + ":v1.15.1-fp.9")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +45,7 @@ func TestPushToRegistry(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want[host+"/team/fp/"+n+":v1.10.0-fp.9"] = d.String()
+		want[host+"/team/fp/"+n+":v1.15.1-fp.9"] = d.String()
 	}
 
 	var stdout, stderr bytes.Buffer

@@ -1,0 +1,144 @@
+package chart
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// volcanoModuleVersion is the version of volcano.sh/volcano that the
+// repository's go.mod requires, e.g. v1.15.1.
+func volcanoModuleVersion(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "volcano.sh/volcano")
+	cmd.Dir = repoRoot
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m volcano.sh/volcano: %v", err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// The upgrade from stock Volcano to this project (helm upgrade --reuse-values
+// -f installer/helm/volcano-values.yaml) keeps everything Volcano's chart
+// configures but what the values are for: the same objects; the Deployments
+// and the admission-init Job alike but for the images, the security contexts
+// (Pod Security Standard "restricted"), the admission Deployment's replicas
+// and resources, and the controller manager's API client limits (this
+// project's 500/1000 for the chart's 50/100; the admission-init hook gets the
+// admission resources too). Every other object (the CRDs,
+// Volcano's webhook configurations, Services, ConfigMaps, RBAC) renders
+// byte for byte the same.
+func TestVolcanoValuesKeepTheChart(t *testing.T) {
+	dir := volcanoChartDir(t)
+	stock, err := renderChart(t, dir, "volcano", "1.35.3", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := renderChart(t, dir, "volcano", "1.35.3", nil, readValues(t, "installer/helm/volcano-values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(stock.keys(), ours.keys()); diff != "" {
+		t.Fatalf("objects (-stock +with volcano-values.yaml):\n%s", diff)
+	}
+	const (
+		controllers   = "Deployment/volcano-controllers"
+		admission     = "Deployment/volcano-admission"
+		scheduler     = "Deployment/volcano-scheduler"
+		admissionInit = "Job/volcano-admission-init"
+	)
+	for _, key := range stock.keys() {
+		if key == controllers || key == admission || key == scheduler || key == admissionInit {
+			continue
+		}
+		if diff := cmp.Diff(stock.docs[key], ours.docs[key]); diff != "" {
+			t.Errorf("%s changed (-stock +with volcano-values.yaml):\n%s", key, diff)
+		}
+	}
+
+	// What the stock chart configures that the managers must keep (and
+	// this project's managers must accept): Volcano v1.15's arguments.
+	sc := decode[appsv1.Deployment](t, stock, controllers)
+	sa := decode[appsv1.Deployment](t, stock, admission)
+	for _, want := range []string{"--enable-metrics=true", "--kube-api-qps=50", "--kube-api-burst=100", "--sharding-configmap=volcano-sharding-configmap"} {
+		if !slices.Contains(sc.Spec.Template.Spec.Containers[0].Args, want) {
+			t.Errorf("Volcano's chart no longer passes the controller manager %s: %q", want, sc.Spec.Template.Spec.Containers[0].Args)
+		}
+	}
+	if args := strings.Join(sa.Spec.Template.Spec.Containers[0].Args, " "); !strings.Contains(args, "--enabled-admission=/jobs/mutate,/jobs/validate,/podgroups/validate,") {
+		t.Errorf("Volcano's chart's webhook manager arguments: %s", args)
+	}
+
+	// The Deployments: ours with the fields the values set put back to the
+	// stock ones equal the stock ones.
+	oc := decode[appsv1.Deployment](t, ours, controllers)
+	ctr := &oc.Spec.Template.Spec.Containers[0]
+	var limits []string
+	ctr.Args = slices.DeleteFunc(ctr.Args, func(a string) bool {
+		if strings.HasPrefix(a, "--kube-api-qps=") || strings.HasPrefix(a, "--kube-api-burst=") {
+			limits = append(limits, a)
+			return true
+		}
+		return false
+	})
+	if diff := cmp.Diff([]string{"--kube-api-qps=500", "--kube-api-burst=1000"}, limits); diff != "" {
+		t.Errorf("controller manager API client limits (-want +got):\n%s", diff)
+	}
+	stockCtr := &sc.Spec.Template.Spec.Containers[0]
+	stockCtr.Args = slices.DeleteFunc(stockCtr.Args, func(a string) bool {
+		return strings.HasPrefix(a, "--kube-api-qps=") || strings.HasPrefix(a, "--kube-api-burst=")
+	})
+	restoreStockPod(&sc.Spec.Template.Spec, &oc.Spec.Template.Spec)
+	if diff := cmp.Diff(sc, oc); diff != "" {
+		t.Errorf("%s differs beyond image, security contexts and API limits (-stock +ours):\n%s", controllers, diff)
+	}
+
+	oa := decode[appsv1.Deployment](t, ours, admission)
+	if oa.Spec.Replicas == nil || *oa.Spec.Replicas != 2 {
+		t.Errorf("%s replicas %v, want 2", admission, oa.Spec.Replicas)
+	}
+	if got := oa.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("1Gi")) != 0 {
+		t.Errorf("%s memory limit %s, want 1Gi", admission, got.String())
+	}
+	oa.Spec.Replicas = sa.Spec.Replicas
+	oa.Spec.Template.Spec.Containers[0].Resources = sa.Spec.Template.Spec.Containers[0].Resources
+	restoreStockPod(&sa.Spec.Template.Spec, &oa.Spec.Template.Spec)
+	if diff := cmp.Diff(sa, oa); diff != "" {
+		t.Errorf("%s differs beyond image, security contexts, replicas and resources (-stock +ours):\n%s", admission, diff)
+	}
+
+	// The scheduler: only the image (ours, Volcano's scheduler under our
+	// name and tag); it keeps the chart's security contexts.
+	ss := decode[appsv1.Deployment](t, stock, scheduler)
+	osch := decode[appsv1.Deployment](t, ours, scheduler)
+	osch.Spec.Template.Spec.Containers[0].Image = ss.Spec.Template.Spec.Containers[0].Image
+	if diff := cmp.Diff(ss, osch); diff != "" {
+		t.Errorf("%s differs beyond the image (-stock +ours):\n%s", scheduler, diff)
+	}
+
+	sj := decode[batchv1.Job](t, stock, admissionInit)
+	oj := decode[batchv1.Job](t, ours, admissionInit)
+	// The chart gives the hook the admission pods' resources too.
+	oj.Spec.Template.Spec.Containers[0].Resources = sj.Spec.Template.Spec.Containers[0].Resources
+	restoreStockPod(&sj.Spec.Template.Spec, &oj.Spec.Template.Spec)
+	if diff := cmp.Diff(sj, oj); diff != "" {
+		t.Errorf("%s differs beyond image, security contexts and resources (-stock +ours):\n%s", admissionInit, diff)
+	}
+}
+
+// restoreStockPod puts the stock pod's image and security contexts (pod and
+// first container) into ours; the Pod Security Standard check of those is
+// installer/manifests_test.go's.
+func restoreStockPod(stock, ours *corev1.PodSpec) {
+	ours.SecurityContext = stock.SecurityContext
+	ours.Containers[0].Image = stock.Containers[0].Image
+	ours.Containers[0].SecurityContext = stock.Containers[0].SecurityContext
+}
