@@ -16,6 +16,7 @@ endif
 # GOFLAGS of commands in another module (hack/tools, hack/coredns), which the
 # line's -modfile must not reach.
 SUBMODULE_GOFLAGS := -buildvcs=false
+COMMA := ,
 # $(call line_goflags,<line>): GOFLAGS that build this module for a non-default line.
 line_goflags = -buildvcs=false -modfile=$(CURDIR)/lines/$(1).mod -tags=volcano_line,volcano_$(1)
 ifeq ($(LINE),$(DEFAULT_LINE))

@@ -111,6 +111,7 @@ verify-manifests: $(INSTALLER_HELM) ## Fail if the three installer/framework-plu
 define installer_image
 	$(DOCKER) buildx build -f installer/docker/$(1).Dockerfile \
 		--build-arg VERSION=$(VERSION) --build-arg GIT_SHA=$(IMAGE_GIT_SHA) \
+		$(if $(filter-out $(DEFAULT_LINE),$(LINE)),--build-arg LINE_GOFLAGS="-modfile=lines/$(LINE).mod -tags=volcano_line$(COMMA)volcano_$(LINE)") \
 		-t $(IMAGE_REPO)/$(1):$(IMAGE_TAG) $(2) $(IMAGE_BUILD_FLAGS) .
 endef
 

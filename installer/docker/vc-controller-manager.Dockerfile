@@ -35,11 +35,18 @@ ARG TARGETARCH
 # passes the Makefile's VERSION (v1.15.1-fp.<n>), the tag of the image too.
 ARG VERSION=unknown
 ARG GIT_SHA=unknown
+# The Volcano line (lines/README.md): empty for the default line, else e.g.
+# "-modfile=lines/v1.14.1.mod -tags=volcano_line,volcano_v1.14.1" (make images
+# LINE=... passes it). go.mod's "go 1.25.0" makes the Go 1.24 image fetch the
+# Go 1.25 toolchain from the module proxy (checksummed) before it builds.
+ARG LINE_GOFLAGS=
 WORKDIR /src
 COPY . .
+# go.mod's volcano.sh/apis (the default line's) is made from the module proxy.
+RUN --mount=type=cache,target=/go/pkg/mod bash lines/volcano-apis.sh
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS=-buildvcs=false \
+    CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS="-buildvcs=false ${LINE_GOFLAGS}" \
     go build -trimpath \
       -ldflags "-s -w -X volcano.sh/volcano/pkg/version.Version=${VERSION} -X volcano.sh/volcano/pkg/version.GitSHA=${GIT_SHA}" \
       -o /out/vc-controller-manager ./cmd/vc-controller-manager
