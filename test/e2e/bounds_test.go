@@ -40,6 +40,12 @@ const (
 	// (VmHWM) may grow while it answers them all, one at a time. Before the
 	// bounds, four such Jobs took it from 86 MiB to 2.5 GB.
 	boundsPeakGrowth = 100 << 20
+	// volcanoReviewCap is Volcano v1.15's cap on a review's body
+	// (router.MaxRequestBody), which the webhook manager also applies on
+	// every line; reviewOverhead is at most what a review adds to the Job's
+	// JSON (its request's metadata, the user's name and groups).
+	volcanoReviewCap = 3 << 20
+	reviewOverhead   = 16 << 10
 )
 
 // The reviewers' Jobs, grown to what the API server accepts (3 MiB), through
@@ -79,6 +85,16 @@ var _ = Describe("Jobs over the bounds through the real kube-apiserver", Serial,
 			cancel()
 			GinkgoWriter.Printf("%s: answered in %v: %.200v\n", tc.Name, elapsed, err)
 			Expect(err).To(HaveOccurred(), "%s was admitted", tc.Name)
+			if strings.Contains(err.Error(), "status code 413") {
+				// Volcano v1.15's router caps a review at 3 MiB, as stock
+				// does: a Job near the API server's own 3 MiB limit makes a
+				// review over it, which Volcano's admission answers 413, and
+				// the API server refuses the Job as a failed call
+				// (failurePolicy Fail). Only such a Job may get that answer.
+				Expect(len(tc.JSON)).To(BeNumerically(">", volcanoReviewCap-reviewOverhead),
+					"%s: a Job of %d bytes got Volcano's body cap: %v", tc.Name, len(tc.JSON), err)
+				continue
+			}
 			Expect(apierrors.IsInvalid(err) || apierrors.IsForbidden(err) || apierrors.IsBadRequest(err)).To(BeTrue(),
 				"%s: the answer is a clean denial, not a failed call: %v", tc.Name, err)
 			if !tc.Within {
