@@ -4,9 +4,13 @@
 // Volcano's managers default to --kube-api-qps=50 --kube-api-burst=100. Its
 // pod admission makes three API reads per pod, so a 300-pod Job's pods queue
 // behind the limiter until the API server's 10 s webhook timeout expires, the
-// job controller retries, and the backlog never drains. Volcano's chart
-// (1.10.0) has no value for these flags, so the images change the defaults;
-// a flag given on the command line still wins.
+// job controller retries, and the backlog never drains. The binaries change
+// the defaults; a flag given on the command line still wins. Since v1.11
+// Volcano's chart passes --kube-api-qps=50 --kube-api-burst=100 to the
+// controller manager itself (its controller_kube_api_qps and _burst values),
+// which would win over these defaults: installer/helm/volcano-values.yaml
+// sets those values to QPS and Burst. The chart passes neither flag to the
+// webhook manager, whose defaults these remain.
 package apiflags
 
 import (
