@@ -103,3 +103,33 @@ func TestMutationOrder(t *testing.T) {
 		t.Errorf("Volcano's then ours: worker minAvailable %v; want 8 (why ours must run first)", m)
 	}
 }
+
+// Volcano v1.13+'s in-tree ray and hcclrank plugins keep working through
+// this manager: our mutation leaves their Jobs alone, Volcano's own
+// mutation (which this manager serves) adds svc to a ray Job as stock's
+// does, and Volcano's validation, which knows the plugins from its factory,
+// admits both.
+func TestInTreeRayAndHcclrankJobs(t *testing.T) {
+	stock := volcanoValidate(t)
+	for _, tc := range []struct {
+		job     *batch.Job
+		wantSvc bool
+	}{
+		{mkJob("ray").Task(MakeTask("head", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("ray").Obj(), true},
+		{mkJob("hccl").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("hcclrank").Obj(), false},
+	} {
+		t.Run(tc.job.Name, func(t *testing.T) {
+			resp := MutateService(Options{}).Func(review(t, admissionv1.Create, tc.job, nil))
+			if resp.Patch != nil || resp.Warnings != nil {
+				t.Errorf("our mutation answered %+v; want no patch and no warnings", resp)
+			}
+			mutated := volcanoMutate(t, tc.job)
+			if _, got := mutated.Spec.Plugins["svc"]; got != tc.wantSvc {
+				t.Errorf("Volcano's mutation: svc plugin %v, want %v (plugins %v)", got, tc.wantSvc, mutated.Spec.Plugins)
+			}
+			if got := stock(review(t, admissionv1.Create, mutated, nil)); !got.Allowed {
+				t.Errorf("Volcano's validation denies it: %v", got.Result)
+			}
+		})
+	}
+}
