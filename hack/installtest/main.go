@@ -333,12 +333,25 @@ func (x *t) chartConfigured(images string) {
 		problems = append(problems, fmt.Sprintf("dry-run create of a PodGroup, Queue, HyperNode and CronJob: %v: %s", err, strings.TrimSpace(string(out))))
 	}
 	var metrics []byte
-	err = wait.PollUntilContextTimeout(context.Background(), 2*time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+	// Up to 3 minutes: the controller pod may still be replacing the old
+	// one when this starts (one run of ours missed a 1-minute poll).
+	err = wait.PollUntilContextTimeout(context.Background(), 2*time.Second, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
 		metrics, err = x.kube.CoreV1().RESTClient().Get().AbsPath("/api/v1/namespaces/volcano-system/services/volcano-controllers-service:metrics/proxy/metrics").DoRaw(ctx)
 		return err == nil, nil
 	})
 	if err != nil || !strings.Contains(string(metrics), "# HELP ") {
 		problems = append(problems, fmt.Sprintf("controller metrics through volcano-controllers-service:metrics: %v (%d bytes)", err, len(metrics)))
+		// What the proxy would have reached: the Service's endpoints, the
+		// controller pods and the end of their logs.
+		for _, args := range [][]string{
+			{"-n", "volcano-system", "get", "pods,endpoints", "-o", "wide"},
+			{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=40", "--all-containers"},
+		} {
+			cmd := exec.Command("kubectl", args...)
+			cmd.Env = x.env
+			out, _ := cmd.CombinedOutput()
+			fmt.Printf("$ kubectl %s\n%s", strings.Join(args, " "), out)
+		}
 	}
 	line := "with " + images + ": Volcano's chart's admissions and controller metrics answer"
 	if len(problems) > 0 {
