@@ -55,10 +55,14 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/dask"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -250,6 +254,12 @@ func (x *t) steps(ctx context.Context) error {
 	// (leadTask listens there) and gets the worker hosts in MPI_HOST.
 	x.job(ctx, "ours-"+mpi.Name, mpi.Name, []string{"--master=" + workerTask, "--worker=" + leadTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort), wi},
 		mpi.EnvMPIHost, tensorflow.DefaultPort)
+	// The other four frameworks, each with its lead role on leadTask (which
+	// listens on the framework's port) and its workers on workerTask.
+	x.job(ctx, "ours-"+xgboost.Name, xgboost.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, wi}, xgboost.EnvMasterAddr, xgboost.DefaultPort)
+	x.job(ctx, "ours-"+dask.Name, dask.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask, wi}, dask.EnvSchedulerAddress, dask.DefaultPort, dask.DefaultClient)
+	x.job(ctx, "ours-"+jax.Name, jax.Name, []string{"--worker=" + workerTask, wi}, jax.EnvJAXCoordinatorAddress, jax.DefaultPort)
+	x.job(ctx, "ours-"+paddle.Name, paddle.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, wi}, paddle.EnvMaster, paddle.DefaultPort)
 	heading("docs/install.md's Verify Job (example/tensorflow/tensorflow.yaml)")
 	x.verifyJob(ctx, wi)
 
@@ -744,13 +754,21 @@ const (
 // Volcano's in-tree plugin and ours share.
 var tfArgs = []string{"--ps=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort)}
 
-// job runs a two-task Job (leadTask, workerTask) with plugin on the real
+// job runs a Job of tasks leadTask, workerTask and extraTasks with plugin on the real
 // node: the lead accepts one connection on port (for at most 20 s), the
-// worker checks that env var is set. This project's plugins hold the worker
+// others check that env var is set. This project's plugins hold the worker
 // back in a wait init container until the lead answers there (or resolves,
 // for PyTorch), Volcano's do not. Records the result.
-func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
-	x.runJob(ctx, plugin, realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port, leadTask)))
+func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int, extraTasks ...string) {
+	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port, leadTask))
+	// A role beyond the two (Dask's client) runs what workerTask runs.
+	for _, name := range extraTasks {
+		task := *j.Spec.Tasks[1].DeepCopy()
+		task.Name = name
+		j.Spec.Tasks = append(j.Spec.Tasks, task)
+		j.Spec.MinAvailable++
+	}
+	x.runJob(ctx, plugin, j)
 }
 
 // verifyJob runs docs/install.md's Verify Job, example/tensorflow/tensorflow.yaml,
