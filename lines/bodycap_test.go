@@ -25,10 +25,6 @@ import (
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
-// volcanoMaxBody is what the webhook manager caps Volcano's paths at
-// (cmd/vc-webhook-manager): 3 MiB, as Volcano v1.14.2+ caps its own.
-const volcanoMaxBody = 3 << 20
-
 // Volcano's own /jobs/validate of this line, behind webhook.CapBody as the
 // webhook manager serves it: a body over the cap is answered 413 and never
 // reaches Volcano (whose v1.14.1 router reads any body whole), whether the
@@ -62,13 +58,13 @@ func TestVolcanoPathsBodyCap(t *testing.T) {
 	}{
 		{"within, announced", within, false, http.StatusOK, true},
 		{"within, chunked", within, true, http.StatusOK, true},
-		{"exactly the cap", pad(volcanoMaxBody), false, http.StatusOK, true},
-		{"over, announced", pad(volcanoMaxBody + 1), false, http.StatusRequestEntityTooLarge, false},
-		{"over, chunked", pad(volcanoMaxBody + 1), true, http.StatusRequestEntityTooLarge, false},
+		{"exactly the cap", pad(webhook.VolcanoMaxBody), false, http.StatusOK, true},
+		{"over, announced", pad(webhook.VolcanoMaxBody + 1), false, http.StatusRequestEntityTooLarge, false},
+		{"over, chunked", pad(webhook.VolcanoMaxBody + 1), true, http.StatusRequestEntityTooLarge, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reached := false
-			h := webhook.CapBody(volcanoMaxBody, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := webhook.CapBody(webhook.VolcanoMaxBody, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				reached = true
 				volcano.Handler(w, r)
 			}))

@@ -182,6 +182,13 @@ func record(path string, v *verdict, resp *admissionv1.AdmissionResponse, start 
 	metrics.ObserveAdmission(path, framework, result, reason, start)
 }
 
+// VolcanoMaxBody caps the request body of every one of Volcano's admission
+// paths the webhook manager serves: 3 MiB, as Volcano's own router does
+// since v1.14.2 (CVE-2026-44247) and the API server's request limit.
+// Volcano v1.14.1's router reads a body whole, however large; the manager
+// caps it on every line (CapBody), so that no line's admissions read more.
+const VolcanoMaxBody = 3 << 20
+
 // CapBody returns next with its request bodies limited to max bytes (a
 // review's JSON), for handlers that read a body whole without a limit of
 // their own, such as Volcano v1.14.1's router: a request announcing or

@@ -68,14 +68,6 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 	return out
 }
 
-// volcanoMaxBody caps the request body of every one of Volcano's admission
-// paths: 3 MiB, as Volcano's own router does since v1.14.2 (CVE-2026-44247)
-// and the API server's request limit. Volcano v1.14.1's router reads a
-// body whole, however large; this manager caps it on every line, so that
-// no line's admissions read more (the framework paths have their own cap,
-// webhook.MaxReviewBytes).
-const volcanoMaxBody = 3 << 20
-
 // The admission server's limits beyond Volcano's timeouts: an idle
 // keep-alive connection is closed after idleTimeout, and request headers
 // are at most maxHeaderBytes (net/http's default, stated).
@@ -93,7 +85,7 @@ const (
 // (admissions.SetupGlobals), the queue informer and lister Volcano's job and
 // queue admissions read (synced before the server listens), the admissions
 // registered on http.DefaultServeMux with their clients and settings
-// (admissions.Configure), each body capped at volcanoMaxBody, the CA bundle
+// (admissions.Configure), each body capped at webhook.VolcanoMaxBody, the CA bundle
 // set on their configurations (waiting up to 5 minutes for each), the
 // admission configuration file watched, Volcano's server timeouts, at most
 // maxInFlight requests at once (webhook.LimitInFlight), and on
@@ -154,7 +146,7 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 			s.Config.ConfigData = admissionConf
 			admissions.Configure(s.Config, config)
 		}
-		http.Handle(s.Path, webhook.CapBody(volcanoMaxBody, http.HandlerFunc(s.Handler)))
+		http.Handle(s.Path, webhook.CapBody(webhook.VolcanoMaxBody, http.HandlerFunc(s.Handler)))
 		return setVolcanoCABundle(ctx, kubeClient, s, config.CaCertData)
 	}); err != nil {
 		return err
