@@ -34,6 +34,9 @@ import (
 	"github.com/vcplugins/framework-plugins/lines/controllers"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
+	// The podgroup-resync controller: syncs a Job whose PodGroup the job
+	// controller missed leaving Pending (an informer relist).
+	_ "github.com/vcplugins/framework-plugins/pkg/pgresync"
 	// The wait-timeout controller: fails pods whose wait container timed out.
 	_ "github.com/vcplugins/framework-plugins/pkg/waitwatch"
 	"github.com/vcplugins/framework-plugins/plugins"

@@ -33,6 +33,11 @@ const (
 	// after --wait-timeout; the message names the task, the pod and the
 	// dependencies that never answered. The pod is failed (pkg/waitwatch).
 	ReasonWaitTimedOut = "WaitTimedOut"
+	// ReasonPodGroupResynced (Normal): Volcano's job controller missed the
+	// Job's PodGroup leaving Pending (its informer listed again, as after a
+	// kube-apiserver restart), and a SyncJob Command asks it to create the
+	// pods (pkg/pgresync).
+	ReasonPodGroupResynced = "PodGroupResynced"
 )
 
 // Component is the event source the plugins report as.
@@ -47,10 +52,20 @@ const maxMessage = 1024
 // the event already there and adds nothing. Failures to record are logged: an
 // event is never worth failing the Job over.
 func Warn(ctx context.Context, client kubernetes.Interface, job *batch.Job, reason, message string) {
+	record(ctx, client, job, v1.EventTypeWarning, reason, message)
+}
+
+// Normal records a Normal event with reason and message on job, once, as
+// Warn does.
+func Normal(ctx context.Context, client kubernetes.Interface, job *batch.Job, reason, message string) {
+	record(ctx, client, job, v1.EventTypeNormal, reason, message)
+}
+
+func record(ctx context.Context, client kubernetes.Interface, job *batch.Job, eventType, reason, message string) {
 	if len(message) > maxMessage {
 		message = message[:maxMessage-3] + "..."
 	}
-	klog.InfoS("Warning on Job", "job", klog.KObj(job), "reason", reason, "message", message)
+	klog.InfoS(eventType+" on Job", "job", klog.KObj(job), "reason", reason, "message", message)
 	if client == nil {
 		return
 	}
@@ -71,7 +86,7 @@ func Warn(ctx context.Context, client kubernetes.Interface, job *batch.Job, reas
 		},
 		Reason:         reason,
 		Message:        message,
-		Type:           v1.EventTypeWarning,
+		Type:           eventType,
 		Source:         v1.EventSource{Component: Component},
 		FirstTimestamp: now,
 		LastTimestamp:  now,

@@ -83,16 +83,27 @@ func waitCompleted(ctx context.Context, f *framework.Framework, job *batch.Job, 
 	}, timeout).Should(Succeed(), "Job %s to completion", job.Name)
 }
 
-// podLogs returns the program container's log of each pod: as the kubelet
-// has it, for a pod that still exists, else as followed while it ran (the
-// Job's completion deletes pods still running).
+// podLogs returns the program container's log of each pod: the longest of
+// the log as the kubelet has it (for a pod that still exists), as the real
+// node wrote it to disk (framework.NodePodLog: a kubelet restarted after the
+// pod finished serves none) and as followed while it ran (the Job's
+// completion deletes pods still running; a restart cuts the stream).
 func podLogs(ctx context.Context, f *framework.Framework, pods []*corev1.Pod, container string, followed map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, pod := range pods {
 		log, err := f.TryPodLog(ctx, pod, container)
-		if err != nil || len(log) < len(followed[pod.Name]) {
-			GinkgoWriter.Printf("pod %s: log as followed (%d bytes; from the kubelet: %d bytes, %v)\n", pod.Name, len(followed[pod.Name]), len(log), err)
-			log = followed[pod.Name]
+		onDisk, diskErr := f.NodePodLog(pod, container)
+		if err != nil || len(log) < len(followed[pod.Name]) || len(log) < len(onDisk) {
+			GinkgoWriter.Printf("pod %s: log from the kubelet %d bytes (%v), on the node's disk %d bytes (%v), as followed %d bytes; using the longest\n",
+				pod.Name, len(log), err, len(onDisk), diskErr, len(followed[pod.Name]))
+			if err != nil {
+				log = ""
+			}
+			for _, other := range []string{onDisk, followed[pod.Name]} {
+				if len(other) > len(log) {
+					log = other
+				}
+			}
 		}
 		out[pod.Name] = log
 	}

@@ -2,6 +2,11 @@ package framework
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -92,4 +97,61 @@ func (f *Framework) DumpPods(job *batch.Job) {
 	for _, e := range f.Events(ctx, "") {
 		w.Printf("event %s %s/%s %s: %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Message)
 	}
+}
+
+// NodePodLog returns the log of the last run of one container of pod as the
+// real node's container runtime wrote it to disk (the kubelet's podLogsDir,
+// <ns>_<pod>_<uid>/<container>/<restart count>.log, in the CRI logging format:
+// "<RFC 3339 time> <stream> <P|F> <text>", P for a line cut into parts), as
+// text: what the kubelet serves, read without the kubelet. A restarted
+// kubelet serves no log of a pod that had finished before it started, and a
+// log stream it cut loses what was printed until the stream is opened again;
+// the file has it all until the pod is deleted. The error says when the
+// suite's cluster has no real node or the file is not there.
+func (f *Framework) NodePodLog(pod *corev1.Pod, container string) (string, error) {
+	tc := Cluster()
+	if tc == nil || tc.Dir == "" || !tc.HasRealNode() {
+		return "", fmt.Errorf("no real node in the suite's cluster")
+	}
+	dir := filepath.Join(tc.Dir, "node", "pod-logs", fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID), container)
+	files, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil || len(files) == 0 {
+		return "", fmt.Errorf("no log file of container %s of pod %s in %s", container, pod.Name, dir)
+	}
+	last, lastRun := "", -1
+	for _, file := range files {
+		if n, err := strconv.Atoi(strings.TrimSuffix(filepath.Base(file), ".log")); err == nil && n > lastRun {
+			last, lastRun = file, n
+		}
+	}
+	data, err := os.ReadFile(last)
+	if err != nil {
+		return "", err
+	}
+	return CRILogText(data), nil
+}
+
+// CRILogText turns container log lines in the CRI logging format into the
+// text the container printed: "<time> <stream> F <text>" is text and a line
+// end, "<time> <stream> P <text>" a part of a line continued by the next.
+// Lines that do not parse are kept as they are.
+func CRILogText(data []byte) string {
+	var b strings.Builder
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		if line == "" {
+			continue
+		}
+		fields := strings.SplitN(strings.TrimSuffix(line, "\n"), " ", 4)
+		if len(fields) < 3 || (fields[2] != "P" && fields[2] != "F") {
+			b.WriteString(line)
+			continue
+		}
+		if len(fields) == 4 {
+			b.WriteString(fields[3])
+		}
+		if fields[2] == "F" {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
 }

@@ -33,14 +33,16 @@ const (
 	// PodsBoundTimeout bounds waiting for vc-scheduler to bind pods.
 	PodsBoundTimeout = 60 * time.Second
 	// AfterAPIServerRestartTimeout bounds waiting for the controllers and
-	// the scheduler to act on a new object after kube-apiserver restarted:
-	// client-go's reflectors back off between relists from 0.8 s, doubling
-	// up to 30 s, with up to 100% jitter, and reset only after 2 minutes
-	// without a failure (tools/cache/reflector.go), so after restarts in
-	// quick succession (make chaos's rounds) an informer may wait a minute
-	// before it lists again; then PodsBoundTimeout. make chaos has seen a
-	// longer wait that this does not explain (docs/troubleshooting.md).
-	AfterAPIServerRestartTimeout = 60*time.Second + PodsBoundTimeout
+	// the scheduler to act on a new object after kube-apiserver restarted.
+	// Every informer relists then (the restarted server's watch cache
+	// answers "too old resource version"), after client-go's reflector
+	// backoff: from 0.8 s, doubling up to 30 s, with up to 100% jitter,
+	// reset only after 2 minutes without a backoff
+	// (tools/cache/reflector.go), and both the watch refused while the server
+	// is down and the relist after it take a step. After restarts in quick
+	// succession one informer can wait two capped steps, up to 2 minutes
+	// (docs/troubleshooting.md, "kube-apiserver restarts"); then binding.
+	AfterAPIServerRestartTimeout = 2*time.Minute + PodsBoundTimeout
 	// JobCompletedTimeout bounds waiting for a Job to reach a phase, Completed
 	// in particular.
 	JobCompletedTimeout = 90 * time.Second
