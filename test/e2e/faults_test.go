@@ -435,7 +435,8 @@ func waitBack(ctx context.Context, f *framework.Framework, component string, at 
 	cl := framework.Cluster().Local
 	var check func(ctx context.Context) error
 	switch component {
-	case localcluster.KubeAPIServer:
+	case localcluster.KubeAPIServer, localcluster.Etcd:
+		// The API server's /readyz includes its etcd check.
 		check = func(ctx context.Context) error {
 			_, err := f.Kube.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
 			return err
@@ -563,7 +564,7 @@ func followNewJob(ctx context.Context, f *framework.Framework, job *batch.Job) n
 		if j, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).Get(context.Background(), job.Name, metav1.GetOptions{}); err == nil {
 			state = fmt.Sprintf("; Job state %+v", j.Status.State)
 		}
-		return fmt.Sprintf("Job %s after kube-apiserver restarted: %s%s; PodGroup Inqueue %s, pods created %s after its creation",
+		return fmt.Sprintf("Job %s created after the restart: %s%s; PodGroup Inqueue %s, pods created %s after its creation",
 			job.Name, last, state, since(steps.created, steps.inqueue), since(steps.created, steps.podsCreated))
 	})
 	return steps
@@ -764,6 +765,98 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 		small := f.CreateJob(ctx, burstJob("after-apiserver"))
 		steps := followNewJob(ctx, f, small)
 		report(fmt.Sprintf("kube-apiserver killed mid-run: ready again in %.1fs; no pod replaced; %s; a new Job created %.1fs after the server was ready: PodGroup Inqueue %s, pods created %s, all bound %s after readiness (client-go's relist backoff, docs/troubleshooting.md)",
+			back.Seconds(), summary, steps.created.Sub(ready).Seconds(), since(ready, steps.inqueue), since(ready, steps.podsCreated), since(ready, steps.bound)))
+		f.ExpectNothingLeft(ctx, job)
+		f.ExpectNothingLeft(ctx, small)
+	}, SpecTimeout(framework.RealSpecTimeout))
+})
+
+var _ = Describe("Volcano's scheduler and etcd killed (SIGKILL) and started again", Label("faults"), faultRounds(), func() {
+	f := framework.New("faults-volcano")
+
+	It("vc-scheduler, while a 300-worker gang is being bound: every pod bound once, none replaced, the Job completes", func(ctx SpecContext) {
+		job := vctesting.MakeJob("gang-bind").Plugin("tensorflow").
+			Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			Task(vctesting.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			Obj()
+		job = f.CreateJob(ctx, job)
+		want := framework.TotalReplicas(job)
+		// Direct reads every 20 ms: the gang is bound within seconds, and
+		// the kill must land inside that.
+		list := func(ctx context.Context) []corev1.Pod {
+			pods, err := f.Kube.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{LabelSelector: batch.JobNameKey + "=" + job.Name})
+			Expect(err).NotTo(HaveOccurred())
+			return pods.Items
+		}
+		countBound := func(pods []corev1.Pod) int {
+			n := 0
+			for _, p := range pods {
+				if p.Spec.NodeName != "" {
+					n++
+				}
+			}
+			return n
+		}
+		var boundAtKill int
+		Eventually(ctx, func() int {
+			boundAtKill = countBound(list(ctx))
+			return boundAtKill
+		}).WithTimeout(framework.PodsCreatedTimeout + framework.PodsBoundTimeout).WithPolling(20 * time.Millisecond).
+			Should(BeNumerically(">", 0), "the first pod of Job %s bound", job.Name)
+		at := framework.RestartComponent(localcluster.Scheduler)
+		var pods []corev1.Pod
+		Eventually(ctx, func() int {
+			pods = list(ctx)
+			return countBound(pods)
+		}).WithTimeout(framework.PodsBoundTimeout).WithPolling(250*time.Millisecond).
+			Should(Equal(want), "pods of Job %s bound after vc-scheduler's restart", job.Name)
+		allBound := time.Since(at)
+		f.WaitJobPhase(ctx, job, batch.Completed, framework.JobCompletedTimeout)
+
+		uids, names := map[types.UID]bool{}, map[string]bool{}
+		for _, p := range pods {
+			uids[p.UID], names[p.Name] = true, true
+		}
+		Expect(uids).To(HaveLen(want), "one pod per task index, none created twice")
+		Expect(names).To(HaveLen(want))
+		evs, err := f.Kube.CoreV1().Events(f.Namespace).List(ctx, metav1.ListOptions{FieldSelector: "reason=Scheduled"})
+		Expect(err).NotTo(HaveOccurred())
+		scheduled := map[string]int{}
+		for _, ev := range evs.Items {
+			// vc-scheduler also records Scheduled on the PodGroup.
+			if ev.InvolvedObject.Kind == "Pod" {
+				scheduled[ev.InvolvedObject.Name] += max(1, int(ev.Count))
+			}
+		}
+		for name, n := range scheduled {
+			Expect(n).To(Equal(1), "Scheduled events of pod %s", name)
+		}
+		j, err := f.GetJob(ctx, job.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(j.Status.RetryCount).To(BeZero(), "status.retryCount of Job %s", job.Name)
+		report(fmt.Sprintf("vc-scheduler killed with %d of %d pods of a gang bound: all bound %.1fs after the kill, no pod with two Scheduled events (%d pods have one; the killed scheduler's unsent events are lost), no pod replaced, the Job completed",
+			boundAtKill, want, allBound.Seconds(), len(scheduled)))
+		f.ExpectNothingLeft(ctx, job)
+	}, SpecTimeout(framework.SpecTimeout))
+
+	It("etcd, mid-run on the real node: the API server serves again, training completes without a restart, a new Job gets its pods", func(ctx SpecContext) {
+		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", nil, "master-0", ddpProgress)
+		job := run.job
+		before := jobPods(ctx, f, job)
+		at := framework.RestartComponent(localcluster.Etcd)
+		back := waitBack(ctx, f, localcluster.Etcd, at)
+		f.WaitJobPhaseOrDump(ctx, job, batch.Completed, framework.RealJobCompletedTimeout)
+		summary := run.judge(ctx)
+		run.expectSamePods(before)
+		j, err := f.GetJob(ctx, job.Name)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(j.Status.RetryCount).To(BeZero(), "status.retryCount of Job %s", job.Name)
+
+		By("creating a Job on the KWOK nodes: the controllers act on it")
+		ready := at.Add(back)
+		small := f.CreateJob(ctx, burstJob("after-etcd"))
+		steps := followNewJob(ctx, f, small)
+		report(fmt.Sprintf("etcd killed mid-run: the API server ready again %.1fs after the kill; no pod replaced, no Job restart; %s; a new Job created %.1fs after: PodGroup Inqueue %s, pods created %s, all bound %s after readiness",
 			back.Seconds(), summary, steps.created.Sub(ready).Seconds(), since(ready, steps.inqueue), since(ready, steps.podsCreated), since(ready, steps.bound)))
 		f.ExpectNothingLeft(ctx, job)
 		f.ExpectNothingLeft(ctx, small)
