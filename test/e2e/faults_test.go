@@ -653,6 +653,91 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 		f.ExpectNothingLeft(ctx, job)
 	}, SpecTimeout(framework.SpecTimeout))
 
+	It("vc-controller-manager, twice while 500 Jobs are created: every Job gets each of its pods once and completes, none stays Pending", func(ctx SpecContext) {
+		const jobs, workers = 500, 8
+		// KWOK's default stage completes the pods at once, so that 1,000
+		// pods fit the four KWOK nodes' 440 pod slots in turn.
+		next := make(chan int)
+		errs := make(chan error, jobs)
+		var wg sync.WaitGroup
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer GinkgoRecover()
+				defer wg.Done()
+				for i := range next {
+					j := vctesting.MakeJob(fmt.Sprintf("many-%03d", i)).Plugin("tensorflow").
+						Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+						Task(vctesting.MakeTask("worker", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+						Obj()
+					_, err := f.TryCreateJob(ctx, j)
+					errs <- err
+				}
+			}()
+		}
+		var restarts []time.Duration
+		started := time.Now()
+		for i := 0; i < jobs; i++ {
+			if i == jobs/3 || i == 2*jobs/3 {
+				at := framework.RestartComponent(localcluster.ControllerManager)
+				restarts = append(restarts, waitBack(ctx, f, localcluster.ControllerManager, at))
+			}
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			Expect(err).NotTo(HaveOccurred(), "creating a Job")
+		}
+		created := time.Since(started)
+
+		var states map[string]batch.JobPhase
+		Eventually(ctx, func() int {
+			list, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).List(ctx, metav1.ListOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			states = map[string]batch.JobPhase{}
+			done := 0
+			for _, j := range list.Items {
+				states[j.Name] = j.Status.State.Phase
+				if j.Status.State.Phase == batch.Completed {
+					done++
+				}
+			}
+			return done
+		}).WithTimeout(5*time.Minute).WithPolling(2*time.Second).Should(Equal(jobs), func() string {
+			byPhase := map[batch.JobPhase][]string{}
+			for name, phase := range states {
+				if phase != batch.Completed && len(byPhase[phase]) < 5 {
+					byPhase[phase] = append(byPhase[phase], name)
+				}
+			}
+			return fmt.Sprintf("Jobs not Completed, by phase (up to 5 each): %v", byPhase)
+		})
+		allDone := time.Since(started)
+
+		pods, err := f.Kube.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		perJob := map[string][]string{}
+		for _, p := range pods.Items {
+			name := p.Labels[batch.JobNameKey]
+			perJob[name] = append(perJob[name], p.Name)
+			Expect(framework.EnvOf(&p, "tensorflow")[tensorflow.EnvTFConfig]).To(ContainSubstring(name+"-worker-0."+name), "TF_CONFIG of pod %s", p.Name)
+		}
+		Expect(perJob).To(HaveLen(jobs), "Jobs with pods")
+		for name, ps := range perJob {
+			slices.Sort(ps)
+			Expect(ps).To(Equal([]string{name + "-ps-0", name + "-worker-0"}), "pods of Job %s", name)
+		}
+		list, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).List(ctx, metav1.ListOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		for _, j := range list.Items {
+			Expect(j.Status.RetryCount).To(BeZero(), "status.retryCount of Job %s", j.Name)
+		}
+		report(fmt.Sprintf("vc-controller-manager killed twice while %d Jobs were created (%.0fs; healthy again after %.1fs and %.1fs): every Job Completed %.0fs after the first create, each with its 2 pods once, TF_CONFIG naming its own hosts, no retry",
+			jobs, created.Seconds(), restarts[0].Seconds(), restarts[1].Seconds(), allDone.Seconds()))
+	}, SpecTimeout(10*time.Minute))
+
 	It("vc-webhook-manager, during a burst of Job creates: every Job is admitted fully mutated or refused, never unmutated, and it admits again within 10 s", func(ctx SpecContext) {
 		const burst, workers = 40, 4
 		type result struct {
