@@ -270,7 +270,30 @@ var samples = map[string]sample{
 	"bounds-plugin-name": denied(mkJob("tf").Task(mkTask("worker", 1)).Plugin("tensorflow").Plugin(strings.Repeat("x", jobs.MaxPluginNameBytes+1)).Obj()),
 	"bounds-args":        denied(tfPSWorker(repeat("--wait=true", jobs.MaxPluginArgs+1)...)),
 	"bounds-arg-bytes":   denied(tfPSWorker("--wait-image=" + strings.Repeat("x", jobs.MaxPluginArgBytes))),
-	"abbreviated":        denied(tfPSWorker("--port=" + strings.Repeat("x", 300))),
+	"bounds-template-list": denied(func() *batch.Job {
+		worker := mkTask("worker", 2)
+		for i := 0; i <= jobs.MaxEnv; i++ {
+			worker.Template.Spec.Containers[0].Env = append(worker.Template.Spec.Containers[0].Env, v1.EnvVar{Name: fmt.Sprintf("E%d", i)})
+		}
+		return tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), worker).Obj()
+	}()),
+	"bounds-template-entries": denied(func() *batch.Job {
+		worker := mkTask("worker", 2)
+		c := &worker.Template.Spec.Containers[0]
+		c.Args, c.Command = make([]string, jobs.MaxArgs), make([]string, jobs.MaxTemplateEntries-jobs.MaxArgs)
+		return tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), worker).Obj()
+	}()),
+	"bounds-job-template-entries": denied(func() *batch.Job {
+		w := mkJob("tf").Plugin("tensorflow").Task(mkTask("ps", 1))
+		for i := 0; i < 5; i++ {
+			t := mkTask(fmt.Sprintf("worker%d", i), 1)
+			c := &t.Template.Spec.Containers[0]
+			c.Args, c.Command = make([]string, jobs.MaxArgs), make([]string, jobs.MaxTemplateEntries-1-jobs.MaxArgs)
+			w.Task(t)
+		}
+		return w.Obj()
+	}()),
+	"abbreviated": denied(tfPSWorker("--port=" + strings.Repeat("x", 300))),
 	"capped": denied(func() *batch.Job {
 		w := mkJob("deps").Plugin("tensorflow").Task(mkTask("worker", 1))
 		for i := 0; i < 3; i++ {

@@ -29,7 +29,11 @@ const maxDenialBytes = 64 << 10
 // the same process, BoundVolcanoJobAdmissions) with a short denial, and at a
 // bounded cost. Before the bounds, the
 // Jobs above took the manager to 1.6–2.5 GB, timed the mutation out, came back
-// as denials of up to 2 MB, or took 3 to 13 s.
+// as denials of up to 2 MB, or took 3 to 13 s; of the pod template lists,
+// 15,000 args took the mutation 1.8 GB (gomodules.xyz/jsonpatch/v2 v2.2.0),
+// 20,000 invalid env names Volcano's validation 7 s and a 6 MB denial, and
+// 4,096 (within the count bounds) 2.7 GB and 1.4 s before
+// volcanoTemplateErrors.
 func TestAdmissionCostOverBounds(t *testing.T) {
 	plugins.Register()
 	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
@@ -72,8 +76,15 @@ func TestAdmissionCostOverBounds(t *testing.T) {
 				}
 			}
 			for what, resp := range map[string]*admissionv1.AdmissionResponse{"validation": validated, "volcano's validation": volcanoResp} {
-				if what == "volcano's validation" && within {
+				if what == "volcano's validation" && within && !tc.NoFramework {
 					continue // within bounds: Volcano's own answer
+				}
+				if what == "validation" && tc.NoFramework {
+					// Not ours to check (the API server does not call it).
+					if !resp.Allowed {
+						t.Errorf("validation of a Job without a framework plugin: %+v; want it allowed", resp.Result)
+					}
+					continue
 				}
 				if resp.Allowed || resp.Result.Code != http.StatusUnprocessableEntity {
 					t.Fatalf("%s: %+v; want a 422 denial", what, resp.Result)

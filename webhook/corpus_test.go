@@ -30,7 +30,7 @@ const (
 
 // volcanoValidate returns Volcano's own job validation (/jobs/validate), with
 // an open "default" queue to find.
-func volcanoValidate(t *testing.T) router.AdmitFunc {
+func volcanoValidate(t testing.TB) router.AdmitFunc {
 	t.Helper()
 	var admit router.AdmitFunc
 	queue := &schedulingv1beta1.Queue{

@@ -7,14 +7,18 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
+	v1 "k8s.io/api/core/v1"
 	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 // maxAdmissionBytes bounds what one admission (mutation and validation
@@ -139,6 +143,208 @@ func TestSvcSizesMatchGenerateHosts(t *testing.T) {
 			}
 			sort.Strings(keys)
 			t.Errorf("tasks %v: sizes (-GenerateHosts +svcSizes):\n%s", keys, diff)
+		}
+	}
+}
+
+// templateList is a list of a pod template a Job author can grow: its bound
+// and how to add entry i (of about pad bytes more) to a task.
+type templateList struct {
+	name      string
+	container bool // a container's list, else the pod's
+	max       int
+	add       func(t *batch.TaskSpec, i int, pad string)
+}
+
+func (l templateList) path(task int) string {
+	p := fmt.Sprintf("spec.tasks[%d].template.spec.", task)
+	if l.container {
+		p += "containers[0]."
+	}
+	return p + l.name
+}
+
+var templateLists = []templateList{
+	{"args", true, jobs.MaxArgs, func(t *batch.TaskSpec, i int, pad string) {
+		c := &t.Template.Spec.Containers[0]
+		c.Args = append(c.Args, fmt.Sprintf("--a%d=%s", i, pad))
+	}},
+	{"command", true, jobs.MaxArgs, func(t *batch.TaskSpec, i int, pad string) {
+		c := &t.Template.Spec.Containers[0]
+		c.Command = append(c.Command, fmt.Sprintf("c%d%s", i, pad))
+	}},
+	{"env", true, jobs.MaxEnv, func(t *batch.TaskSpec, i int, pad string) {
+		c := &t.Template.Spec.Containers[0]
+		c.Env = append(c.Env, v1.EnvVar{Name: fmt.Sprintf("E%d", i), Value: "v" + pad})
+	}},
+	{"envFrom", true, jobs.MaxEnvFrom, func(t *batch.TaskSpec, i int, pad string) {
+		c := &t.Template.Spec.Containers[0]
+		c.EnvFrom = append(c.EnvFrom, v1.EnvFromSource{Prefix: "P" + pad,
+			ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: fmt.Sprintf("cm%d", i)}}})
+	}},
+	{"ports", true, jobs.MaxPorts, func(t *batch.TaskSpec, i int, _ string) {
+		c := &t.Template.Spec.Containers[0]
+		c.Ports = append(c.Ports, v1.ContainerPort{ContainerPort: int32(1000 + i%60000)})
+	}},
+	{"volumeMounts", true, jobs.MaxVolumeMounts, func(t *batch.TaskSpec, i int, pad string) {
+		c := &t.Template.Spec.Containers[0]
+		c.VolumeMounts = append(c.VolumeMounts, v1.VolumeMount{Name: "v0", MountPath: fmt.Sprintf("/m/%d/%s", i, pad)})
+	}},
+	{"volumes", false, jobs.MaxVolumes, func(t *batch.TaskSpec, i int, pad string) {
+		t.Template.Spec.Volumes = append(t.Template.Spec.Volumes, v1.Volume{Name: fmt.Sprintf("v%d", i),
+			VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/h/" + pad}}})
+	}},
+	// MakeTask's container is the first.
+	{"containers", false, jobs.MaxContainers - 1, func(t *batch.TaskSpec, i int, pad string) {
+		t.Template.Spec.Containers = append(t.Template.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", i), Image: "i" + pad})
+	}},
+}
+
+// growList returns job with n entries added to list l of the template of
+// task, each about pad bytes long; n < 0: as many as fit in what the API
+// server accepts (webhooktest.APIServerMaxBody, less 16 KiB for the review
+// around it).
+func growList(t testing.TB, job *batch.Job, task int, l templateList, n, pad int) *batch.Job {
+	t.Helper()
+	out := job.DeepCopy()
+	p := strings.Repeat("x", pad)
+	if n >= 0 {
+		for i := 0; i < n; i++ {
+			l.add(&out.Spec.Tasks[task], i, p)
+		}
+		return out
+	}
+	// The size of one entry, then as many as fit.
+	const budget = webhooktest.APIServerMaxBody - 16<<10
+	probe := out.DeepCopy()
+	before := len(mustJSON(t, probe))
+	for i := 0; i < 100; i++ {
+		l.add(&probe.Spec.Tasks[task], 100000+i, p)
+	}
+	each := (len(mustJSON(t, probe))-before)/100 + 1
+	for i := 0; i < (budget-before)/each; i++ {
+		l.add(&out.Spec.Tasks[task], i, p)
+	}
+	return out
+}
+
+// The pod template's lists cost both admissions in proportion to the Job:
+// every list of a framework Job's worker grown to its bound (the largest Job
+// admitted), and for pytorch also with entries long enough to fill the API
+// server's 3 MiB (args, env, volumes, containers: the others cost as these).
+// TestAdmissionCostOverBounds grows them to 3 MiB of short entries
+// (webhooktest.BoundsCases), which jobs.CheckBounds denies before the Job is
+// decoded. With gomodules.xyz/jsonpatch/v2 v2.2.0 the mutation's patch filled
+// an m×n table for the lists it compared: at the bound, 2,048 args took
+// 40 MB and 2,048 env entries 270 MB, over this test's budget.
+func TestAdmissionCostOfTemplateLists(t *testing.T) {
+	const budget = webhooktest.APIServerMaxBody - 16<<10 // the review around the Job
+	type size struct {
+		name string
+		long bool // entries long enough to fill 3 MiB
+	}
+	for _, base := range costJobs(2) {
+		sizes := []size{{"at the bound", false}}
+		if strings.HasSuffix(base.Name, "-pt") && !testing.Short() {
+			sizes = append(sizes, size{"at the bound, 3 MiB", true})
+		}
+		for _, l := range templateLists {
+			for _, sz := range sizes {
+				if sz.long && l.name != "args" && l.name != "env" && l.name != "volumes" && l.name != "containers" {
+					continue // as these (and ports have no string to lengthen)
+				}
+				t.Run(fmt.Sprintf("%s/%s/%s", base.Name, l.name, sz.name), func(t *testing.T) {
+					job := growList(t, base, 1, l, l.max, 0)
+					if sz.long {
+						// Each x of the padding is one byte of JSON.
+						job = growList(t, base, 1, l, l.max, (budget-len(mustJSON(t, job)))/l.max)
+					}
+					size := len(mustJSON(t, job))
+					if size > webhooktest.APIServerMaxBody {
+						t.Fatalf("the Job is %d bytes; the API server accepts at most %d", size, webhooktest.APIServerMaxBody)
+					}
+					m, v, resp := admissionCost(t, job)
+					t.Logf("%d entries, a %d-byte Job: allocated %d + %d bytes", len(entries(job, l)), size, m, v)
+					// Decoded, simulated, and the mutation encodes and diffs
+					// it (as TestAdmissionCostOverBounds allows).
+					if budget := uint64(maxAdmissionBytes + 20*size); m > budget || v > budget {
+						t.Errorf("mutation allocated %d bytes, validation %d; want at most %d each", m, v, budget)
+					}
+					if !resp.Allowed {
+						t.Errorf("denied: %s", resp.Result.Message)
+					}
+				})
+			}
+		}
+	}
+}
+
+// entries returns the entries of list l of the template of the Job's second
+// task, as strings (only their number matters).
+func entries(job *batch.Job, l templateList) []any {
+	s := &job.Spec.Tasks[1].Template.Spec
+	c := &s.Containers[0]
+	var n int
+	switch l.name {
+	case "args":
+		n = len(c.Args)
+	case "command":
+		n = len(c.Command)
+	case "env":
+		n = len(c.Env)
+	case "envFrom":
+		n = len(c.EnvFrom)
+	case "ports":
+		n = len(c.Ports)
+	case "volumeMounts":
+		n = len(c.VolumeMounts)
+	case "volumes":
+		n = len(s.Volumes)
+	case "containers":
+		n = len(s.Containers)
+	}
+	return make([]any, n)
+}
+
+// The mutation's patch costs in proportion to the Job whatever its lists,
+// beyond the bounds too (MutatePatch does not diff a Job over them): the
+// patch of a mutation's changes to a pytorch Job whose worker has 15,000
+// args, 12,000 env entries (the reviewers' Jobs) or 3 MiB of args applies and
+// gives the mutated Job. With gomodules.xyz/jsonpatch/v2 v2.2.0, 15,000 args
+// took 1.8 GB, 14,000 times the Job's JSON.
+func TestPatchCostOfLongLists(t *testing.T) {
+	args, env := templateLists[0], templateLists[2]
+	tests := []struct {
+		list templateList
+		n    int
+	}{{args, 15000}, {env, 12000}, {args, -1}}
+	for _, base := range costJobs(2)[1:2] {
+		for _, tc := range tests {
+			job := growList(t, base, 1, tc.list, tc.n, 0)
+			t.Run(fmt.Sprintf("%s/%d %s", base.Name, len(entries(job, tc.list)), tc.list.name), func(t *testing.T) {
+				mutated := job.DeepCopy()
+				mutated.Spec.Plugins["svc"] = []string{}
+				mutated.Spec.Tasks[1].Template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+				mutated.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: podFailed, Action: terminateJob}}
+				raw := mustJSON(t, job)
+				var patch []byte
+				var err error
+				start := time.Now()
+				n := allocated(func() { patch, err = jobPatch(raw, job, mutated) })
+				t.Logf("a %d-byte Job: %d bytes allocated (%.0f times), %v; patch %s", len(raw), n, float64(n)/float64(len(raw)), time.Since(start), patch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// Measured: about 65 times (two encodings, two generic
+				// decodings for the diff and two for anchorPatch, and a
+				// path per list entry).
+				if budget := uint64(maxAdmissionBytes + 100*len(raw)); n > budget {
+					t.Errorf("allocated %d bytes; want at most %d", n, budget)
+				}
+				if diff := cmp.Diff(mutated, applyPatch(t, job, patch)); diff != "" {
+					t.Errorf("the patched Job differs from the mutated one (-mutated +patched):\n%s", diff)
+				}
+			})
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	"volcano.sh/volcano/pkg/webhooks/router"
 
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
@@ -33,7 +34,9 @@ const maxResponseTime = 2 * time.Second
 // result on CREATE and as an UPDATE of the original. It fails on a panic
 // (recovered ones included: an internal-error denial), a response that is not
 // a 200 with an AdmissionReview, a patch that does not apply (which the API
-// server reports as an internal error), and a call over maxResponseTime.
+// server reports as an internal error), and a call over maxResponseTime. The
+// patched Job also goes through Volcano's job validation as the manager wraps
+// it (fuzzVolcano).
 //
 // Inputs are a Job (JSON) and choices for the generator of package
 // webhooktest, which the e2e suite shares (test/e2e/malformed_test.go). With an
@@ -42,7 +45,8 @@ const maxResponseTime = 2 * time.Second
 // Otherwise they edit the Job (webhooktest.Edit: task counts and names,
 // replicas, negative and huge included, minAvailable, null or missing
 // templates and plugin lists, plugin arguments drawn from the plugins' real
-// flags); an input that is not a JSON object starts from a generated Job. The
+// flags, pod template lists around and far over their bounds); an input that
+// is not a JSON object starts from a generated Job. The
 // seeds are the e2e corpus of invalid Jobs, the valid examples, and every
 // defect of every plugin.
 //
@@ -76,6 +80,7 @@ func FuzzAdmission(f *testing.F) {
 	}
 
 	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
+	volcanoH := DeniedOverBounds(WithoutFrameworkPlugins(volcanoValidate(f)))
 	f.Fuzz(func(t *testing.T, base, choices []byte) {
 		c := webhooktest.Bytes(choices)
 		var gen webhooktest.Case
@@ -111,10 +116,32 @@ func FuzzAdmission(f *testing.F) {
 		}
 		created := fuzzCall(t, "validation of the create", validateH, fuzzReview(admissionv1.Create, patched, nil))
 		fuzzCall(t, "validation of an update", validateH, fuzzReview(admissionv1.Update, patched, raw))
+		fuzzVolcano(t, volcanoH, patched)
 		if gen.MustDeny() && created.Allowed {
 			t.Fatalf("%s: allowed, want denied: %s", gen, patched)
 		}
 	})
+}
+
+// fuzzVolcano runs Volcano's job validation, as vc-webhook-manager wraps it
+// (DeniedOverBounds), on the CREATE of a Job: its answer must come within
+// maxResponseTime and a denial be at most maxDenialBytes. Its own message
+// grows with the square of the Job's template errors; the bounds and the
+// capped template validation keep it short.
+func fuzzVolcano(t *testing.T, volcano router.AdmitFunc, object []byte) {
+	t.Helper()
+	ar := admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(fuzzReview(admissionv1.Create, object, nil), &ar); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	resp := volcano(ar)
+	if d := time.Since(start); d > maxResponseTime {
+		t.Errorf("Volcano's validation took %v, more than %v", d, maxResponseTime)
+	}
+	if !resp.Allowed && resp.Result != nil && len(resp.Result.Message) > maxDenialBytes {
+		t.Errorf("Volcano's validation: a denial of %d bytes: %.300s...", len(resp.Result.Message), resp.Result.Message)
+	}
 }
 
 // fuzzCall posts ar to an admission handler and checks the answer.

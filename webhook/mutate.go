@@ -68,25 +68,35 @@ func MutatePatch(raw []byte, job *batch.Job, opts Options) ([]byte, []string, er
 	if !UsesFrameworks(job) || !countable(job) {
 		return nil, warnings, nil
 	}
+	patch, err := jobPatch(raw, job, mutated)
+	return patch, warnings, err
+}
+
+// jobPatch returns the JSON patch from job to mutated, anchored to raw
+// (MutatePatch), nil when they do not differ. Its cost is linear in the size
+// of the Job: gomodules.xyz/jsonpatch/v2 from v2.3.0 on compares lists element
+// by element (v2.2.0 filled an m×n edit-distance table for every list of
+// plain values present in both, its template lists included: 15,000 args
+// took 1.8 GB).
+func jobPatch(raw []byte, job, mutated *batch.Job) ([]byte, error) {
 	before, err := json.Marshal(job)
 	if err != nil {
-		return nil, warnings, err
+		return nil, err
 	}
 	after, err := json.Marshal(mutated)
 	if err != nil {
-		return nil, warnings, err
+		return nil, err
 	}
 	ops, err := jsonpatch.CreatePatch(before, after)
 	if err != nil || len(ops) == 0 {
-		return nil, warnings, err
+		return nil, err
 	}
 	if raw != nil {
 		if ops, err = anchorPatch(raw, after, ops); err != nil || len(ops) == 0 {
-			return nil, warnings, err
+			return nil, err
 		}
 	}
-	patch, err := json.Marshal(ops)
-	return patch, warnings, err
+	return json.Marshal(ops)
 }
 
 // addPlugins adds the Volcano plugins the Job's frameworks need

@@ -1,17 +1,27 @@
 package webhook
 
 import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
+	"volcano.sh/volcano/pkg/webhooks/router"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins"
 )
 
 // volcanoMutate runs Volcano's own job mutation (the AdmissionService Func of
@@ -129,6 +139,137 @@ func TestInTreeRayAndHcclrankJobs(t *testing.T) {
 			}
 			if got := stock(review(t, admissionv1.Create, mutated, nil)); !got.Allowed {
 				t.Errorf("Volcano's validation denies it: %v", got.Result)
+			}
+		})
+	}
+}
+
+// envNameDetail is Kubernetes's detail for an env name that starts with a digit.
+const envNameDetail = "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and must not start with a digit (e.g. 'my.env-name',  or 'MY_ENV.NAME',  or 'MyEnvName1', regex used for validation is '[-._a-zA-Z][-._a-zA-Z0-9]*')"
+
+// invalidEnv returns a task whose container has n env entries with invalid
+// names (digits, then suffix).
+func invalidEnv(task string, n int, suffix string) batch.TaskSpec {
+	t := MakeTask(task, 1).Obj()
+	for i := 0; i < n; i++ {
+		t.Template.Spec.Containers[0].Env = append(t.Template.Spec.Containers[0].Env, v1.EnvVar{Name: fmt.Sprintf("%d%s", i, suffix)})
+	}
+	return t
+}
+
+// envError is the error of env entry i of task's container, as
+// volcanoTemplateErrors lists it.
+func envError(task, i int, name string) string {
+	return fmt.Sprintf("spec.tasks[%d].template.spec.containers[0].env[%d].name: Invalid value: %q: %s", task, i, name, envNameDetail)
+}
+
+// Volcano's job validation is left to answer a Job CREATE whose pod
+// templates have at most MaxErrors short errors; with more, or with errors
+// that quote long values, the wrapped validation denies it with the first
+// MaxErrors, values abbreviated.
+func TestVolcanoTemplateErrors(t *testing.T) {
+	long := strings.Repeat("9", 100<<10)
+	firstErrors := func(tasks ...int) string {
+		var out []string
+		for task, n := range tasks {
+			for i := 0; i < n; i++ {
+				out = append(out, envError(task, i, strconv.Itoa(i)))
+			}
+		}
+		return strings.Join(out, "; ")
+	}
+	tests := []struct {
+		name string
+		job  *batch.Job
+		op   admissionv1.Operation
+		want string
+	}{
+		{"valid", mkJob("valid").Task(MakeTask("a", 1).Env("A", "1").Obj()).Obj(), admissionv1.Create, ""},
+		{"MaxErrors errors", mkJob("fifty").Task(invalidEnv("a", MaxErrors, "")).Obj(), admissionv1.Create, ""},
+		{"one more", mkJob("fifty-one").Task(invalidEnv("a", MaxErrors+1, "")).Obj(), admissionv1.Create,
+			"the job's pod templates have more than 50 errors; the first 50: " + firstErrors(50)},
+		{"over tasks", mkJob("tasks").Task(invalidEnv("a", 30, "")).Task(invalidEnv("b", 30, "")).Obj(), admissionv1.Create,
+			"the job's pod templates have more than 50 errors; the first 50: " + firstErrors(30, 20)},
+		{"long values", mkJob("long").Task(invalidEnv("a", 2, long)).Obj(), admissionv1.Create,
+			"the job's pod templates have 2 errors of 205502 bytes in all (more than 65536); abbreviated: " +
+				envError(0, 0, jobs.Abbrev("0"+long)) + "; " + envError(0, 1, jobs.Abbrev("1"+long))},
+		{"an UPDATE", mkJob("update").Task(invalidEnv("a", MaxErrors+1, "")).Obj(), admissionv1.Update, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ar := review(t, tc.op, tc.job, nil)
+			if diff := cmp.Diff(tc.want, volcanoTemplateErrors(ar)); diff != "" {
+				t.Errorf("denial (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Through Volcano's registered /jobs/validate handler (router.Serve, as
+// vc-webhook-manager serves it), a Job without a framework plugin whose
+// container has 20,000 invalid env names (the reviewers' Job: 7.4 s, 2.2 GB,
+// a 6.3 MB denial) is denied by the bound on env entries, and one of 2,048,
+// within the bounds, by the capped template validation: each quickly, with
+// an allocation linear in the Job. Stock, the Job of 2,048 costs Volcano's
+// validation 0.7 GB and a 660 KB denial (logged; the one of 20,000 would
+// take minutes).
+func TestVolcanoValidationCostOfTemplates(t *testing.T) {
+	plugins.Register()
+	volcanoValidate(t) // gives the validation a fake client with an open queue
+	var service *router.AdmissionService
+	if err := router.ForEachAdmission(&options.Config{EnabledAdmission: VolcanoValidatePath}, func(s *router.AdmissionService) error {
+		service = s
+		stock := s.Func
+		t.Cleanup(func() { s.Func = stock })
+		return nil
+	}); err != nil || service == nil {
+		t.Fatalf("Volcano's %s is not registered: %v", VolcanoValidatePath, err)
+	}
+	tests := []struct {
+		name   string
+		job    *batch.Job
+		stock  bool   // also measure the stock validation
+		factor int    // allowed allocation: maxAdmissionBytes + factor × the Job's JSON
+		want   string // the whole denial, or its start with "..."
+	}{
+		{"20,000 invalid env names", mkJob("env").Task(invalidEnv("main", 20000, "")).Obj(), false, 4,
+			BoundsDenialPrefix + "[spec.tasks[0].template.spec.containers[0].env: Too many: 20000: must have at most 2048 items, " +
+				"spec.tasks[0].template: Too many: 20001: the pod template's lists and maps have 20001 entries in all; a template may have at most 4096]"},
+		{"2,048 invalid env names", mkJob("env").Task(invalidEnv("main", jobs.MaxEnv, "")).Obj(), true, 20,
+			"the job's pod templates have more than 50 errors; the first 50: " + envError(0, 0, "0") + "; ..."},
+	}
+	for _, tc := range tests {
+		body := fuzzReview(admissionv1.Create, mustJSON(t, tc.job), nil)
+		serve := func() (*admissionv1.AdmissionResponse, uint64, time.Duration) {
+			var resp *admissionv1.AdmissionResponse
+			start := time.Now()
+			n := allocated(func() { resp = serveBody(t, service.Handler, body, types.UID("fuzz")) })
+			return resp, n, time.Since(start)
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.stock {
+				resp, n, d := serve()
+				t.Logf("stock: %d bytes allocated, %v, a denial of %d bytes, for a %d-byte review", n, d, len(resp.Result.Message), len(body))
+			}
+			defer func(stock router.AdmitFunc) { service.Func = stock }(service.Func)
+			if err := BoundVolcanoJobAdmissions(); err != nil {
+				t.Fatal(err)
+			}
+			resp, n, d := serve()
+			t.Logf("bounded: %d bytes allocated, %v, a denial of %d bytes, for a %d-byte review", n, d, len(resp.Result.Message), len(body))
+			if budget := uint64(maxAdmissionBytes + tc.factor*len(body)); n > budget || d > time.Second {
+				t.Errorf("%d bytes allocated in %v; want at most %d in 1 s", n, d, budget)
+			}
+			if resp.Allowed || resp.Result.Code != http.StatusUnprocessableEntity || len(resp.Result.Message) > maxDenialBytes {
+				t.Fatalf("response %+v; want a 422 denial of at most %d bytes", resp.Result, maxDenialBytes)
+			}
+			got := resp.Result.Message
+			if prefix, ok := strings.CutSuffix(tc.want, "..."); ok {
+				got = got[:min(len(got), len(prefix))]
+				tc.want = prefix
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("denial (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -59,7 +59,8 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // CheckBounds reports every dimension of the Job's spec that is over its bound
 // (MaxTasks, MaxDependsOn, MaxPlugins, MaxPluginNameBytes, MaxPluginArgs,
-// MaxPluginArgBytes), each error naming the bound: ShapeOf(job).Check().
+// MaxPluginArgBytes, and the entries of the tasks' pod templates: MaxContainers
+// to MaxJobTemplateEntries), each error naming the bound: ShapeOf(job).Check().
 func CheckBounds(job *batch.Job) field.ErrorList { return ShapeOf(job).Check() }
 
 // Shape is what the bounds look at in a Job: its dimensions, without the
@@ -77,6 +78,9 @@ type Shape struct {
 	// Args describes each plugin, in name order, when there are at most
 	// MaxPlugins.
 	Args []PluginShape
+	// Templates describes the pod template of each of the first MaxTasks
+	// tasks.
+	Templates []TemplateShape
 }
 
 // PluginShape is one entry of spec.plugins.
@@ -97,6 +101,7 @@ func ShapeOf(job *batch.Job) Shape {
 			n = len(d.Name)
 		}
 		s.DependsOn = append(s.DependsOn, n)
+		s.Templates = append(s.Templates, templateShapeOf(&job.Spec.Tasks[i].Template))
 	}
 	if s.Plugins > MaxPlugins {
 		return s
@@ -128,12 +133,18 @@ func pluginShapes[A any](plugins map[string][]A, size func(A) int) []PluginShape
 }
 
 // Check returns the field errors of the dimensions over their bounds. Its
-// cost is bounded: at most one error per task and per plugin, and no value
-// quoted longer than QuoteMax bytes (Abbrev); no argument is quoted. A Job with too many tasks or
-// plugins gets that error alone for its tasks or plugins, respectively.
+// cost is bounded: at most three errors per task (dependsOn, a template list,
+// the template's entries), one per plugin and one for the templates' entries
+// together, and no value quoted
+// longer than QuoteMax bytes (Abbrev); no argument is quoted. A Job with too
+// many tasks or plugins gets that error alone for its tasks or plugins,
+// respectively. Of a template, the first list over its bound is named, and
+// the number of others.
 //
 // The errors are field errors of type TooMany and TooLong, so the API server
-// shows them as "spec.tasks: Too many: 300: must have at most 64 items".
+// shows them as "spec.tasks: Too many: 300: must have at most 64 items" or
+// "spec.tasks[0].template.spec.containers[0].env: Too many: 20000: must have
+// at most 4096 items".
 func (s Shape) Check() field.ErrorList {
 	var errs field.ErrorList
 	spec := field.NewPath("spec")
@@ -145,6 +156,7 @@ func (s Shape) Check() field.ErrorList {
 				errs = append(errs, field.TooMany(spec.Child("tasks").Index(i).Child("dependsOn", "name"), n, MaxDependsOn))
 			}
 		}
+		errs = append(errs, checkTemplates(spec.Child("tasks"), s.Templates)...)
 	}
 	plugins := spec.Child("plugins")
 	if s.Plugins > MaxPlugins {
@@ -169,6 +181,39 @@ func (s Shape) Check() field.ErrorList {
 			errs = append(errs, &field.Error{Type: field.ErrorTypeTooLong, Field: path.Index(p.FirstLong).String(), BadValue: field.OmitValueType{},
 				Detail: fmt.Sprintf("the argument is %d bytes; a plugin argument may have at most %d%s", p.FirstLongBytes, MaxPluginArgBytes, more)})
 		}
+	}
+	return errs
+}
+
+// checkTemplates returns the errors of the tasks' templates (spec.tasks in
+// order): for each, one when a list or map is over its bound, naming the
+// first, and one when its entries are over MaxTemplateEntries; and, when no
+// template is over MaxTemplateEntries, one when the entries of all are over
+// MaxJobTemplateEntries.
+func checkTemplates(tasks *field.Path, templates []TemplateShape) field.ErrorList {
+	var errs field.ErrorList
+	total, overTemplate := 0, false
+	for i, t := range templates {
+		total += t.Entries
+		overTemplate = overTemplate || t.Entries > MaxTemplateEntries
+		p := tasks.Index(i).Child("template")
+		if t.OverLists > 0 {
+			more := ""
+			if t.OverLists > 1 {
+				more = fmt.Sprintf(" (and %d more lists of the template over their bounds)", t.OverLists-1)
+			}
+			errs = append(errs, &field.Error{Type: field.ErrorTypeTooMany, Field: p.String() + "." + t.Over.Path,
+				BadValue: t.Over.Entries, Detail: fmt.Sprintf("must have at most %d items%s", t.Over.Max, more)})
+		}
+		if t.Entries > MaxTemplateEntries {
+			errs = append(errs, &field.Error{Type: field.ErrorTypeTooMany, Field: p.String(), BadValue: t.Entries,
+				Detail: fmt.Sprintf("the pod template's lists and maps have %d entries in all; a template may have at most %d", t.Entries, MaxTemplateEntries)})
+		}
+	}
+	// A template over its own bound says enough.
+	if total > MaxJobTemplateEntries && !overTemplate {
+		errs = append(errs, &field.Error{Type: field.ErrorTypeTooMany, Field: tasks.String(), BadValue: total,
+			Detail: fmt.Sprintf("the tasks' pod templates have %d list and map entries in all; a job may have at most %d", total, MaxJobTemplateEntries)})
 	}
 	return errs
 }

@@ -7,9 +7,10 @@ import (
 
 // ReadShape returns the Shape of a Job given as JSON (an admission review's
 // object), reading no more of it than the bounds need: of every task its
-// dependsOn names, of every plugin its name and its arguments, each argument
-// and name read for its length alone (a JSON string at most MaxPluginArgBytes
-// long, quotes aside, is never decoded). It allocates a few bytes per task,
+// dependsOn names and the entries of its template's lists and maps (counted
+// by walking the JSON, nothing decoded), of every plugin its name and its
+// arguments, each argument and name read for its length alone (a JSON string
+// at most MaxPluginArgBytes long, quotes aside, is never decoded). It allocates a few bytes per task,
 // list element and plugin, a small part of what decoding the Job would (about
 // 60 times its JSON for a Job of many tasks, each with a pod template). An
 // error means raw is not a JSON object of the expected types; decoding it as a
@@ -21,6 +22,7 @@ func ReadShape(raw []byte) (Shape, error) {
 				DependsOn *struct {
 					Name []length `json:"name"`
 				} `json:"dependsOn"`
+				Template templateShape `json:"template"`
 			} `json:"tasks"`
 			Plugins pluginsShape `json:"plugins"`
 		} `json:"spec"`
@@ -36,6 +38,7 @@ func ReadShape(raw []byte) (Shape, error) {
 			n = len(d.Name)
 		}
 		s.DependsOn = append(s.DependsOn, n)
+		s.Templates = append(s.Templates, TemplateShape(tasks[i].Template))
 	}
 	return s, nil
 }

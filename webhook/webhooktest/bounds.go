@@ -21,18 +21,26 @@ type BoundsCase struct {
 	JSON []byte
 	Want string
 	// Within is set for the Jobs within the bounds (the most errors a Job
-	// can make): Volcano's own validation answers them.
+	// can make): Volcano's own validation answers them, unless NoFramework.
 	Within bool
+	// NoFramework is set for the Jobs without a framework plugin: only
+	// Volcano's admissions see them through the API server (ours allow
+	// them unchanged), and Want is a substring of Volcano's wrapped
+	// validation's denial, within the bounds too.
+	NoFramework bool
 }
 
 // RawJob is a Job in namespace ns as JSON: tasks (each {"name", "replicas"}
-// plus extra members; a one-container template is added), and plugins. A
+// plus extra members; a one-container template is added to those without a
+// "template"), and plugins. A
 // plugin without arguments must be given an empty list, not nil: the API
 // server drops null members of a custom resource (structural schema
 // defaulting) before admission, so a plugin given as null never reaches it.
 func RawJob(name, ns string, tasks []map[string]any, plugins map[string][]string) []byte {
 	for _, t := range tasks {
-		t["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}
+		if _, ok := t["template"]; !ok {
+			t["template"] = map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "i"}}}}
+		}
 	}
 	raw, _ := json.Marshal(map[string]any{
 		"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
@@ -47,6 +55,57 @@ func Task(name string, replicas int) map[string]any {
 	return map[string]any{"name": name, "replicas": replicas}
 }
 
+// TemplateTask is a task of RawJob whose template's first container (with
+// container set) or pod spec has list set to items (a JSON list, or a list
+// to encode): a list of a pod template grown as far as a test needs.
+func TemplateTask(name string, replicas int, container bool, list string, items any) map[string]any {
+	c := map[string]any{"name": "c", "image": "i"}
+	spec := map[string]any{"containers": []any{c}}
+	if container {
+		c[list] = items
+	} else {
+		spec[list] = items
+	}
+	t := Task(name, replicas)
+	t["template"] = map[string]any{"spec": spec}
+	return t
+}
+
+// List returns a JSON list of n items, each the JSON item makes from its
+// index.
+func List(n int, item func(i int) string) json.RawMessage {
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(item(i))
+	}
+	b.WriteByte(']')
+	return json.RawMessage(b.String())
+}
+
+// toBudget returns job(list) for the longest list of items made by item
+// (JSON, from their index) for which the Job has at most budget bytes.
+func toBudget(budget int, item func(i int) string, job func(list json.RawMessage) []byte) []byte {
+	room := budget - len(job(json.RawMessage("[]")))
+	var b strings.Builder
+	b.WriteByte('[')
+	for i := 0; ; i++ {
+		next := item(i)
+		if b.Len()+len(next)+2 > room {
+			break
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(next)
+	}
+	b.WriteByte(']')
+	return job(json.RawMessage(b.String()))
+}
+
 // fill repeats item until about budget bytes of JSON.
 func fill(item string, budget int) []string {
 	out := make([]string, budget/(len(item)+3))
@@ -59,23 +118,23 @@ func fill(item string, budget int) []string {
 // BoundsCases are the Jobs a security review measured (each cost the manager
 // hundreds of MB to GB, or seconds), grown to the API server's limit, and the
 // largest Jobs within jobs.CheckBounds that make the most errors, in
-// namespace ns. Together they are about 17 MB of JSON.
+// namespace ns. Together they are about 42 MB of JSON.
 func BoundsCases(ns string) []BoundsCase {
 	ptTasks := func() []map[string]any { return []map[string]any{Task("master", 1), Task("worker", 2)} }
 	const body = APIServerMaxBody - 4096
 	var cases []BoundsCase
 
 	cases = append(cases, BoundsCase{"unknown arguments", RawJob("args", ns, ptTasks(),
-		map[string][]string{"pytorch": fill("--x", body)}), "spec.plugins[pytorch]: Too many", false})
+		map[string][]string{"pytorch": fill("--x", body)}), "spec.plugins[pytorch]: Too many", false, false})
 	cases = append(cases, BoundsCase{"one long argument", RawJob("long-arg", ns, ptTasks(),
-		map[string][]string{"pytorch": {"--master=" + strings.Repeat("a", body)}}), "a plugin argument may have at most 4096", false})
+		map[string][]string{"pytorch": {"--master=" + strings.Repeat("a", body)}}), "a plugin argument may have at most 4096", false, false})
 
 	var many []map[string]any
 	for i := 0; len(many)*100 < body; i++ {
 		many = append(many, Task(fmt.Sprintf("t%d", i), 1))
 	}
 	cases = append(cases, BoundsCase{"tasks and a role naming a missing one", RawJob("tasks", ns, many,
-		map[string][]string{"tensorflow": {"--ps=missing"}}), "spec.tasks: Too many", false})
+		map[string][]string{"tensorflow": {"--ps=missing"}}), "spec.tasks: Too many", false, false})
 
 	var deps []map[string]any
 	for i := 0; i < 400; i++ {
@@ -84,7 +143,7 @@ func BoundsCases(ns string) []BoundsCase {
 		deps = append(deps, t)
 	}
 	cases = append(cases, BoundsCase{"400 tasks of 50 missing dependsOn names", RawJob("deps", ns, deps,
-		map[string][]string{"tensorflow": {}}), "spec.tasks: Too many", false})
+		map[string][]string{"tensorflow": {}}), "spec.tasks: Too many", false, false})
 
 	var names []map[string]any
 	for i := 0; i < 3; i++ {
@@ -93,7 +152,7 @@ func BoundsCases(ns string) []BoundsCase {
 		names = append(names, t)
 	}
 	cases = append(cases, BoundsCase{"dependsOn names by the thousand", RawJob("dep-names", ns, names,
-		map[string][]string{"tensorflow": {}}), "dependsOn.name: Too many", false})
+		map[string][]string{"tensorflow": {}}), "dependsOn.name: Too many", false, false})
 
 	// 20,000 plugins, not the 196,000 that 3 MiB hold: kube-apiserver itself
 	// does not finish a create of the larger Job within its 34 s request
@@ -103,10 +162,69 @@ func BoundsCases(ns string) []BoundsCase {
 		plugins[fmt.Sprintf("p%d", i)] = []string{}
 	}
 	cases = append(cases, BoundsCase{"20,000 plugins", RawJob("plugins", ns,
-		[]map[string]any{Task("ps", 1), Task("worker", 1)}, plugins), "spec.plugins: Too many", false})
+		[]map[string]any{Task("ps", 1), Task("worker", 1)}, plugins), "spec.plugins: Too many", false, false})
 	cases = append(cases, BoundsCase{"a long plugin name", RawJob("plugin-name", ns,
 		[]map[string]any{Task("ps", 1), Task("worker", 1)},
-		map[string][]string{"tensorflow": {}, strings.Repeat("p", body): {}}), "a plugin name may have at most 63", false})
+		map[string][]string{"tensorflow": {}, strings.Repeat("p", body): {}}), "a plugin name may have at most 63", false, false})
+
+	// The pod templates' lists (jobs.MaxContainers to MaxTemplateEntries).
+	// Each entry costs Volcano's validation up to 8 errors, each appended
+	// to one string (20,000 invalid env names: 7 s and 2.2 GB), and the
+	// mutation's patch diffs the lists.
+	for _, l := range []struct {
+		plugin, list string
+		container    bool
+		item         func(i int) string
+	}{
+		{"pytorch", "args", true, func(i int) string { return fmt.Sprintf(`"a%d"`, i) }},
+		{"tensorflow", "env", true, func(i int) string { return fmt.Sprintf(`{"name":"E%d","value":"v"}`, i) }},
+		{"mpi", "volumes", false, func(i int) string { return fmt.Sprintf(`{"name":"v%d","emptyDir":{}}`, i) }},
+		{"mxnet", "volumeMounts", true, func(i int) string { return fmt.Sprintf(`{"name":"v","mountPath":"/m/%d"}`, i) }},
+		{"pytorch", "containers", false, func(i int) string { return fmt.Sprintf(`{"name":"c%d","image":"i"}`, i) }},
+		{"tensorflow", "ports", true, func(i int) string { return fmt.Sprintf(`{"containerPort":%d}`, 1+i%65535) }},
+		{"mpi", "command", true, func(i int) string { return fmt.Sprintf(`"c%d"`, i) }},
+	} {
+		path := "spec.tasks[1].template.spec."
+		if l.container {
+			path += "containers[0]."
+		}
+		raw := toBudget(body, l.item, func(list json.RawMessage) []byte {
+			tasks := []map[string]any{Task("master", 1), TemplateTask("worker", 2, l.container, l.list, list)}
+			switch l.plugin {
+			case "tensorflow":
+				tasks[0]["name"] = "ps"
+			case "mxnet":
+				tasks = append(tasks, Task("scheduler", 1), Task("server", 1))
+			}
+			return RawJob("list-"+strings.ToLower(l.list), ns, tasks, map[string][]string{l.plugin: {}})
+		})
+		cases = append(cases, BoundsCase{Name: fmt.Sprintf("%s, %s to 3 MiB", l.plugin, l.list), JSON: raw, Want: path + l.list + ": Too many"})
+	}
+	// Without a framework plugin, only Volcano's admissions see the Job.
+	invalidEnv := List(20000, func(i int) string { return fmt.Sprintf(`{"name":"%d"}`, i) })
+	cases = append(cases, BoundsCase{Name: "no framework plugin, 20,000 invalid env names",
+		JSON: RawJob("env-names", ns, []map[string]any{TemplateTask("main", 1, true, "env", invalidEnv)}, map[string][]string{}),
+		Want: "spec.tasks[0].template.spec.containers[0].env: Too many: 20000: must have at most 2048 items", NoFramework: true})
+	cases = append(cases, BoundsCase{Name: "no framework plugin, tolerations to 3 MiB", JSON: toBudget(body,
+		func(i int) string { return fmt.Sprintf(`{"key":"bad key %d","operator":"Bad"}`, i) },
+		func(list json.RawMessage) []byte {
+			return RawJob("tolerations", ns, []map[string]any{TemplateTask("main", 1, false, "tolerations", list)}, map[string][]string{})
+		}), Want: "spec.tasks[0].template.spec.tolerations: Too many", NoFramework: true})
+	// Within the bounds, the most template errors: every template at
+	// jobs.MaxTemplateEntries, every env entry making 8 errors.
+	const badEnv = `{"name":"1 x","value":"v","valueFrom":{"fieldRef":{"fieldPath":"x"},"resourceFieldRef":{"resource":"x"},` +
+		`"configMapKeyRef":{"key":"a b"},"secretKeyRef":{"name":"A","key":"a b"}}}`
+	var errTasks []map[string]any
+	for i := 0; i < jobs.MaxJobTemplateEntries/jobs.MaxTemplateEntries; i++ {
+		containers := List(jobs.MaxTemplateEntries/jobs.MaxEnv, func(c int) string {
+			return fmt.Sprintf(`{"name":"c%d","image":"i","env":%s}`, c, List(jobs.MaxEnv-1, func(int) string { return badEnv }))
+		})
+		errTasks = append(errTasks, TemplateTask(fmt.Sprintf("t%d", i), 1, false, "containers", containers))
+	}
+	cases = append(cases, BoundsCase{Name: "no framework plugin, the most template errors within the bounds",
+		JSON:   RawJob("template-errors", ns, errTasks, map[string][]string{}),
+		Want:   "the job's pod templates have more than 50 errors; the first 50: spec.tasks[0].template.spec.containers[0].env[0].name: Invalid value: \"1 x\"",
+		Within: true, NoFramework: true})
 
 	// Within the bounds: the most errors a Job can make.
 	var full []map[string]any
@@ -120,7 +238,7 @@ func BoundsCases(ns string) []BoundsCase {
 		full = append(full, t)
 	}
 	cases = append(cases, BoundsCase{"MaxTasks tasks of MaxDependsOn missing names", RawJob("deps-within", ns, full,
-		map[string][]string{"tensorflow": {"--ps=t0", "--worker=t1"}}), "more problems not listed", true})
+		map[string][]string{"tensorflow": {"--ps=t0", "--worker=t1"}}), "more problems not listed", true, false})
 
 	longArgs := map[string][]string{}
 	for _, p := range []string{"tensorflow", "pytorch", "mpi", "mxnet"} {
@@ -132,6 +250,6 @@ func BoundsCases(ns string) []BoundsCase {
 	}
 	cases = append(cases, BoundsCase{"MaxPluginArgs arguments of MaxPluginArgBytes", RawJob("args-within", ns,
 		[]map[string]any{Task("ps", 1), Task("worker", 1), Task("master", 1), Task("scheduler", 1), Task("server", 1)}, longArgs),
-		"more problems not listed", true})
+		"more problems not listed", true, false})
 	return cases
 }

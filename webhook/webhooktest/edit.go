@@ -45,6 +45,113 @@ var (
 	}()
 )
 
+// editTemplateLists are the lists and maps of a pod template Edit grows: where
+// they are (a container's, the pod's, the template's metadata), their bound,
+// and an entry, valid or one that Kubernetes's validation denies.
+var editTemplateLists = []struct {
+	where, name string
+	max         int
+	entry       func(i int, bad bool) any
+}{
+	{"container", "args", jobs.MaxArgs, func(i int, _ bool) any { return "--a" + strconv.Itoa(i) }},
+	{"container", "command", jobs.MaxArgs, func(i int, _ bool) any { return "c" + strconv.Itoa(i) }},
+	{"container", "env", jobs.MaxEnv, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"name": strconv.Itoa(i), "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "x"}}}
+		}
+		return map[string]any{"name": "E" + strconv.Itoa(i), "value": "v"}
+	}},
+	{"container", "envFrom", jobs.MaxEnvFrom, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"prefix": "1=", "configMapRef": map[string]any{"name": "Bad Name"}}
+		}
+		return map[string]any{"configMapRef": map[string]any{"name": "cm" + strconv.Itoa(i)}}
+	}},
+	{"container", "ports", jobs.MaxPorts, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"containerPort": 0, "protocol": "X", "name": "Bad_Name_" + strconv.Itoa(i)}
+		}
+		return map[string]any{"containerPort": 1 + i%65535}
+	}},
+	{"container", "volumeMounts", jobs.MaxVolumeMounts, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"name": "missing", "mountPath": "", "subPath": "../x"}
+		}
+		return map[string]any{"name": "v", "mountPath": "/m/" + strconv.Itoa(i)}
+	}},
+	{"spec", "volumes", jobs.MaxVolumes, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"name": "Bad Name", "hostPath": map[string]any{"path": "../x"}, "emptyDir": map[string]any{}}
+		}
+		return map[string]any{"name": "v" + strconv.Itoa(i), "emptyDir": map[string]any{}}
+	}},
+	{"spec", "containers", jobs.MaxContainers, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"name": "Bad Name", "imagePullPolicy": "X"}
+		}
+		return map[string]any{"name": "c" + strconv.Itoa(i), "image": "i"}
+	}},
+	{"spec", "initContainers", jobs.MaxContainers, func(i int, _ bool) any {
+		return map[string]any{"name": "i" + strconv.Itoa(i), "image": "i"}
+	}},
+	{"spec", "tolerations", jobs.MaxListEntries, func(i int, bad bool) any {
+		if bad {
+			return map[string]any{"key": "bad key " + strconv.Itoa(i), "operator": "Bad"}
+		}
+		return map[string]any{"key": "k" + strconv.Itoa(i), "operator": "Exists"}
+	}},
+	{"metadata", "labels", jobs.MaxListEntries, nil},
+}
+
+// growTemplateList grows one list or map of task t's pod template (creating
+// the template, its spec and a container where missing) to a count around
+// its bound, or to one that takes a template over jobs.MaxTemplateEntries.
+func growTemplateList(c Chooser, t map[string]any) {
+	l := pick(c, editTemplateLists)
+	n := pick(c, append(editCounts(l.max), jobs.MaxTemplateEntries+1))
+	bad := c.IntN(2) == 0
+	tmpl, _ := t["template"].(map[string]any)
+	if tmpl == nil {
+		tmpl = map[string]any{}
+		t["template"] = tmpl
+	}
+	if l.where == "metadata" {
+		labels := map[string]any{}
+		for i := 0; i < n; i++ {
+			k := "l" + strconv.Itoa(i)
+			if bad {
+				k = "bad key " + k
+			}
+			labels[k] = "v"
+		}
+		tmpl["metadata"] = map[string]any{"labels": labels}
+		return
+	}
+	spec, _ := tmpl["spec"].(map[string]any)
+	if spec == nil {
+		spec = map[string]any{}
+		tmpl["spec"] = spec
+	}
+	list := make([]any, n)
+	for i := range list {
+		list[i] = l.entry(i, bad)
+	}
+	if l.where == "spec" {
+		spec[l.name] = list
+		return
+	}
+	var container map[string]any
+	containers, _ := spec["containers"].([]any)
+	if len(containers) > 0 {
+		container, _ = containers[0].(map[string]any)
+	}
+	if container == nil {
+		container = map[string]any{"name": "main", "image": "train:latest"}
+		spec["containers"] = append([]any{container}, containers...)
+	}
+	container[l.name] = list
+}
+
 // editCounts are sizes around a bound and far over it.
 func editCounts(bound int) []int { return []int{1, bound - 1, bound, bound + 1, 3 * bound} }
 
@@ -89,7 +196,9 @@ func editTask(c Chooser, name string, replicas int64) map[string]any {
 // null or empty plugin lists, plugin arguments drawn from the plugins' real
 // flags and plausible values, hostnames, dependsOn, tasks added, removed or
 // made null, and each dimension jobs.CheckBounds caps (arguments and their
-// length, dependsOn names, tasks, plugins) around and far over its bound. The
+// length, dependsOn names, tasks, plugins, and the lists and maps of a task's
+// pod template, with entries Kubernetes's validation accepts or not) around
+// and far over its bound. The
 // result may be valid or not (KindEdited); it is JSON-shaped
 // but not necessarily a Job (spec.tasks may hold nulls).
 func Edit(base []byte, c Chooser) Case {
@@ -127,7 +236,7 @@ func Edit(base []byte, c Chooser) Case {
 		spec["plugins"] = plugins
 	}
 	for edits := c.IntN(12); edits > 0; edits-- {
-		switch c.IntN(19) {
+		switch c.IntN(20) {
 		case 0:
 			if t := task(); t != nil {
 				t["replicas"] = pick(c, editReplicas)
@@ -216,6 +325,12 @@ func Edit(base []byte, c Chooser) Case {
 		case 18:
 			for n := pick(c, editCounts(jobs.MaxPlugins)); n > 0; n-- {
 				plugins["p"+strconv.Itoa(c.IntN(1000))] = []any{}
+			}
+		case 19:
+			// The pod template's lists and maps (jobs.MaxContainers to
+			// MaxTemplateEntries), with entries valid or not.
+			if t := task(); t != nil {
+				growTemplateList(c, t)
 			}
 		}
 	}
