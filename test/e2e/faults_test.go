@@ -705,7 +705,7 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 				}
 			}
 			return done
-		}).WithTimeout(5*time.Minute).WithPolling(2*time.Second).Should(Equal(jobs), func() string {
+		}).WithTimeout(7*time.Minute).WithPolling(2*time.Second).Should(Equal(jobs), func() string {
 			byPhase := map[batch.JobPhase][]string{}
 			for name, phase := range states {
 				if phase != batch.Completed && len(byPhase[phase]) < 5 {
