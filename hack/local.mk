@@ -3,6 +3,7 @@
 # repository root.
 #
 #   make binaries      build every missing binary into $(LOCAL_BIN)
+#   make kubectl       build kubectl into $(LOCAL_BIN) (not part of binaries)
 #   make local-up      binaries, then start the cluster (no-op if it runs)
 #   make local-status  show its components; exit status 3 if it is not usable
 #   make local-down    stop it and remove $(LOCAL_DIR)
@@ -27,14 +28,16 @@ LOCAL_UP_FLAGS ?=
 LOCAL_BIN_ABS := $(abspath $(LOCAL_BIN))
 
 # $(call local_go_build,<output>,<package>[,<directory>]) builds one binary,
-# printing "building NAME ... done (Ns)". The go command's own errors appear
+# printing "building NAME ... done (Ns)". A <directory> is another module
+# (hack/tools, hack/coredns): it builds with SUBMODULE_GOFLAGS, not a line's
+# -modfile. The go command's own errors appear
 # between the two halves of that line. An identical rebuild leaves the file (and
 # its time stamp) alone, so a running local cluster is not reported as stale.
 define local_go_build
 	@mkdir -p $(LOCAL_BIN_ABS)
 	@printf 'building %s ... ' $(notdir $(1)); \
 	start=$$(date +%s); \
-	cd $(if $(3),$(3),.) && $(GO) build -o $(abspath $(1)).new $(2) || { echo "FAILED"; exit 1; }; \
+	cd $(if $(3),$(3),.) && $(if $(3),GOFLAGS='$(SUBMODULE_GOFLAGS)' )$(GO) build -o $(abspath $(1)).new $(2) || { echo "FAILED"; exit 1; }; \
 	if cmp -s $(abspath $(1)).new $(abspath $(1)); then rm -f $(abspath $(1)).new; echo "unchanged ($$(( $$(date +%s) - start ))s)"; \
 	else mv -f $(abspath $(1)).new $(abspath $(1)); echo "done ($$(( $$(date +%s) - start ))s)"; fi
 endef
@@ -56,7 +59,7 @@ ifneq ($(wildcard cmd/vc-webhook-manager/*.go),)
 LOCAL_OWN_BINARIES += $(LOCAL_BIN)/vc-webhook-manager
 endif
 
-.PHONY: binaries local-up local-down local-status local-restart stock-controller-manager stock-webhook-manager clean-local-bin local-force
+.PHONY: kubectl binaries local-up local-down local-status local-restart stock-controller-manager stock-webhook-manager clean-local-bin local-force
 
 binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local-cluster ## Build every binary of the local cluster that is missing into _output/bin.
 
@@ -74,12 +77,20 @@ $(LOCAL_BIN)/vcctl:
 # The control plane and the real node's kubelet report the version of the
 # kubernetes module, as release builds do; without these flags they say
 # v0.0.0-master.
-KUBE_VERSION = $(shell $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
+# $(shell) does not see the exported GOFLAGS (GNU make < 4.4): passed by hand, so
+# that another line's build reports that line's Kubernetes.
+KUBE_VERSION = $(shell GOFLAGS='$(GOFLAGS)' $(GO) list -m -f '{{.Version}}' k8s.io/kubernetes)
 KUBE_VERSION_WORDS = $(subst ., ,$(patsubst v%,%,$(KUBE_VERSION)))
 KUBE_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSION) \
 	-X k8s.io/component-base/version.gitMajor=$(word 1,$(KUBE_VERSION_WORDS)) \
 	-X k8s.io/component-base/version.gitMinor=$(word 2,$(KUBE_VERSION_WORDS)) \
 	-X k8s.io/component-base/version.gitTreeState=clean
+# kubectl of the same Kubernetes release, for the docs' commands; not part of
+# make binaries. Always the default line's go.mod (kubectl 1.35 serves 1.34 too).
+kubectl: $(LOCAL_BIN)/kubectl ## Build kubectl (of go.mod's Kubernetes release) into _output/bin.
+$(LOCAL_BIN)/kubectl: GOFLAGS := -buildvcs=false
+$(LOCAL_BIN)/kubectl:
+	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kubectl)
 # Only in a cluster without Volcano (local-cluster up --no-volcano, make test-install).
 $(LOCAL_BIN)/kube-scheduler:
 	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kube-scheduler)

@@ -294,6 +294,13 @@ func TestManifestControllerRBAC(t *testing.T) {
 // volcanoValues reads helm/volcano-values.yaml.
 func volcanoValues(t *testing.T) map[string]any {
 	t.Helper()
+	return volcanoValuesOf(t, volcanoValuesFile)
+}
+
+// volcanoValuesOf reads a volcano-values.yaml (the default line's or another
+// line's) strictly.
+func volcanoValuesOf(t *testing.T, volcanoValuesFile string) map[string]any {
+	t.Helper()
 	data, err := os.ReadFile(volcanoValuesFile)
 	if err != nil {
 		t.Fatal(err)
@@ -305,10 +312,10 @@ func volcanoValues(t *testing.T) map[string]any {
 	return v
 }
 
-// Every key of volcano-values.yaml is a value of Volcano's chart (a misspelt
-// one would be ignored silently).
-func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(volcanoChartDir(t), "values.yaml"))
+// chartValues reads the values.yaml of Volcano's chart in chartDir.
+func chartValues(t *testing.T, chartDir string) map[string]any {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(chartDir, "values.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +323,21 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 	if err := yaml.Unmarshal(data, &chart); err != nil {
 		t.Fatal(err)
 	}
-	ours := volcanoValues(t)
+	return chart
+}
+
+// Every key of volcano-values.yaml is a value of Volcano's chart (a misspelt
+// one would be ignored silently).
+func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
+	checkVolcanoValues(t, volcanoValuesFile, volcanoChartDir(t), makefileVersion(t))
+}
+
+// checkVolcanoValues checks the volcano-values.yaml of a line against that
+// line's Volcano chart in chartDir and its VERSION.
+func checkVolcanoValues(t *testing.T, volcanoValuesFile, chartDir, version string) {
+	t.Helper()
+	chart := chartValues(t, chartDir)
+	ours := volcanoValuesOf(t, volcanoValuesFile)
 	for _, section := range []string{"basic", "custom"} {
 		mine, ok := ours[section].(map[string]any)
 		if !ok {
@@ -342,15 +363,19 @@ func TestVolcanoValuesExistInVolcanoChart(t *testing.T) {
 	}
 	basic := ours["basic"].(map[string]any)
 	// The shared tag is this project's release, set once in the Makefile.
-	if got, want := basic["image_tag_version"], makefileVersion(t); got != want {
-		t.Errorf("basic.image_tag_version = %v, want the Makefile's VERSION %s", got, want)
+	if got, want := basic["image_tag_version"], version; got != want {
+		t.Errorf("%s: basic.image_tag_version = %v, want the Makefile's VERSION %s", volcanoValuesFile, got, want)
 	}
 	// The per-component tags, which override it when not empty, are empty:
 	// a release's own (kept by --reuse-values) would tag our names with
-	// Volcano's tag.
+	// Volcano's tag. A chart without them (v1.14's) is checked above: they
+	// are not set.
 	for _, key := range []string{"controller_image_tag_version", "admission_image_tag_version", "scheduler_image_tag_version"} {
+		if _, inChart := chart["basic"].(map[string]any)[key]; !inChart {
+			continue
+		}
 		if got, ok := basic[key]; !ok || got != "" {
-			t.Errorf("basic.%s = %v (set: %v), want \"\" so that image_tag_version applies", key, got, ok)
+			t.Errorf("%s: basic.%s = %v (set: %v), want \"\" so that image_tag_version applies", volcanoValuesFile, key, got, ok)
 		}
 	}
 	// The registry is a placeholder that cannot resolve: Volcano's chart
@@ -391,8 +416,18 @@ func makefileVersion(t *testing.T) string {
 // ":=", "=" or "?=" of each name, as make without command-line variables and
 // environment sees it in the default branch of its conditionals).
 func makeVariable(makefile, name string) (string, error) {
+	return makeVariableWith(makefile, name, nil)
+}
+
+// makeVariableWith is makeVariable with the variables of set given on make's
+// command line (e.g. LINE=v1.14.1): their assignments in makefile do not
+// apply.
+func makeVariableWith(makefile, name string, set map[string]string) (string, error) {
 	assign := regexp.MustCompile(`(?m)^([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::=|\?=|=)[ \t]*(.*?)[ \t]*$`)
 	values := map[string]string{}
+	for k, v := range set {
+		values[k] = v
+	}
 	for _, m := range assign.FindAllStringSubmatch(makefile, -1) {
 		if _, ok := values[m[1]]; !ok {
 			values[m[1]] = m[2]
@@ -431,6 +466,9 @@ func TestMakeVariable(t *testing.T) {
 		if got, err := makeVariable(mk, name); err != nil || got != want {
 			t.Errorf("%s = %q, %v; want %q", name, got, err, want)
 		}
+	}
+	if got, err := makeVariableWith(mk, "VERSION", map[string]string{"LINE": "v1.14.1"}); err != nil || got != "v1.14.1-fp.1" {
+		t.Errorf("VERSION with LINE=v1.14.1 = %q, %v; want v1.14.1-fp.1", got, err)
 	}
 	if got, err := makeVariable("VERSION := $(NOPE)-fp.1\n", "VERSION"); err == nil {
 		t.Errorf("undefined reference: %q, want an error", got)
@@ -516,7 +554,15 @@ func TestVolcanoValuesPodSecurityRestricted(t *testing.T) {
 // (no second one), keep its arguments, and give the security contexts of
 // volcano-values.yaml, which pass "restricted".
 func TestVolcanoPatches(t *testing.T) {
-	dir := filepath.Join(volcanoChartDir(t), "..", "..", "..")
+	checkVolcanoPatches(t, "volcano-patches", volcanoChartDir(t), volcanoValues(t), makefileVersion(t))
+}
+
+// checkVolcanoPatches checks the patches in patchesDir against the
+// volcano-development.yaml of the Volcano whose chart is chartDir, with
+// values (that line's volcano-values.yaml) and that line's VERSION.
+func checkVolcanoPatches(t *testing.T, patchesDir, chartDir string, values map[string]any, version string) {
+	t.Helper()
+	dir := filepath.Join(chartDir, "..", "..", "..")
 	data, err := os.ReadFile(filepath.Join(dir, "volcano-development.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -543,19 +589,19 @@ func TestVolcanoPatches(t *testing.T) {
 			}
 		}
 	}
-	custom := volcanoValues(t)["custom"].(map[string]any)
+	custom := values["custom"].(map[string]any)
 	for _, c := range []struct {
 		deployment, container, image, sc, csc string
 	}{
-		{"volcano-controllers", "volcano-controllers", "REGISTRY.example.invalid/framework-plugins/vc-controller-manager:" + makefileVersion(t), "controller_sc", "controller_main_csc"},
-		{"volcano-admission", "admission", "REGISTRY.example.invalid/framework-plugins/vc-webhook-manager:" + makefileVersion(t), "admission_sc", "admission_main_csc"},
+		{"volcano-controllers", "volcano-controllers", "REGISTRY.example.invalid/framework-plugins/vc-controller-manager:" + version, "controller_sc", "controller_main_csc"},
+		{"volcano-admission", "admission", "REGISTRY.example.invalid/framework-plugins/vc-webhook-manager:" + version, "admission_sc", "admission_main_csc"},
 	} {
 		t.Run(c.deployment, func(t *testing.T) {
 			original, ok := deployments[c.deployment]
 			if !ok {
 				t.Fatalf("no Deployment %s in Volcano's volcano-development.yaml", c.deployment)
 			}
-			patchYAML, err := os.ReadFile(filepath.Join("volcano-patches", c.deployment+".yaml"))
+			patchYAML, err := os.ReadFile(filepath.Join(patchesDir, c.deployment+".yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -4,7 +4,8 @@
 //
 //  1. a cluster without Volcano (local-cluster up --no-volcano) and the real
 //     node, the images of make images imported into its containerd;
-//  2. Volcano with its chart (from the volcano module of go.mod, v1.15.1)
+//  2. Volcano with its chart (from the volcano module of the line's module
+//     file: go.mod's v1.15.1, or lines/<line>.mod's with make LINE=<line>)
 //     and the stock-built images; a TensorFlow Job with Volcano's in-tree
 //     plugin;
 //  3. the upgrade to this project as docs/install.md says, while a client
@@ -49,6 +50,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/yaml"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
@@ -68,7 +70,11 @@ import (
 
 type options struct {
 	dir, binDir, imageDir, installImages, chart, version string
-	keep                                                 bool
+	// values and patches are what differs per Volcano line (lines/README.md):
+	// Volcano's chart values that swap in our images, and the directory of
+	// the two kubectl patches that do it without Helm.
+	values, patches string
+	keep            bool
 	// volcano is the volcano module's version, the release the chart installs.
 	volcano string
 }
@@ -81,6 +87,8 @@ func main() {
 	flag.StringVar(&o.installImages, "install-images", "_output/install-images", "tarballs of make images")
 	flag.StringVar(&o.chart, "volcano-chart", "", "Volcano's chart directory (default: installer/helm/chart/volcano of the volcano module)")
 	flag.StringVar(&o.version, "version", "", "this project's image tag (the Makefile's VERSION)")
+	flag.StringVar(&o.values, "volcano-values", "installer/helm/volcano-values.yaml", "the values of Volcano's chart that swap in our images (another line's: lines/<line>/volcano-values.yaml)")
+	flag.StringVar(&o.patches, "volcano-patches", "installer/volcano-patches", "the directory of volcano-controllers.yaml and volcano-admission.yaml, the patches without Helm (another line's: lines/<line>/volcano-patches)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running")
 	flag.Parse()
 	os.Exit(run(o))
@@ -216,8 +224,17 @@ const realNodeValues = "hack/installtest/real-node-values.yaml"
 func (x *t) steps(ctx context.Context) error {
 	ns := "volcano-system"
 	heading("install Volcano " + x.o.volcano + " with its chart, stock-built images")
-	if err := x.helm("install", "volcano", x.o.chart, "-n", ns, "--create-namespace",
-		"-f", realNodeValues, "--wait", "--timeout", "5m"); err != nil {
+	install := []string{"install", "volcano", x.o.chart, "-n", ns, "--create-namespace", "-f", realNodeValues}
+	tag, err := x.chartImageTag()
+	if err != nil {
+		return err
+	}
+	// The stock images are tagged with the volcano module's version; a
+	// chart whose default tag is another (v1.14.1's names v1.14.0) is told.
+	if tag != x.o.volcano {
+		install = append(install, "--set", "basic.image_tag_version="+x.o.volcano)
+	}
+	if err := x.helm(append(install, "--wait", "--timeout", "5m")...); err != nil {
 		return err
 	}
 	if err := x.waitQueue(ctx); err != nil {
@@ -277,6 +294,24 @@ func (x *t) steps(ctx context.Context) error {
 	}
 	heading("uninstall Volcano")
 	return x.helm("uninstall", "volcano", "-n", ns, "--wait")
+}
+
+// chartImageTag is basic.image_tag_version of Volcano's chart: the tag its
+// images have unless told otherwise.
+func (x *t) chartImageTag() (string, error) {
+	data, err := os.ReadFile(filepath.Join(x.o.chart, "values.yaml"))
+	if err != nil {
+		return "", err
+	}
+	var v struct {
+		Basic struct {
+			ImageTagVersion string `json:"image_tag_version"`
+		} `json:"basic"`
+	}
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return "", fmt.Errorf("%s/values.yaml: %v", x.o.chart, err)
+	}
+	return v.Basic.ImageTagVersion, nil
 }
 
 // chartObjects are one object of each kind whose admission Volcano's chart
@@ -468,7 +503,7 @@ func (x *t) upgradeWithoutHelm(ns string) error {
 		{"volcano-controllers", "vc-controller-manager"},
 		{"volcano-admission", "vc-webhook-manager"},
 	} {
-		src := filepath.Join("installer", "volcano-patches", d.deployment+".yaml")
+		src := filepath.Join(x.o.patches, d.deployment+".yaml")
 		data, err := os.ReadFile(src)
 		if err != nil {
 			return err
@@ -532,7 +567,7 @@ func (x *t) upgrade(ctx context.Context, ns string) error {
 		x.failed = append(x.failed, err.Error())
 	}
 	args := []string{"upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
-		"-f", "installer/helm/volcano-values.yaml", "-f", realNodeValues}
+		"-f", x.o.values, "-f", realNodeValues}
 	// volcano-values.yaml names a placeholder registry: the images are the
 	// tarballs of make images, imported into the node's containerd.
 	for key, image := range map[string]string{

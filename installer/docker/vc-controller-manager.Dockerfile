@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 #
 # vc-controller-manager: Volcano v1.15.1's controller manager with this
-# project's tensorflow, pytorch, mpi and mxnet job plugins (cmd/vc-controller-manager).
+# project's tensorflow, pytorch, mpi, mxnet, xgboost, dask, jax and paddle job
+# plugins (cmd/vc-controller-manager).
 # A drop-in replacement for docker.io/volcanosh/vc-controller-manager:v1.15.1.
 #
 # Build from the repository root (the build context must be the repository):
@@ -29,6 +30,9 @@ ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853c
 # The builder runs on the build machine's platform and cross-compiles for the
 # target platform (buildx --platform linux/amd64,linux/arm64).
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
+# The golang images set GOTOOLCHAIN=local; go.mod's "go 1.25.0" needs the Go
+# 1.25 toolchain, which auto fetches from the module proxy (checksummed).
+ENV GOTOOLCHAIN=auto
 ARG TARGETOS
 ARG TARGETARCH
 # Printed by --version (Volcano's version package). `make images-docker`
@@ -37,8 +41,7 @@ ARG VERSION=unknown
 ARG GIT_SHA=unknown
 # The Volcano line (lines/README.md): empty for the default line, else e.g.
 # "-modfile=lines/v1.14.1.mod -tags=volcano_line,volcano_v1.14.1" (make images
-# LINE=... passes it). go.mod's "go 1.25.0" makes the Go 1.24 image fetch the
-# Go 1.25 toolchain from the module proxy (checksummed) before it builds.
+# LINE=... passes it).
 ARG LINE_GOFLAGS=
 WORKDIR /src
 COPY . .

@@ -108,6 +108,11 @@ type Config struct {
 	// chart (onto the real node, whose pods then reach the API server and are
 	// reached by it: incluster.go). Default false.
 	NoVolcano bool
+	// KubeScheduler starts Kubernetes' kube-scheduler beside Volcano's
+	// scheduler, for pods that ask for the default scheduler (Volcano's own
+	// e2e suites create some: make conformance). A cluster without Volcano
+	// (NoVolcano) runs it anyway. Default false.
+	KubeScheduler bool
 	// RealNode says whether to start the real node (kubelet, containerd,
 	// CNI bridge, CoreDNS) beside the KWOK nodes. Default RealNodeAuto.
 	RealNode RealNodeMode

@@ -306,9 +306,10 @@ func (u *upper) startKubeControllerManager(ctx context.Context) error {
 }
 
 // startKubeScheduler starts kube-scheduler in place of Volcano's (Config.NoVolcano):
-// Volcano's chart's own pods use the default scheduler.
+// Volcano's chart's own pods use the default scheduler; or beside it
+// (Config.KubeScheduler).
 func (u *upper) startKubeScheduler(context.Context) error {
-	if !u.cfg.NoVolcano {
+	if !u.cfg.NoVolcano && !u.cfg.KubeScheduler {
 		return errSkipped
 	}
 	port, err := freePortExcept(u.state.Ports)
@@ -526,9 +527,10 @@ func (u *upper) binaries() (map[string]string, error) {
 	bins := map[string]string{}
 	var missing []string
 	names := []string{Etcd, KubeAPIServer, KubeControllerManager, Kwok}
-	if cfg.NoVolcano {
+	if cfg.NoVolcano || cfg.KubeScheduler {
 		names = append(names, KubeScheduler)
-	} else {
+	}
+	if !cfg.NoVolcano {
 		names = append(names, Scheduler, ControllerManager, WebhookManager)
 	}
 	for _, name := range names {

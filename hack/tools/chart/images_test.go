@@ -167,51 +167,73 @@ func TestDefaultImagesAreOwned(t *testing.T) {
 		})
 	}
 
-	t.Run("Volcano's chart with volcano-values.yaml", func(t *testing.T) {
-		r, err := renderChart(t, volcanoChartDir(t), "volcano", "1.35.3", nil, readValues(t, "installer/helm/volcano-values.yaml"))
-		if err != nil {
-			t.Fatal(err)
+	lines := volcanoLines(t)
+	for _, line := range lines {
+		name := "Volcano's chart with volcano-values.yaml"
+		if line.name != lines[0].name {
+			name = "Volcano " + line.name + "'s chart with " + line.values
 		}
-		var manifest []string
-		for _, d := range r.docs {
-			manifest = append(manifest, d)
-		}
-		found := images(t, strings.Join(manifest, "\n---\n"))
-		check(t, found)
-		// The three images the values replace are this project's, at the
-		// placeholder; the scheduler's too (one registry, one tag).
-		version := chartAppVersion(t)
-		want := []string{
-			"Deployment/volcano-admission " + placeholderRegistry + "/framework-plugins/vc-webhook-manager:" + version,
-			"Deployment/volcano-controllers " + placeholderRegistry + "/framework-plugins/vc-controller-manager:" + version,
-			"Deployment/volcano-scheduler " + placeholderRegistry + "/framework-plugins/vc-scheduler:" + version,
-			"Job/volcano-admission-init " + placeholderRegistry + "/framework-plugins/vc-webhook-manager:" + version,
-		}
-		if diff := cmp.Diff(want, found); diff != "" {
-			t.Errorf("images (-want +got):\n%s", diff)
-		}
-	})
+		t.Run(name, func(t *testing.T) {
+			volcanoImagesOwned(t, check, line, lines[0].name)
+		})
+	}
 
 	t.Run("volcano-patches", func(t *testing.T) {
-		patches, err := filepath.Glob(filepath.Join(repoRoot, "installer", "volcano-patches", "*.yaml"))
-		if err != nil || len(patches) == 0 {
-			t.Fatalf("no patches: %v", err)
+		dirs := []string{filepath.Join(repoRoot, "installer", "volcano-patches")}
+		for _, line := range lines[1:] {
+			dirs = append(dirs, filepath.Join(repoRoot, "lines", line.name, "volcano-patches"))
 		}
-		var found []string
-		for _, p := range patches {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
+		for _, dir := range dirs {
+			patches, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+			if err != nil || len(patches) == 0 {
+				t.Fatalf("no patches in %s: %v", dir, err)
 			}
-			// A patch has no kind or name: name it by its file.
-			doc := "kind: Patch\nmetadata: {name: " + filepath.Base(p) + "}\n" + string(data)
-			found = append(found, images(t, doc)...)
+			var found []string
+			for _, p := range patches {
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				// A patch has no kind or name: name it by its file.
+				doc := "kind: Patch\nmetadata: {name: " + filepath.Base(p) + "}\n" + string(data)
+				found = append(found, images(t, doc)...)
+			}
+			if len(found) != 2 {
+				t.Errorf("%s: images %v, want the controller and webhook manager ones", dir, found)
+			}
+			check(t, found)
 		}
-		if len(found) != 2 {
-			t.Errorf("images %v, want the controller and webhook manager ones", found)
-		}
-		check(t, found)
 	})
+}
+
+// volcanoImagesOwned checks the images of the line's Volcano chart rendered
+// with the line's values: owned, and the three the values replace this
+// project's at the placeholder with the line's tag (the chart's appVersion
+// with the line's Volcano release for the default line's, defaultLine).
+func volcanoImagesOwned(t *testing.T, check func(*testing.T, []string), line volcanoLine, defaultLine string) {
+	t.Helper()
+	r, err := renderChart(t, line.chartDir, "volcano", "1.35.3", nil, readValues(t, line.values))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifest []string
+	for _, d := range r.docs {
+		manifest = append(manifest, d)
+	}
+	found := images(t, strings.Join(manifest, "\n---\n"))
+	check(t, found)
+	// The three images the values replace are this project's, at the
+	// placeholder; the scheduler's too (one registry, one tag).
+	version := line.name + strings.TrimPrefix(chartAppVersion(t), defaultLine)
+	want := []string{
+		"Deployment/volcano-admission " + placeholderRegistry + "/framework-plugins/vc-webhook-manager:" + version,
+		"Deployment/volcano-controllers " + placeholderRegistry + "/framework-plugins/vc-controller-manager:" + version,
+		"Deployment/volcano-scheduler " + placeholderRegistry + "/framework-plugins/vc-scheduler:" + version,
+		"Job/volcano-admission-init " + placeholderRegistry + "/framework-plugins/vc-webhook-manager:" + version,
+	}
+	if diff := cmp.Diff(want, found); diff != "" {
+		t.Errorf("images (-want +got):\n%s", diff)
+	}
 }
 
 // chartAppVersion is the chart's appVersion, this project's release and the

@@ -1,7 +1,11 @@
 package chart
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/yaml"
 )
 
 // volcanoModuleVersion is the version of volcano.sh/volcano that the
@@ -26,6 +31,63 @@ func volcanoModuleVersion(t *testing.T) string {
 	return strings.TrimSpace(string(out))
 }
 
+// volcanoLine is a Volcano line of the repository (lines/README.md): its
+// name (its Volcano release), Volcano's chart of its module file and its
+// values for that chart (relative to the repository).
+type volcanoLine struct {
+	name, chartDir, values string
+}
+
+// volcanoLines are the default line (go.mod) and every line with a module
+// file lines/<line>.mod, whose Volcano is downloaded into the module cache
+// if it is not there.
+func volcanoLines(t *testing.T) []volcanoLine {
+	t.Helper()
+	lines := []volcanoLine{{volcanoModuleVersion(t), volcanoChartDir(t), "installer/helm/volcano-values.yaml"}}
+	mods, err := filepath.Glob(filepath.Join(repoRoot, "lines", "*.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		line := strings.TrimSuffix(filepath.Base(m), ".mod")
+		abs, err := filepath.Abs(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("go", "mod", "download", "-modfile="+abs, "-json", "volcano.sh/volcano")
+		cmd.Dir = repoRoot
+		out, err := cmd.Output()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go mod download -modfile=%s volcano.sh/volcano: %v\n%s", abs, err, ee.Stderr)
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		var mod struct{ Dir, Version string }
+		if err := json.Unmarshal(out, &mod); err != nil || mod.Dir == "" || mod.Version != line {
+			t.Fatalf("go mod download -modfile=%s volcano.sh/volcano: %v: %s", abs, err, out)
+		}
+		lines = append(lines, volcanoLine{line, filepath.Join(mod.Dir, "installer", "helm", "chart", "volcano"), filepath.Join("lines", line, "volcano-values.yaml")})
+	}
+	return lines
+}
+
+// chartHasValue reports whether the values.yaml of Volcano's chart in dir
+// has section.key.
+func chartHasValue(t *testing.T, dir, section, key string) bool {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]map[string]any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	_, ok := v[section][key]
+	return ok
+}
+
 // The upgrade from stock Volcano to this project (helm upgrade --reuse-values
 // -f installer/helm/volcano-values.yaml) keeps everything Volcano's chart
 // configures but what the values are for: the same objects; the Deployments
@@ -35,14 +97,20 @@ func volcanoModuleVersion(t *testing.T) string {
 // project's 500/1000 for the chart's 50/100; the admission-init hook gets the
 // admission resources too). Every other object (the CRDs,
 // Volcano's webhook configurations, Services, ConfigMaps, RBAC) renders
-// byte for byte the same.
+// byte for byte the same. For every line: its values on its Volcano's chart
+// (lines/<line>/volcano-values.yaml on v1.14.1's).
 func TestVolcanoValuesKeepTheChart(t *testing.T) {
-	dir := volcanoChartDir(t)
+	for _, line := range volcanoLines(t) {
+		t.Run(line.name, func(t *testing.T) { volcanoValuesKeepTheChart(t, line.chartDir, line.values) })
+	}
+}
+
+func volcanoValuesKeepTheChart(t *testing.T, dir, valuesFile string) {
 	stock, err := renderChart(t, dir, "volcano", "1.35.3", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ours, err := renderChart(t, dir, "volcano", "1.35.3", nil, readValues(t, "installer/helm/volcano-values.yaml"))
+	ours, err := renderChart(t, dir, "volcano", "1.35.3", nil, readValues(t, valuesFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,10 +133,15 @@ func TestVolcanoValuesKeepTheChart(t *testing.T) {
 	}
 
 	// What the stock chart configures that the managers must keep (and
-	// this project's managers must accept): Volcano v1.15's arguments.
+	// this project's managers must accept): Volcano v1.15's arguments
+	// (v1.14's chart has no sharding ConfigMap).
 	sc := decode[appsv1.Deployment](t, stock, controllers)
 	sa := decode[appsv1.Deployment](t, stock, admission)
-	for _, want := range []string{"--enable-metrics=true", "--kube-api-qps=50", "--kube-api-burst=100", "--sharding-configmap=volcano-sharding-configmap"} {
+	wantArgs := []string{"--enable-metrics=true", "--kube-api-qps=50", "--kube-api-burst=100"}
+	if chartHasValue(t, dir, "custom", "sharding_configmap_enable") {
+		wantArgs = append(wantArgs, "--sharding-configmap=volcano-sharding-configmap")
+	}
+	for _, want := range wantArgs {
 		if !slices.Contains(sc.Spec.Template.Spec.Containers[0].Args, want) {
 			t.Errorf("Volcano's chart no longer passes the controller manager %s: %q", want, sc.Spec.Template.Spec.Containers[0].Args)
 		}
