@@ -72,7 +72,7 @@ test-lines: ## Every other Volcano line (lines/README.md): both managers build a
 	done
 
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
-	$(GO) test -count=1 -timeout 30m ./test/e2e/... -ginkgo.v
+	$(GO) test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
 
 FUZZTIME ?= 60s
 # make test fuzzes for a bounded time; `make fuzz` for longer.
