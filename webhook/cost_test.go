@@ -266,8 +266,13 @@ func TestAdmissionCostOfTemplateLists(t *testing.T) {
 					m, v, resp := admissionCost(t, job)
 					t.Logf("%d entries, a %d-byte Job: allocated %d + %d bytes", len(entries(job, l)), size, m, v)
 					// Decoded, simulated, and the mutation encodes and diffs
-					// it (as TestAdmissionCostOverBounds allows).
-					if budget := uint64(maxAdmissionBytes + 20*size); m > budget || v > budget {
+					// it. The same 3 MiB env Job measured 56-76 MB for the
+					// mutation across runs (TotalAlloc is process-wide and the
+					// encoders' buffers grow by chance), so the bound is 32
+					// bytes per byte of Job: linear growth passes with room,
+					// the m×n table of jsonpatch v2.2.0 (270 MB for 2,048 short
+					// env entries) does not.
+					if budget := uint64(maxAdmissionBytes + 32*size); m > budget || v > budget {
 						t.Errorf("mutation allocated %d bytes, validation %d; want at most %d each", m, v, budget)
 					}
 					if !resp.Allowed {
