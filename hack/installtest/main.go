@@ -863,10 +863,31 @@ func (x *t) runJob(ctx context.Context, plugin string, j *batch.Job) {
 	})
 	if err != nil || phase != batch.Completed {
 		res(false, fmt.Sprintf("phase %q: %v", phase, err))
+		x.describeJob(name)
 	} else {
 		res(true, "Completed")
 	}
 	_ = x.vc.BatchV1alpha1().Jobs("default").Delete(ctx, name, metav1.DeleteOptions{})
+}
+
+// describeJob prints what explains a Job that did not complete: the Job and
+// its PodGroup (status and conditions), its pods and the namespace's events,
+// and the end of the in-cluster controller's and scheduler's logs.
+func (x *t) describeJob(name string) {
+	for _, args := range [][]string{
+		{"-n", "default", "get", "jobs.batch.volcano.sh", name, "-o", "yaml"},
+		{"-n", "default", "get", "podgroups.scheduling.volcano.sh", "-o", "yaml"},
+		{"-n", "default", "get", "pods", "-l", "volcano.sh/job-name=" + name, "-o", "wide"},
+		{"-n", "default", "get", "events", "--sort-by=.lastTimestamp"},
+		{"-n", "volcano-system", "get", "pods", "-o", "wide"},
+		{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=80", "--all-containers", "--prefix"},
+		{"-n", "volcano-system", "logs", "-l", "app=volcano-scheduler", "--tail=80", "--all-containers", "--prefix"},
+	} {
+		cmd := exec.Command("kubectl", args...)
+		cmd.Env = x.env
+		out, _ := cmd.CombinedOutput()
+		fmt.Printf("$ kubectl %s\n%s", strings.Join(args, " "), out)
+	}
 }
 
 // realNodeJob is a Job of tasks leadTask and workerTask (one pod each) on the real node
