@@ -93,20 +93,27 @@ func (s *Set) Bool(p *bool, name string, def bool, usage string) {
 	}, str: func() string { return strconv.FormatBool(*p) }}, name, usage)
 }
 
-// Duration defines a non-negative duration flag. A bare integer is read in
-// unit (so Volcano's "--wait-master-timeout=300" means 300 seconds); otherwise the
-// value is a Go duration such as "10m" or "90s".
-func (s *Set) Duration(p *time.Duration, name string, def, unit time.Duration, usage string) {
+// Duration defines a duration flag between 0 and max. A bare integer is read
+// in unit (so Volcano's "--wait-master-timeout=300" means 300 seconds);
+// otherwise the value is a Go duration such as "10m" or "90s". A bare integer
+// too large for a Duration in unit is over max, not wrapped around.
+func (s *Set) Duration(p *time.Duration, name string, def, unit, max time.Duration, usage string) {
 	*p = def
 	s.fs.Var(&value{s: s, name: name, set: func(v string) error {
 		var d time.Duration
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			if n > int64(max/unit) {
+				return fmt.Errorf("must be at most %d %s (%v)", int64(max/unit), unitName(unit), max)
+			}
 			d = time.Duration(n) * unit
 		} else if d, err = time.ParseDuration(v); err != nil {
 			return fmt.Errorf("must be a duration such as 90s or 10m, or a whole number of %s", unitName(unit))
 		}
 		if d < 0 {
 			return fmt.Errorf("must not be negative")
+		}
+		if d > max {
+			return fmt.Errorf("must be at most %v", max)
 		}
 		*p = d
 		return nil

@@ -24,6 +24,11 @@ const TimeoutExitCode = 124
 // DefaultTimeout is how long a pod waits for its dependencies unless told otherwise.
 const DefaultTimeout = 10 * time.Minute
 
+// MaxTimeout is the longest --wait-timeout: a year. The wait script counts in
+// centiseconds in the shell's 64-bit arithmetic, and a longer wait is a wait
+// for ever, which 0 asks for.
+const MaxTimeout = 365 * 24 * time.Hour
+
 // BuiltinImage is the image used when neither the plugin arguments nor the
 // controller (SetDefaultImage) name one.
 const BuiltinImage = "busybox:1.36.1"
@@ -55,7 +60,7 @@ type Options struct {
 // number is seconds; 0 for none) and --wait-image on s.
 func (o *Options) AddFlags(s *args.Set) {
 	s.Bool(&o.Enabled, "wait", true, "add an init container that waits for the roles this pod depends on")
-	s.Duration(&o.Timeout, "wait-timeout", DefaultTimeout, time.Second, "how long the wait container waits before failing (0: no limit)")
+	s.Duration(&o.Timeout, "wait-timeout", DefaultTimeout, time.Second, MaxTimeout, "how long the wait container waits before failing (0: no limit)")
 	s.String(&o.Image, "wait-image", "", "image of the wait container (default: the controller's --wait-image, else "+BuiltinImage+")")
 }
 

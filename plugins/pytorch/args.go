@@ -122,7 +122,7 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	// Volcano v1.14+'s spellings; writing any of them also turns on the port
 	// wait below. The defaults here are ours, for Jobs that write none.
 	s.Bool(&a.Wait.Enabled, "wait-master-enabled", true, "--wait, and wait for the master's port")
-	s.Duration(&a.Wait.Timeout, "wait-master-timeout", wait.DefaultTimeout, time.Second, "--wait-timeout (a bare number is seconds), and wait for the master's port")
+	s.Duration(&a.Wait.Timeout, "wait-master-timeout", wait.DefaultTimeout, time.Second, wait.MaxTimeout, "--wait-timeout (a bare number is seconds), and wait for the master's port")
 	s.String(&a.Wait.Image, "wait-master-image", "", "--wait-image, and wait for the master's port")
 	s.Parse(argv)
 	if s.IsSet("wait-master-enabled") || s.IsSet("wait-master-timeout") || s.IsSet("wait-master-image") {
