@@ -27,6 +27,12 @@ case $timeout_s in
 	exit 2
 	;;
 esac
+# At most 9 digits: the deadline in centiseconds stays far inside the shell's
+# 64-bit arithmetic (the plugins write at most a year, 31536000).
+if [ ${#timeout_s} -gt 9 ]; then
+	echo "WAIT_TIMEOUT_SECONDS must be at most 999999999, not '$timeout_s'" >&2
+	exit 2
+fi
 case $report_s in
 '' | *[!0-9]* | 0)
 	echo "WAIT_REPORT_SECONDS must be a positive whole number of seconds, not '$report_s'" >&2
@@ -37,6 +43,13 @@ esac
 pending=
 total=0
 for t in $WAIT_TARGETS; do
+	# A target is a host name or address, never an option of nc or wget.
+	case $t in
+	-*)
+		echo "WAIT_TARGETS: '$t' is not a host or host:port" >&2
+		exit 2
+		;;
+	esac
 	pending="$pending $t"
 	total=$((total + 1))
 done

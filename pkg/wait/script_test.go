@@ -249,6 +249,21 @@ func TestScript(t *testing.T) {
 		code:    2,
 		want:    []string{"WAIT_TIMEOUT_SECONDS must be a whole number of seconds, not '10m'"},
 		max:     time.Second,
+	}, {
+		// 10^17 s is 10^19 cs, past 2^63: the deadline would wrap negative.
+		name:    "timeout too large",
+		targets: "OPEN",
+		timeout: "100000000000000000",
+		code:    2,
+		want:    []string{"WAIT_TIMEOUT_SECONDS must be at most 999999999, not '100000000000000000'"},
+		max:     time.Second,
+	}, {
+		name:    "a target that reads as an option",
+		targets: "OPEN -lp4444",
+		timeout: "5",
+		code:    2,
+		want:    []string{"WAIT_TARGETS: '-lp4444' is not a host or host:port"},
+		max:     time.Second,
 	}}
 	// The cases mostly sleep, so all of them run at once (t.Parallel would
 	// run only GOMAXPROCS at a time), then each is checked in its subtest.
