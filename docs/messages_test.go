@@ -88,10 +88,21 @@ func denied(job *batch.Job, pick ...string) sample {
 			Operation: admissionv1.Create,
 			Object:    runtime.RawExtension{Raw: raw},
 		}})
-		if resp.Allowed || resp.Result == nil {
-			t.Fatalf("job %s is admitted; the sample needs a denial", job.Name)
+		var msg string
+		switch {
+		case !resp.Allowed && resp.Result != nil:
+			msg = resp.Result.Message
+		case len(resp.Warnings) > 1 && resp.Warnings[0] == webhook.ArgumentsWarning:
+			// A Job Volcano admits: the same problems, one per warning.
+			msg = webhook.ValidateJob(job).ToAggregate().Error()
+			for _, w := range resp.Warnings[1:] {
+				if !strings.Contains(msg, w) {
+					t.Fatalf("warning %q of job %s is not one of its problems %q", w, job.Name, msg)
+				}
+			}
+		default:
+			t.Fatalf("job %s is admitted without problems; the sample needs a denial or warnings", job.Name)
 		}
-		msg := resp.Result.Message
 		if len(pick) == 0 {
 			return msg
 		}
@@ -106,6 +117,33 @@ func denied(job *batch.Job, pick ...string) sample {
 		}
 		t.Fatalf("no error of %q contains %q", msg, pick[0])
 		return ""
+	}
+}
+
+// warned returns the last admission warning of job, a Job Volcano admits
+// whose arguments ours reject, as kubectl prints it ("Warning: <text>"),
+// after checking that the first is webhook.ArgumentsWarning.
+func warned(job *batch.Job) sample {
+	return func(t *testing.T) string {
+		t.Helper()
+		job, _ = webhook.MutateJob(job, webhook.Options{})
+		raw, err := json.Marshal(job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp := webhook.AdmitJob(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+			UID:       types.UID("docs-" + job.Name),
+			Kind:      metav1.GroupVersionKind{Group: "batch.volcano.sh", Version: "v1alpha1", Kind: "Job"},
+			Resource:  metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+			Name:      job.Name,
+			Namespace: job.Namespace,
+			Operation: admissionv1.Create,
+			Object:    runtime.RawExtension{Raw: raw},
+		}})
+		if !resp.Allowed || len(resp.Warnings) < 2 || resp.Warnings[0] != webhook.ArgumentsWarning {
+			t.Fatalf("job %s: allowed %v, warnings %q; the sample needs an admission with argument warnings", job.Name, resp.Allowed, resp.Warnings)
+		}
+		return "Warning: " + resp.Warnings[len(resp.Warnings)-1]
 	}
 }
 
@@ -228,14 +266,16 @@ func withMinAvailable(t batch.TaskSpec, n int32) batch.TaskSpec { t.MinAvailable
 
 var samples = map[string]sample{
 	// getting-started.md, install.md: the sed of the example; webhook.md.
-	"example-tf-port-zero": func(t *testing.T) string {
-		return denied(example(t, "tensorflow/tensorflow.yaml", "name: tf-dist", "name: tf-bad", `"--port=2222"`, `"--port=0"`))(t)
+	"example-mx-port-zero": func(t *testing.T) string {
+		return denied(example(t, "mxnet/mxnet.yaml", "name: mxnet-dist", "name: mx-bad", `"--port=9091"`, `"--port=0"`))(t)
 	},
-	"tf-port-zero": denied(tfPSWorker("--ps=ps", "--worker=worker", "--port=0")),
+	"mx-port-zero":        denied(mxJob("--port=0")),
+	"warned-tf-port-zero": warned(tfPSWorker("--ps=ps", "--worker=worker", "--port=0")),
 
 	// troubleshooting.md
 	"event-tf-typo":  event("tensorflow", mkJob("tf-typo").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Plugin("tensorflow", "--prot=2222").Obj()),
-	"denied-tf-typo": denied(mkJob("tf-typo").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Plugin("tensorflow", "--prot=2222").Obj()),
+	"warned-tf-typo": warned(mkJob("tf-typo").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Plugin("tensorflow", "--prot=2222").Obj()),
+	"denied-mx-typo": denied(mkJob("mx-typo").Task(mkTask("scheduler", 1)).Task(mkTask("server", 2)).Task(mkTask("worker", 2)).Plugin("mxnet", "--prot=9091").Obj()),
 	"event-mpi-conflict": event("mpi", mkJob("mpi-doc").Task(mkTask("master", 1)).Task(mkTask("worker", 2)).Plugin("mpi").Obj(),
 		&v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-doc-mpi-hostfile", Namespace: "default"}}),
 	"hostname-too-long": denied(mkJob("imagenet-resnet152-mixed-precision-lr-sweep-07").

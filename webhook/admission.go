@@ -2,7 +2,10 @@ package webhook
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	whv1 "k8s.io/api/admissionregistration/v1"
@@ -169,7 +172,9 @@ func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionS
 
 // AdmitJob is the validating admission: it denies a Job on CREATE, or on an
 // UPDATE that changes its spec, when ValidateJob reports problems; the message
-// is the list of field errors.
+// is the list of field errors. A Job whose only problems are in the arguments
+// and roles of framework plugins Volcano's own admission accepts (asStock) is
+// allowed instead, with those problems as warnings (argumentWarnings).
 func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 	return admitJob(ar, &verdict{})
 }
@@ -218,12 +223,80 @@ func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.Admission
 			return &admissionv1.AdmissionResponse{Allowed: true}
 		}
 	}
-	errs, reason := validateJob(job)
+	errs, reason, warned := validateJob(job, true)
 	if len(errs) == 0 {
-		return &admissionv1.AdmissionResponse{Allowed: true}
+		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: argumentWarnings(warned)}
 	}
 	v.reason = reason
 	return denial(errs.ToAggregate().Error())
+}
+
+// argumentWarnings are the admission warnings for the argument problems of a
+// Job admitted as Volcano admits it (asStock): ArgumentsWarning first, then
+// one per problem, each cut to maxWarningRunes, while all of them fit in
+// maxWarningsRunes and at most maxWarnings, then a count of the rest. The API
+// server keeps 4,096 runes of warnings per request whole and past that cuts
+// every one to 256 (k8s.io/apiserver/pkg/endpoints/filters, warning.go), so
+// these arrive whole.
+func argumentWarnings(errs field.ErrorList) []string {
+	if len(errs) == 0 {
+		return nil
+	}
+	out := []string{ArgumentsWarning}
+	total := utf8.RuneCountInString(ArgumentsWarning)
+	for i, e := range errs {
+		w := cut(printable(e.Error()), maxWarningRunes)
+		n := utf8.RuneCountInString(w)
+		if i == maxWarnings || total+n > maxWarningsRunes {
+			out = append(out, fmt.Sprintf("and %d more problems", len(errs)-i))
+			break
+		}
+		out = append(out, w)
+		total += n
+	}
+	return out
+}
+
+// printable returns s with its control characters (a tab or newline in an
+// argument) written as Go escapes: the API server drops a warning that has
+// any (k8s.io/apimachinery/pkg/util/net, NewWarningHeader).
+func printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// ArgumentsWarning is the first admission warning of a Job whose framework
+// arguments this project's plugins reject but Volcano's admission accepts.
+const ArgumentsWarning = "the job is admitted as Volcano admits it, with the problems below in its framework plugins' arguments: a plugin whose arguments do not parse injects nothing into the pods (an InvalidPluginArguments event on the job says so)"
+
+const (
+	// maxWarnings is the most argument problems listed as warnings.
+	maxWarnings = 12
+	// maxWarningRunes is the longest warning, in runes: an unknown flag's
+	// problem lists the plugin's flags and takes about 300.
+	maxWarningRunes = 1024
+	// maxWarningsRunes is the most runes of warnings of one admission, with
+	// room under the API server's 4,096 for a count and the mutation's.
+	maxWarningsRunes = 3500
+)
+
+// cut returns s cut to at most n runes, ending in "..." when cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-3]) + "..."
 }
 
 // boundsFramework is the framework label of a Job over the bounds, from

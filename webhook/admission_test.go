@@ -70,34 +70,62 @@ func TestMutateAdmission(t *testing.T) {
 }
 
 func TestValidateAdmission(t *testing.T) {
-	invalid := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000").Plugin("svc").Obj()
+	// Volcano's admission reads no tensorflow or pytorch arguments: ours
+	// admits such a Job with warnings. mxnet has no in-tree plugin, so its
+	// argument problems are denials.
+	tfInvalid := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000").Plugin("svc").Obj()
+	invalid := mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000").Plugin("svc").Obj()
 	valid := mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch").Plugin("svc").Obj()
 	scaled := valid.DeepCopy()
 	scaled.Spec.Tasks[0].Replicas = 2
+	mxValid := mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet").Plugin("svc").Obj()
+	mxScaled := mxValid.DeepCopy()
+	mxScaled.Spec.Tasks[0].Replicas = 2
 	relabelled := invalid.DeepCopy()
 	relabelled.Labels = map[string]string{"team": "a"}
+	const (
+		tfPort = `spec.plugins[tensorflow][0]: Invalid value: "--port=70000": plugin tensorflow: --port=70000: must be between 1 and 65535`
+		mxPort = `spec.plugins[mxnet][0]: Invalid value: "--port=70000": plugin mxnet: --port=70000: must be between 1 and 65535`
+	)
 
 	tests := []struct {
 		name     string
 		op       admissionv1.Operation
 		job, old *batch.Job
 		denial   string
+		// warnings are those of an allowed Job.
+		warnings []string
 	}{
 		{name: "valid create", op: admissionv1.Create, job: valid},
 		{
 			name: "invalid create", op: admissionv1.Create, job: invalid,
-			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: spec.plugins[tensorflow][0]: Invalid value: "--port=70000": plugin tensorflow: --port=70000: must be between 1 and 65535`,
+			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: ` + mxPort,
+		},
+		{
+			name: "invalid create that Volcano admits: allowed with warnings", op: admissionv1.Create, job: tfInvalid,
+			warnings: []string{ArgumentsWarning, tfPort},
 		},
 		{
 			name: "two problems are listed", op: admissionv1.Create,
+			job: mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000", "--bogus").Obj(),
+			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: [` + mxPort + `, ` +
+				`spec.plugins[mxnet][1]: Invalid value: "--bogus": plugin mxnet: unknown flag --bogus for plugin mxnet; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker]`,
+		},
+		{
+			name: "two problems Volcano admits are two warnings", op: admissionv1.Create,
 			job: mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000", "--bogus").Obj(),
-			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: [spec.plugins[tensorflow][0]: Invalid value: "--port=70000": plugin tensorflow: --port=70000: must be between 1 and 65535, ` +
-				`spec.plugins[tensorflow][1]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker]`,
+			warnings: []string{ArgumentsWarning, tfPort,
+				`spec.plugins[tensorflow][1]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`},
 		},
 		{name: "valid update", op: admissionv1.Update, job: valid, old: valid},
 		{
-			name: "an update that makes the job invalid", op: admissionv1.Update, job: scaled, old: valid,
-			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: spec.plugins[pytorch]: Invalid value: "--master=master (default)": plugin pytorch: task "master" (--master) must have at most 1 replica, has 2`,
+			name: "an update that makes the job invalid", op: admissionv1.Update, job: mxScaled, old: mxValid,
+			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: spec.plugins[mxnet]: Invalid value: "--scheduler=scheduler (default)": plugin mxnet: task "scheduler" (--scheduler) must have at most 1 replica, has 2`,
+		},
+		{
+			name: "an update that makes the job invalid as Volcano admits it: allowed with warnings", op: admissionv1.Update, job: scaled, old: valid,
+			warnings: []string{ArgumentsWarning,
+				`spec.plugins[pytorch]: Invalid value: "--master=master (default)": plugin pytorch: task "master" (--master) must have at most 1 replica, has 2`},
 		},
 		{name: "a metadata-only update of an invalid job passes", op: admissionv1.Update, job: relabelled, old: invalid},
 		{name: "delete passes", op: admissionv1.Delete, job: invalid},
@@ -108,6 +136,9 @@ func TestValidateAdmission(t *testing.T) {
 			if tc.denial == "" {
 				if !resp.Allowed {
 					t.Fatalf("denied: %v", resp.Result)
+				}
+				if diff := cmp.Diff(tc.warnings, resp.Warnings); diff != "" {
+					t.Errorf("warnings (-want +got):\n%s", diff)
 				}
 				return
 			}

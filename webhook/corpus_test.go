@@ -4,6 +4,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,10 +23,15 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
-// The e2e corpus: malformed Jobs, each with the substring of its denial.
+// The e2e corpus: malformed Jobs, each with one of two annotations whose
+// value is a substring of the problem: expectDenied for a Job the validating
+// admission denies, with the substring in the denial; expectWarned for one
+// whose problems are all in framework arguments Volcano's own admission
+// accepts (asStock), which it admits with the substring in a warning.
 const (
-	corpusDir        = "../test/e2e/testdata/invalid"
-	expectAnnotation = "e2e.vcplugins.io/expect-denied"
+	corpusDir    = "../test/e2e/testdata/invalid"
+	expectDenied = "e2e.vcplugins.io/expect-denied"
+	expectWarned = "e2e.vcplugins.io/expect-warned"
 )
 
 // volcanoValidate returns Volcano's own job validation (/jobs/validate), with
@@ -57,8 +63,10 @@ func volcanoValidate(t testing.TB) router.AdmitFunc {
 
 // Every Job of the corpus gets through both mutations and Volcano's own
 // validation (the binary registers this project's plugins, so mxnet is known),
-// and is denied by ValidateJob with its expected message: the API server would
-// deny it with that message and no other webhook's.
+// and ValidateJob reports its expected problem. An expect-denied Job is denied
+// by the validating admission with that message: the API server would deny it
+// with that message and no other webhook's. An expect-warned Job is admitted,
+// with ArgumentsWarning first and the problem in a later warning.
 func TestInvalidCorpus(t *testing.T) {
 	plugins.Register()
 	volcanoAdmit := volcanoValidate(t)
@@ -70,6 +78,7 @@ func TestInvalidCorpus(t *testing.T) {
 		t.Fatalf("%d files in %s, want at least 40", len(files), corpusDir)
 	}
 	seen := map[string]string{}
+	var denied, warned int
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
 			raw, err := os.ReadFile(file)
@@ -87,9 +96,11 @@ func TestInvalidCorpus(t *testing.T) {
 				t.Errorf("job name %s is also used by %s", job.Name, other)
 			}
 			seen[job.Name] = file
-			want := job.Annotations[expectAnnotation]
-			if want == "" {
-				t.Fatalf("no %s annotation", expectAnnotation)
+			wantDenied, isDenied := job.Annotations[expectDenied]
+			wantWarned, isWarned := job.Annotations[expectWarned]
+			want := wantDenied + wantWarned
+			if isDenied == isWarned || want == "" {
+				t.Fatalf("annotations %v; want exactly one of %s and %s, not empty", job.Annotations, expectDenied, expectWarned)
 			}
 			if !UsesFrameworks(job) {
 				t.Fatalf("uses no framework plugin")
@@ -104,15 +115,29 @@ func TestInvalidCorpus(t *testing.T) {
 			}
 			errs := ValidateJob(mutated)
 			if len(errs) == 0 {
-				t.Fatalf("ValidateJob accepts it; want a denial containing %q", want)
+				t.Fatalf("ValidateJob accepts it; want a problem containing %q", want)
 			}
 			if msg := errs.ToAggregate().Error(); !strings.Contains(msg, want) {
-				t.Errorf("denial %q does not contain %q", msg, want)
+				t.Errorf("ValidateJob's problems %q do not contain %q", msg, want)
 			}
 			resp := ValidateService().Func(review(t, admissionv1.Create, mutated, nil))
-			if resp.Allowed || !strings.Contains(resp.Result.Message, want) {
-				t.Errorf("the validating admission answered %+v", resp.Result)
+			if isDenied {
+				denied++
+				if resp.Allowed || !strings.Contains(resp.Result.Message, want) {
+					t.Errorf("the validating admission answered allowed %v, %+v; want a denial containing %q", resp.Allowed, resp.Result, want)
+				}
+				return
+			}
+			warned++
+			if !resp.Allowed {
+				t.Fatalf("the validating admission denies it: %v; want it admitted with a warning containing %q", resp.Result.Message, want)
+			}
+			if len(resp.Warnings) < 2 || resp.Warnings[0] != ArgumentsWarning || !slices.ContainsFunc(resp.Warnings[1:], func(w string) bool {
+				return strings.Contains(w, want)
+			}) {
+				t.Errorf("warnings %q; want ArgumentsWarning first and one containing %q", resp.Warnings, want)
 			}
 		})
 	}
+	t.Logf("%d Jobs denied, %d admitted with warnings", denied, warned)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +16,12 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
 	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/webhooks/router"
+	"volcano.sh/volcano/pkg/webhooks/schema"
 
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
@@ -38,10 +41,17 @@ const maxResponseTime = 2 * time.Second
 // patched Job also goes through Volcano's job validation as the manager wraps
 // it (fuzzVolcano).
 //
+// The validation of the create must answer as validateJob(job, true) says of
+// the decoded Job within the bounds: allowed if and only if it returns no
+// errors, with warnings (ArgumentsWarning first) if and only if it returns
+// warned problems.
+//
 // Inputs are a Job (JSON) and choices for the generator of package
 // webhooktest, which the e2e suite shares (test/e2e/malformed_test.go). With an
 // empty Job the choices make a malformed Job (webhooktest.Malformed: one of the
-// framework plugins, one defect), and the validation must also deny it.
+// framework plugins, one defect), and the validation must also deny it, or,
+// for a defect in the arguments of a Job Volcano's own admission accepts
+// (Kind.Arguments, asStock), admit it with warnings.
 // Otherwise they edit the Job (webhooktest.Edit: task counts and names,
 // replicas, negative and huge included, minAvailable, null or missing
 // templates and plugin lists, plugin arguments drawn from the plugins' real
@@ -117,10 +127,48 @@ func FuzzAdmission(f *testing.F) {
 		created := fuzzCall(t, "validation of the create", validateH, fuzzReview(admissionv1.Create, patched, nil))
 		fuzzCall(t, "validation of an update", validateH, fuzzReview(admissionv1.Update, patched, raw))
 		fuzzVolcano(t, volcanoH, patched)
-		if gen.MustDeny() && created.Allowed {
-			t.Fatalf("%s: allowed, want denied: %s", gen, patched)
+		checkVerdict(t, gen, patched, created)
+		if gen.MustDeny() && created.Allowed && (!gen.Kind.Arguments() || len(created.Warnings) == 0) {
+			t.Fatalf("%s: allowed with warnings %q, want denied (or warned, for a defect of the arguments): %s", gen, created.Warnings, patched)
 		}
 	})
+}
+
+
+// checkVerdict checks the validating admission's answer to the CREATE of the
+// Job object against validateJob(job, true) of the Job it decodes: allowed if
+// and only if there are no errors; warnings, ArgumentsWarning first, if and
+// only if there are warned problems, each one the API server can write.
+// Objects over the bounds or that do not decode are answered before
+// validateJob runs and are not checked here.
+func checkVerdict(t *testing.T, gen webhooktest.Case, object []byte, resp *admissionv1.AdmissionResponse) {
+	t.Helper()
+	if errs, _ := overBounds(object); len(errs) > 0 {
+		return
+	}
+	job, err := schema.DecodeJob(runtime.RawExtension{Raw: object}, jobsResource)
+	if err != nil {
+		return
+	}
+	errs, _, warned := validateJob(job, true)
+	switch {
+	case resp.Allowed != (len(errs) == 0):
+		t.Fatalf("%s: allowed %v, but validateJob(job, true) has %d errors %v: %s", gen, resp.Allowed, len(errs), errs, object)
+	case !resp.Allowed && len(resp.Warnings) > 0:
+		t.Fatalf("%s: denied with warnings %q: %s", gen, resp.Warnings, object)
+	case resp.Allowed && (len(resp.Warnings) > 0) != (len(warned) > 0):
+		t.Fatalf("%s: allowed with warnings %q, but validateJob(job, true) warned of %v: %s", gen, resp.Warnings, warned, object)
+	case len(resp.Warnings) > 0 && resp.Warnings[0] != ArgumentsWarning:
+		t.Fatalf("%s: first warning %q, want ArgumentsWarning: %s", gen, resp.Warnings[0], object)
+	case len(warned) > 0 && !asStock(job):
+		t.Fatalf("%s: validateJob(job, true) warned of %v on a Job Volcano's admission does not accept: %s", gen, warned, object)
+	}
+	// The API server writes each warning as a Warning header, or drops it.
+	for _, w := range resp.Warnings {
+		if _, err := utilnet.NewWarningHeader(299, "-", w); err != nil {
+			t.Fatalf("%s: warning %q would be dropped: %v: %s", gen, w, err, object)
+		}
+	}
 }
 
 // fuzzVolcano runs Volcano's job validation, as vc-webhook-manager wraps it
@@ -202,10 +250,14 @@ const generatedCases = 1024
 
 // Every Job webhooktest.Cases makes is denied by the framework validation, as
 // the API server would run it (our mutation on the raw object, Volcano's
-// mutation, then the validation), with a message naming the plugin; the Jobs
-// the generator starts from (webhooktest.Valid) are allowed by both our
-// validation and Volcano's, so that the denials are the defects'. Each Job is
-// far below the API server's request limit.
+// mutation, then the validation), with a message naming the plugin; except a
+// defect of the arguments (Kind.Arguments) of a Job Volcano's own admission
+// accepts (asStock: tensorflow, pytorch, mpi with its master), which is
+// admitted, as Volcano admits it, with ArgumentsWarning and warnings naming
+// the plugin. ValidateJob still reports every defect. The Jobs the generator
+// starts from (webhooktest.Valid) are allowed by both our validation and
+// Volcano's, without warnings, so that the denials and warnings are the
+// defects'. Each Job is far below the API server's request limit.
 func TestGeneratedJobs(t *testing.T) {
 	plugins.Register()
 	if webhooktest.MaxReplicas != MaxReplicas {
@@ -215,7 +267,7 @@ func TestGeneratedJobs(t *testing.T) {
 	mutateH := MutateService(Options{}).Handler
 	// admit runs both mutations and both validations on a generated Job and
 	// returns their answers.
-	admit := func(t *testing.T, gen webhooktest.Case) (ours, volcano *admissionv1.AdmissionResponse) {
+	admit := func(t *testing.T, gen webhooktest.Case) (job *batch.Job, ours, volcano *admissionv1.AdmissionResponse) {
 		t.Helper()
 		m := gen.Job["metadata"].(map[string]any)
 		m["namespace"] = "e2e"
@@ -237,30 +289,48 @@ func TestGeneratedJobs(t *testing.T) {
 				t.Fatalf("%s: patch %s does not apply: %v", gen, mutated.Patch, err)
 			}
 		}
-		job := &batch.Job{}
+		job = &batch.Job{}
 		if err := json.Unmarshal(patched, job); err != nil {
 			t.Fatalf("%s: %v", gen, err)
 		}
 		job = volcanoMutate(t, job)
-		return ValidateService().Func(review(t, admissionv1.Create, job, nil)), volcanoAdmit(review(t, admissionv1.Create, job, nil))
+		return job, ValidateService().Func(review(t, admissionv1.Create, job, nil)), volcanoAdmit(review(t, admissionv1.Create, job, nil))
 	}
 
 	for _, plugin := range webhooktest.Plugins {
 		for seed := range uint64(50) {
 			gen := webhooktest.Valid(plugin, webhooktest.Seeded(seed))
-			ours, volcano := admit(t, gen)
+			_, ours, volcano := admit(t, gen)
 			if !ours.Allowed || !volcano.Allowed {
 				t.Errorf("%s (seed %d): denied, want allowed: ours %v, Volcano's %v\n%s", gen, seed, ours.Result, volcano.Result, gen.JSON())
+			}
+			if len(ours.Warnings) > 0 {
+				t.Errorf("%s (seed %d): warnings %q, want none\n%s", gen, seed, ours.Warnings, gen.JSON())
 			}
 		}
 	}
 
-	alsoVolcano := map[webhooktest.Kind]int{}
+	alsoVolcano, warned := map[webhooktest.Kind]int{}, map[string]int{}
 	for i, gen := range webhooktest.Cases(generatedCases) {
-		ours, volcano := admit(t, gen)
+		job, ours, volcano := admit(t, gen)
+		if len(ValidateJob(job)) == 0 {
+			t.Errorf("case %d, %s: ValidateJob reports nothing:\n%s", i, gen, gen.JSON())
+		}
 		switch {
+		case ours.Allowed && (!gen.Kind.Arguments() || !asStock(job)):
+			t.Errorf("case %d, %s: allowed with warnings %q, want denied:\n%s", i, gen, ours.Warnings, gen.JSON())
+		case ours.Allowed && !volcano.Allowed && strings.Contains(volcano.Result.Message, "mpi master task"):
+			// Volcano may deny it for other reasons (a null template), but
+			// not for the one argument check it has.
+			t.Errorf("case %d, %s: allowed as Volcano admits it, but Volcano's validation denies its mpi arguments: %v\n%s", i, gen, volcano.Result, gen.JSON())
+		case ours.Allowed && (len(ours.Warnings) < 2 || ours.Warnings[0] != ArgumentsWarning):
+			t.Errorf("case %d, %s: allowed with warnings %q, want ArgumentsWarning and the problems", i, gen, ours.Warnings)
+		case ours.Allowed && !slices.ContainsFunc(ours.Warnings[1:], namesPlugin.MatchString):
+			t.Errorf("case %d, %s: warnings %q name no plugin", i, gen, ours.Warnings)
 		case ours.Allowed:
-			t.Errorf("case %d, %s: allowed, want denied:\n%s", i, gen, gen.JSON())
+			warned[gen.Plugin+" "+string(gen.Kind)]++
+		case len(ours.Warnings) > 0:
+			t.Errorf("case %d, %s: denied with warnings %q", i, gen, ours.Warnings)
 		case !namesPlugin.MatchString(ours.Result.Message):
 			// The plugin that finds the defect: the Job's, another framework
 			// plugin that claims the same task, or svc.
@@ -270,7 +340,8 @@ func TestGeneratedJobs(t *testing.T) {
 			alsoVolcano[gen.Kind]++
 		}
 	}
-	t.Logf("%d malformed Jobs denied; Volcano's validation also denies, by defect: %v", generatedCases, alsoVolcano)
+	t.Logf("%d malformed Jobs denied or warned; admitted with warnings, by plugin and defect: %v; Volcano's validation also denies, by defect: %v",
+		generatedCases, warned, alsoVolcano)
 }
 
 var namesPlugin = regexp.MustCompile(`\bplugin (` + strings.Join(plugins.Names(), "|") + `|` + svcPlugin + `): `)

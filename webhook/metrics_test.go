@@ -41,6 +41,8 @@ func TestAdmissionMetrics(t *testing.T) {
 		body        string // sent instead of a review of job, without a content type when "-"
 		want        series
 		wantAllowed bool
+		// wantWarnings: the validation answers with warnings.
+		wantWarnings bool
 	}{
 		"valid, validated": {
 			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1)), wantAllowed: true,
@@ -55,8 +57,15 @@ func TestAdmissionMetrics(t *testing.T) {
 			want: series{ValidatePath, metrics.FrameworkNone, metrics.ResultAllowed, metrics.ReasonNone},
 		},
 		"arguments": {
-			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1), "--port=0"),
-			want: series{ValidatePath, "tensorflow", metrics.ResultDenied, metrics.ReasonArguments},
+			handler: ValidateService().Handler,
+			job:     mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=0").Obj(),
+			want:    series{ValidatePath, "mxnet", metrics.ResultDenied, metrics.ReasonArguments},
+		},
+		// Volcano's admission reads no tensorflow arguments: allowed, with
+		// warnings, and counted as allowed.
+		"arguments Volcano admits": {
+			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1), "--port=0"), wantAllowed: true, wantWarnings: true,
+			want: series{ValidatePath, "tensorflow", metrics.ResultAllowed, metrics.ReasonNone},
 		},
 		"launch order": {
 			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1).DependsOn("worker")),
@@ -103,8 +112,12 @@ func TestAdmissionMetrics(t *testing.T) {
 			case tc.body != "":
 				serveBody(t, tc.handler, []byte(tc.body), nil)
 			default:
-				if resp := serveReview(t, tc.handler, review(t, admissionv1.Create, tc.job, nil)); resp.Allowed != tc.wantAllowed {
+				resp := serveReview(t, tc.handler, review(t, admissionv1.Create, tc.job, nil))
+				if resp.Allowed != tc.wantAllowed {
 					t.Fatalf("allowed = %v, want %v: %+v", resp.Allowed, tc.wantAllowed, resp.Result)
+				}
+				if tc.want.Path == ValidatePath && (len(resp.Warnings) > 0) != tc.wantWarnings {
+					t.Errorf("warnings %q, want some: %v", resp.Warnings, tc.wantWarnings)
 				}
 			}
 			if got := testutil.ToFloat64(counter) - before; got != 1 {

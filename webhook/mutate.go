@@ -125,6 +125,7 @@ func gang(job *batch.Job, uses []use, opts Options) []string {
 		}
 	}
 	var warnings []string
+	partial := 0 // GPU tasks with minAvailable < replicas; the first maxWarnings are named
 	gpuJob := false
 	for i := range job.Spec.Tasks {
 		t := &job.Spec.Tasks[i]
@@ -141,8 +142,14 @@ func gang(job *batch.Job, uses []use, opts Options) []string {
 		case t.MinAvailable == nil:
 			t.MinAvailable = &want
 		case !isElastic && *t.MinAvailable < t.Replicas:
-			warnings = append(warnings, PartialGPUWarning(t.Name, res, *t.MinAvailable, t.Replicas))
+			partial++
+			if partial <= maxWarnings {
+				warnings = append(warnings, PartialGPUWarning(t.Name, res, *t.MinAvailable, t.Replicas))
+			}
 		}
+	}
+	if partial > maxWarnings {
+		warnings = append(warnings, fmt.Sprintf("and %d more GPU tasks with minAvailable < replicas", partial-maxWarnings))
 	}
 	if !gpuJob {
 		return warnings
@@ -165,10 +172,11 @@ func gang(job *batch.Job, uses []use, opts Options) []string {
 }
 
 // PartialGPUWarning is the admission warning for a GPU task whose minAvailable
-// is below its replicas.
+// is below its replicas. The task name is cut to 63 runes (a DNS label's
+// length; the Job's own validation may not have run yet).
 func PartialGPUWarning(task string, gpu v1.ResourceName, minAvailable, replicas int32) string {
 	return fmt.Sprintf("task %q requests %s with minAvailable %d < replicas %d: partially allocated GPUs sit idle until the rest arrive",
-		task, gpu, minAvailable, replicas)
+		cut(task, 63), cut(string(gpu), 63), minAvailable, replicas)
 }
 
 // lifecycle sets the completion policy, restartPolicy and wait-timeout

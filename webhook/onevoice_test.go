@@ -26,10 +26,13 @@ import (
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
-// answer renders an admission response for comparison: "allowed", or the
-// denial's message.
+// answer renders an admission response for comparison: "allowed", "allowed
+// with warnings: " and the warnings joined by " | ", or the denial's message.
 func answer(resp *admissionv1.AdmissionResponse) string {
 	if resp.Allowed {
+		if len(resp.Warnings) > 0 {
+			return "allowed with warnings: " + strings.Join(resp.Warnings, " | ")
+		}
 		return "allowed"
 	}
 	if resp.Result == nil {
@@ -72,6 +75,9 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		// Since Volcano v1.14 the CRD schema checks negative counts; the
 		// webhook keeps the checks across fields, such as this one.
 		taskMinOver = "'minAvailable' is greater than 'replicas' in task: w"
+		// warned starts our answer to a Job Volcano admits whose framework
+		// arguments ours rejects; its problems follow.
+		warned = "allowed with warnings: " + ArgumentsWarning + " | "
 	)
 	tests := []struct {
 		name string
@@ -87,6 +93,13 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		name:  "a flag Volcano's parser does not know before --master: false denial",
 		job:   mpiJob("mpi-impl-first", "--mpi-implementation=openmpi", "--port=2222", "--master=launcher", "--worker=w").Obj(),
 		stock: noMaster, wrapped: allowed, ours: allowed,
+	}, {
+		// Volcano's parser stops at the flag it does not know and denies for
+		// a "master" task the Job lacks: not a Job it admits, so our argument
+		// problem is a denial, not a warning.
+		name:  "an argument problem where Volcano's parser misses the master",
+		job:   mpiJob("mpi-impl-bad", "--mpi-implementation=mvapich", "--master=launcher", "--worker=w").Obj(),
+		stock: noMaster, wrapped: allowed, ours: `spec.plugins[mpi][0]: Invalid value: "--mpi-implementation=mvapich": plugin mpi: --mpi-implementation=mvapich: must be one of openmpi, intel, mpich`,
 	}, {
 		name:  "--slots-per-worker first",
 		job:   mpiJob("mpi-slots-first", "--slots-per-worker=2", "--master=launcher", "--worker=w").Obj(),
@@ -104,11 +117,12 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 	}, {
 		// Not the master-only case below: the Job wrote --worker, naming a
 		// task it lacks (it has "w"). Volcano v1.15 admits it and its plugin
-		// gives the launcher an empty MPI_HOST; we deny it as a typo, which
-		// would otherwise run the whole job on the launcher alone.
+		// gives the launcher an empty MPI_HOST; we admit it too, as Volcano
+		// does, with the typo (which would otherwise run the whole job on the
+		// launcher alone) as a warning, and our plugin injects nothing.
 		name:  "a missing worker task",
 		job:   mpiJob("mpi-no-worker", "--master=launcher", "--worker=workers").Obj(),
-		stock: allowed, wrapped: allowed, ours: `--worker names task "workers"`,
+		stock: allowed, wrapped: allowed, ours: warned + `spec.plugins[mpi][1]: Invalid value: "--worker=workers": plugin mpi: --worker names task "workers"`,
 	}, {
 		// Master-only MPI (single-node, volcano-sh/volcano#4955): no worker
 		// task and no --worker. Volcano v1.15 admits it; so do we, and the
@@ -130,7 +144,7 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		name:  "ssh --ssh-port and a different mpi --port",
 		job:   mpiJob("mpi-ssh-port-conflict", "--master=launcher", "--worker=w", "--port=2222").Plugin("ssh", "--ssh-port=2200").Obj(),
 		stock: allowed, wrapped: allowed,
-		ours: `spec.plugins[mpi][2]: Invalid value: "--port=2222": plugin mpi: --port=2222 differs from the ssh plugin's --ssh-port=2200, ` +
+		ours: warned + `spec.plugins[mpi][2]: Invalid value: "--port=2222": plugin mpi: --port=2222 differs from the ssh plugin's --ssh-port=2200, ` +
 			`which puts port 2200 into the pods' ssh config`,
 	}, {
 		name:  "Volcano's early mpi return hid its policy check",
@@ -152,19 +166,28 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		stock: taskMinOver, wrapped: taskMinOver, ours: "must not be greater than the task's replicas",
 	}, {
 		// Volcano's validation (v1.10.0 to v1.15.1) reads no arguments of these: if an
-		// upgrade starts to, the stock answers here change.
+		// upgrade starts to, the stock answers here change. Ours admits them
+		// as Volcano does, with warnings.
 		name: "tensorflow roles missing and an unknown flag",
 		job: mkJob("tf-bogus").Task(MakeTask("trainer", 2).Obj()).
 			Plugin("tensorflow", "--bogus=1", "--ps=params").Obj(),
-		stock: allowed, wrapped: allowed, ours: "unknown flag --bogus for plugin tensorflow",
+		stock: allowed, wrapped: allowed, ours: warned + `spec.plugins[tensorflow][0]: Invalid value: "--bogus=1": plugin tensorflow: unknown flag --bogus for plugin tensorflow`,
 	}, {
 		name:  "pytorch roles missing",
 		job:   mkJob("pt-bogus").Task(MakeTask("trainer", 2).Obj()).Plugin("pytorch", "--master=boss", "--nproc-per-node=0").Obj(),
-		stock: allowed, wrapped: allowed, ours: "--nproc-per-node=0: must be a positive integer",
+		stock: allowed, wrapped: allowed, ours: warned + `spec.plugins[pytorch][1]: Invalid value: "--nproc-per-node=0": plugin pytorch: --nproc-per-node=0: must be a positive integer`,
 	}, {
+		// Volcano has no in-tree mxnet plugin: ours alone judges it, and denies.
 		name:  "mxnet roles missing",
 		job:   mkJob("mx-bogus").Task(MakeTask("trainer", 2).Obj()).Plugin("mxnet", "--scheduler=boss").Obj(),
 		stock: allowed, wrapped: allowed, ours: `--scheduler names task "boss"`,
+	}, {
+		// One plugin Volcano lacks is enough: the tensorflow problem is a
+		// denial too.
+		name: "tensorflow and mxnet",
+		job: mkJob("tf-mx").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Task(MakeTask("scheduler", 1).Obj()).
+			Plugin("tensorflow", "--bogus=1").Plugin("mxnet", "--worker=worker2").Obj(),
+		stock: allowed, wrapped: allowed, ours: "unknown flag --bogus for plugin tensorflow",
 	}}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,9 +201,12 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 				t.Errorf("the wrapper modified the review it was given")
 			}
 			want := struct{ Stock, Wrapped, Ours string }{tc.stock, tc.wrapped, tc.ours}
-			// Substrings: keep the whole answer where it contains the wanted one.
+			// Substrings: keep the whole answer where it contains the wanted
+			// one, of the same kind: "allowed" is exact, a denial is not
+			// matched by warnings that contain its text, nor the reverse.
 			for _, p := range []struct{ got, want *string }{{&got.Stock, &want.Stock}, {&got.Wrapped, &want.Wrapped}, {&got.Ours, &want.Ours}} {
-				if strings.Contains(*p.got, *p.want) {
+				if *p.want != allowed && strings.Contains(*p.got, *p.want) &&
+					strings.HasPrefix(*p.got, allowed) == strings.HasPrefix(*p.want, allowed) {
 					*p.want = *p.got
 				}
 			}
@@ -223,9 +249,9 @@ var nonPluginFaults = []struct {
 	}},
 }
 
-// Every denial case of the e2e corpus, after both mutations: Volcano's
-// wrapped validation allows it (the denial the API server returns is ours
-// alone), and with a fault of Volcano's own added it answers exactly as
+// Every Job of the e2e corpus, after both mutations: Volcano's wrapped
+// validation allows it (the denial or warnings the API server returns are
+// ours alone), and with a fault of Volcano's own added it answers exactly as
 // Volcano without the wrapper, byte for byte. No corpus Job is one whose mpi
 // arguments Volcano's parser misreads, so this shows the wrapper keeps every
 // check that is not about the plugins' arguments.

@@ -1,7 +1,9 @@
 package webhook
 
 import (
+	"flag"
 	"fmt"
+	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -32,16 +34,19 @@ import (
 //     1 MiB (the mpi hostfile is ParseArgs' own check), and pod hostnames or
 //     subdomains that are not DNS labels of at most 63 characters.
 func ValidateJob(job *batch.Job) field.ErrorList {
-	errs, _ := validateJob(job)
+	errs, _, _ := validateJob(job, false)
 	return errs
 }
 
 // validateJob is ValidateJob, also returning the metrics reason of the
 // errors (metrics.ReasonNone when there are none): the first check, in the
-// order above, that found a problem.
-func validateJob(job *batch.Job) (field.ErrorList, string) {
+// order above, that found a problem. With admit, a Job that Volcano's own
+// admission accepts (asStock) and whose only problems are its arguments and
+// roles gets them back as warnings instead (reason none); a Job denied for
+// anything else lists them in the denial as ValidateJob does.
+func validateJob(job *batch.Job, admit bool) (field.ErrorList, string, field.ErrorList) {
 	if !UsesFrameworks(job) {
-		return nil, metrics.ReasonNone
+		return nil, metrics.ReasonNone, nil
 	}
 	// The checks below count, index and simulate pods; they need sane numbers.
 	if errs := validateShape(job); len(errs) > 0 {
@@ -49,7 +54,7 @@ func validateJob(job *batch.Job) (field.ErrorList, string) {
 		if len(jobs.CheckBounds(job)) > 0 {
 			reason = metrics.ReasonBounds
 		}
-		return namePlugin(errs, job), reason
+		return namePlugin(errs, job), reason, nil
 	}
 	uses := analyze(job)
 	var errs field.ErrorList
@@ -57,8 +62,9 @@ func validateJob(job *batch.Job) (field.ErrorList, string) {
 		errs = append(errs, u.Errs...)
 	}
 	errs = append(errs, checkClaims(job, uses)...)
+	arguments := len(errs)
 	reason := metrics.ReasonNone
-	if len(errs) > 0 {
+	if arguments > 0 {
 		reason = metrics.ReasonArguments
 	}
 	order, unlisted := checkLaunchOrder(job, uses, MaxErrors-len(errs))
@@ -71,7 +77,62 @@ func validateJob(job *batch.Job) (field.ErrorList, string) {
 		reason = metrics.ReasonLimits
 	}
 	errs = append(errs, limits...)
-	return namePlugin(capErrors(errs, unlisted), job), reason
+	if admit && arguments > 0 && arguments == len(errs) && unlisted == 0 && asStock(job) {
+		return nil, metrics.ReasonNone, namePlugin(errs, job)
+	}
+	return namePlugin(capErrors(errs, unlisted), job), reason, nil
+}
+
+// asStock reports whether Volcano's own admission accepts the arguments of
+// every framework plugin the Job uses: it uses only the plugins Volcano also
+// has in-tree (tensorflow, pytorch and mpi, which Register replaces), and for
+// mpi its master task exists as Volcano's validateJobCreate reads it
+// (admit_job.go, v1.14.1 and v1.15.1). Volcano checks nothing else of these
+// plugins' arguments, so a drop-in that denied such a Job would refuse what
+// the stock manager accepts; its plugins inject nothing into it instead and
+// record an InvalidPluginArguments event (framework.Plan).
+func asStock(job *batch.Job) bool {
+	for _, f := range frameworks {
+		argv, ok := job.Spec.Plugins[f.Name]
+		if !ok {
+			continue
+		}
+		if !InTree[f.Name] || f.Name == "mpi" && !hasTask(job, stockMPIMaster(argv)) {
+			return false
+		}
+	}
+	return true
+}
+
+// InTree are the framework plugins of this project that Volcano also has
+// in-tree plugins of, by name (volcano.sh/volcano/pkg/controllers/job/plugins,
+// v1.14.1 and v1.15.1): Volcano's admission accepts their arguments (mpi's
+// with its master task), so the validation warns of their argument problems
+// instead of denying (asStock).
+var InTree = map[string]bool{"tensorflow": true, "pytorch": true, "mpi": true}
+
+// stockMPIMaster is the master task Volcano's in-tree mpi plugin reads from
+// argv (pkg/controllers/job/plugins/distributed-framework/mpi, NewInstance):
+// Go's flag package with --master, --worker and --port, stopping at the first
+// flag it does not define; "master" when --master comes after it or is unset.
+func stockMPIMaster(argv []string) string {
+	fs := flag.NewFlagSet("mpi", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	master := fs.String("master", "master", "")
+	fs.String("worker", "worker", "")
+	fs.Int("port", 22, "")
+	_ = fs.Parse(argv) // what parsed before an error stands, as in Volcano
+	return *master
+}
+
+// hasTask reports whether the Job has a task named name.
+func hasTask(job *batch.Job, name string) bool {
+	for i := range job.Spec.Tasks {
+		if job.Spec.Tasks[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxErrors is the most problems ValidateJob lists; the rest are counted in a

@@ -16,6 +16,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -134,26 +135,42 @@ var _ = Describe("The framework admission through the real kube-apiserver", func
 		Expect(framework.EnvOf(pods[0], "mpi")).To(HaveKeyWithValue("OMPI_MCA_plm_rsh_args", "-p 2222 -o ConnectionAttempts=10"))
 	}, SpecTimeout(framework.SpecTimeout))
 
-	It("denies every Job of testdata/invalid with its expected message, and none of them creates a pod",
+	It("denies every Job of testdata/invalid marked expect-denied, admits those Volcano admits with warnings, and none of them creates a pod",
 		func(ctx SpecContext) {
 			files, err := filepath.Glob(framework.Path(filepath.Join(testdata, "invalid", "*.yaml")))
 			Expect(err).NotTo(HaveOccurred())
 			Expect(len(files)).To(BeNumerically(">=", 40), "the corpus of malformed Jobs")
 			var problems []string
+			var denied, warned int
 			for _, file := range files {
 				job := framework.LoadJob(file)
+				name := filepath.Base(file)
+				if want, ok := job.Annotations[annotationExpectWarn]; ok {
+					// Volcano's admission accepts it: ours too, with the
+					// problem as a warning (a dry run: nothing starts).
+					warned++
+					_, warnings, err := f.DryRunJobWithWarnings(ctx, job)
+					switch {
+					case err != nil:
+						problems = append(problems, fmt.Sprintf("%s: denied with %q, want admitted with a warning containing %q", name, err, want))
+					case len(warnings) == 0 || warnings[0] != webhook.ArgumentsWarning || !containsSubstring(warnings, want):
+						problems = append(problems, fmt.Sprintf("%s: admitted with warnings %q, want %q first and one containing %q", name, warnings, webhook.ArgumentsWarning, want))
+					}
+					continue
+				}
 				want := job.Annotations[annotationExpectDeny]
-				Expect(want).NotTo(BeEmpty(), "%s has no %s annotation", file, annotationExpectDeny)
+				Expect(want).NotTo(BeEmpty(), "%s has neither %s nor %s", file, annotationExpectDeny, annotationExpectWarn)
+				denied++
 				_, err := f.TryCreateJob(ctx, job)
 				switch {
 				case err == nil:
-					problems = append(problems, fmt.Sprintf("%s: admitted, want denied with %q", filepath.Base(file), want))
+					problems = append(problems, fmt.Sprintf("%s: admitted, want denied with %q", name, want))
 				case !strings.Contains(err.Error(), want):
-					problems = append(problems, fmt.Sprintf("%s: denied with %q, want a message containing %q", filepath.Base(file), err, want))
+					problems = append(problems, fmt.Sprintf("%s: denied with %q, want a message containing %q", name, err, want))
 				}
 			}
 			Expect(problems).To(BeEmpty(), "%d of %d Jobs", len(problems), len(files))
-			GinkgoWriter.Printf("%d malformed Jobs denied with their messages\n", len(files))
+			GinkgoWriter.Printf("%d malformed Jobs denied, %d admitted with warnings, with their messages\n", denied, warned)
 
 			jobs, err := f.Volcano.BatchV1alpha1().Jobs(f.Namespace).List(ctx, metav1.ListOptions{})
 			Expect(err).NotTo(HaveOccurred())
@@ -161,6 +178,32 @@ var _ = Describe("The framework admission through the real kube-apiserver", func
 			pods, err := f.Kube.CoreV1().Pods(f.Namespace).List(ctx, metav1.ListOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(pods.Items).To(BeEmpty(), "pods in the namespace")
+		}, SpecTimeout(framework.SpecTimeout))
+
+	// Volcano's own suite ("Job Mutating E2E Test") creates such a Job to see
+	// svc added; its in-tree plugin runs it without a cluster spec.
+	It("admits a tensorflow Job whose tasks play no tensorflow role as Volcano does, with warnings and an InvalidPluginArguments event, and runs it without TF_CONFIG",
+		func(ctx SpecContext) {
+			job := framework.LoadJob(filepath.Join(testdata, "tf-only.yaml"))
+			job.Name = "tf-no-roles"
+			job.Spec.Tasks = job.Spec.Tasks[:1]
+			job.Spec.Tasks[0].Name = "task-1"
+			job.Spec.Tasks[0].Template.Annotations = nil // KWOK: Succeeded at once
+			created, warnings, err := f.CreateJobWithWarnings(ctx, job)
+			Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
+			DeferCleanup(f.DeleteJobAndPods, created)
+			Expect(warnings).NotTo(BeEmpty())
+			Expect(warnings[0]).To(Equal(webhook.ArgumentsWarning))
+			Expect(containsSubstring(warnings, "the job has none of the tasks the roles name")).To(BeTrue(), "warnings %q", warnings)
+			Expect(created.Spec.Plugins).To(HaveKey("svc"), "plugins as admitted")
+
+			framework.Eventually(ctx, func(ctx context.Context) string {
+				return framework.DescribeEvents(f.Events(ctx, events.ReasonInvalidArguments))
+			}, framework.ObjectCreatedTimeout).Should(ContainSubstring("Job/"+job.Name), "%s events", events.ReasonInvalidArguments)
+			f.WaitJobPhase(ctx, created, batch.Completed, framework.JobCompletedTimeout)
+			pods := f.PodsOf(created)
+			Expect(pods).To(HaveLen(1), "pods of %s", job.Name)
+			Expect(framework.EnvOf(pods[0], "tensorflow")).NotTo(HaveKey("TF_CONFIG"), "environment of %s", pods[0].Name)
 		}, SpecTimeout(framework.SpecTimeout))
 
 	Context("with the cluster's 32 GPUs (4 KWOK nodes of 8)", func() {

@@ -37,7 +37,20 @@ const (
 	waitFileVariable     = "WAIT_TARGETS_FILE"
 	waitTimeoutVariable  = "WAIT_TIMEOUT_SECONDS"
 	annotationExpectDeny = "e2e.vcplugins.io/expect-denied"
+	// annotationExpectWarn marks a Job of testdata/invalid that Volcano's own
+	// admission accepts: ours admits it too, with this in a warning.
+	annotationExpectWarn = "e2e.vcplugins.io/expect-warned"
 )
+
+// containsSubstring reports whether one of list contains sub.
+func containsSubstring(list []string, sub string) bool {
+	for _, s := range list {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
 
 // exampleFiles are the examples of the frameworks (plugins.Frameworks),
 // example/<name>/<name>.yaml relative to the module root.

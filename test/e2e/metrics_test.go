@@ -58,7 +58,7 @@ func sum(families map[string]*dto.MetricFamily, name string, want map[string]str
 var _ = Describe("The managers' metrics", func() {
 	f := framework.New("metrics")
 
-	It("count an allowed and a denied tensorflow Job in the webhook manager and the plan build in the controller manager",
+	It("count an allowed tensorflow Job and a denied mxnet Job in the webhook manager and the plan build in the controller manager",
 		func(ctx SpecContext) {
 			tc := framework.Cluster()
 			if tc.Local == nil {
@@ -69,7 +69,9 @@ var _ = Describe("The managers' metrics", func() {
 			admissions := metrics.Prefix + "admission_requests_total"
 			builds := metrics.Prefix + "plan_builds_total"
 			allowed := map[string]string{"path": webhook.ValidatePath, "framework": "tensorflow", "result": metrics.ResultAllowed}
-			denied := map[string]string{"path": webhook.ValidatePath, "framework": "tensorflow", "result": metrics.ResultDenied, "reason": metrics.ReasonArguments}
+			// Volcano's admission accepts any tensorflow arguments, and ours
+			// then warns: the denied Job is an mxnet one (no in-tree plugin).
+			denied := map[string]string{"path": webhook.ValidatePath, "framework": "mxnet", "result": metrics.ResultDenied, "reason": metrics.ReasonArguments}
 			built := map[string]string{"framework": "tensorflow", "result": metrics.PlanValid}
 
 			By("scraping both managers before")
@@ -78,13 +80,13 @@ var _ = Describe("The managers' metrics", func() {
 			beforeCM, err := scrape(ctx, client, controllerURL)
 			Expect(err).NotTo(HaveOccurred())
 
-			By("creating a valid and a denied tensorflow Job")
+			By("creating a valid tensorflow Job and a denied mxnet Job")
 			job := f.CreateJob(ctx, framework.LoadJob(filepath.Join(testdata, "tf-only.yaml")))
-			bad := framework.LoadJob(filepath.Join(testdata, "tf-only.yaml"))
-			bad.Name = "bad-tf"
-			bad.Spec.Plugins["tensorflow"] = []string{"--no-such-flag"}
+			bad := framework.LoadJob(filepath.Join(testdata, "mxnet-only.yaml"))
+			bad.Name = "bad-mxnet"
+			bad.Spec.Plugins["mxnet"] = []string{"--no-such-flag"}
 			_, err = f.TryCreateJob(ctx, bad)
-			Expect(err).To(HaveOccurred(), "creating Job %s with an unknown tensorflow flag", bad.Name)
+			Expect(err).To(HaveOccurred(), "creating Job %s with an unknown mxnet flag", bad.Name)
 
 			By("scraping the webhook manager: one more allowed and one more denied (arguments)")
 			after, err := scrape(ctx, client, webhookURL)

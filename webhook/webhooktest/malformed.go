@@ -89,6 +89,20 @@ const (
 	KindTwoFrameworks Kind = "two-frameworks"
 )
 
+// Arguments reports whether the defect is in a framework plugin's arguments
+// or roles (its ParseArgs, or a task in two plugins): the validating admission
+// admits such a Job, with warnings, when Volcano's own admission does
+// (tensorflow, pytorch and mpi; webhook.ArgumentsWarning) and denies it
+// otherwise.
+func (k Kind) Arguments() bool {
+	switch k {
+	case KindUnknownFlag, KindNoValue, KindBadPort, KindBadValue, KindMissingRole,
+		KindDuplicateRole, KindSingleRole, KindTwoFrameworks:
+		return true
+	}
+	return false
+}
+
 // Kinds lists every defect, in the order Cases cycles through them.
 var Kinds = []Kind{
 	KindNegativeReplicas, KindHugeReplicas, KindMinAvailable, KindTaskName, KindDuplicateTask,
@@ -116,7 +130,8 @@ type Case struct {
 }
 
 // MustDeny reports whether the framework validation must deny the Job: it
-// carries one of Kinds.
+// carries one of Kinds (for a defect of Kind.Arguments, unless Volcano's own
+// admission accepts the Job: then it is admitted with warnings).
 func (c Case) MustDeny() bool { return c.Kind != KindValid && c.Kind != KindEdited }
 
 // Name returns the Job's metadata.name ("" when it has none).

@@ -126,6 +126,16 @@ func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
 // returns the warnings of the API server's answer (admission webhooks' warnings
 // among them).
 func (f *Framework) CreateJobWithWarnings(ctx context.Context, job *batch.Job) (*batch.Job, []string, error) {
+	return f.createJobWithWarnings(ctx, job, metav1.CreateOptions{})
+}
+
+// DryRunJobWithWarnings is CreateJobWithWarnings with dryRun=All: the
+// admissions answer, nothing is stored.
+func (f *Framework) DryRunJobWithWarnings(ctx context.Context, job *batch.Job) (*batch.Job, []string, error) {
+	return f.createJobWithWarnings(ctx, job, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+}
+
+func (f *Framework) createJobWithWarnings(ctx context.Context, job *batch.Job, opts metav1.CreateOptions) (*batch.Job, []string, error) {
 	rec := &warningRecorder{}
 	cfg := rest.CopyConfig(f.RESTConfig)
 	cfg.WarningHandler = rec
@@ -133,7 +143,7 @@ func (f *Framework) CreateJobWithWarnings(ctx context.Context, job *batch.Job) (
 	if err != nil {
 		return nil, nil, err
 	}
-	created, err := vc.BatchV1alpha1().Jobs(f.Namespace).Create(ctx, f.prepare(job), metav1.CreateOptions{})
+	created, err := vc.BatchV1alpha1().Jobs(f.Namespace).Create(ctx, f.prepare(job), opts)
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	return created, append([]string(nil), rec.warnings...), err
