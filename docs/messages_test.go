@@ -65,6 +65,25 @@ var (
 	mkTask = func(name string, replicas int32) batch.TaskSpec { return utiltesting.MakeTask(name, replicas).Obj() }
 )
 
+// admit returns the validating admission's answer to the CREATE of job.
+func admit(t *testing.T, job *batch.Job) *admissionv1.AdmissionResponse {
+	t.Helper()
+	raw, err := json.Marshal(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp := webhook.AdmitJob(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
+		UID:       types.UID("docs-" + job.Name),
+		Kind:      metav1.GroupVersionKind{Group: "batch.volcano.sh", Version: "v1alpha1", Kind: "Job"},
+		Resource:  metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+		Name:      job.Name,
+		Namespace: job.Namespace,
+		Operation: admissionv1.Create,
+		Object:    runtime.RawExtension{Raw: raw},
+	}})
+	return resp
+}
+
 // denied returns the message the validating admission denies job with, after
 // our mutation, as the API server runs them on a CREATE. pick, when not
 // empty, selects the one field error of a multi-error denial that contains
@@ -75,19 +94,7 @@ func denied(job *batch.Job, pick ...string) sample {
 		if len(jobs.CheckBounds(job)) == 0 {
 			job, _ = webhook.MutateJob(job, webhook.Options{})
 		}
-		raw, err := json.Marshal(job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp := webhook.AdmitJob(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
-			UID:       types.UID("docs-" + job.Name),
-			Kind:      metav1.GroupVersionKind{Group: "batch.volcano.sh", Version: "v1alpha1", Kind: "Job"},
-			Resource:  metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
-			Name:      job.Name,
-			Namespace: job.Namespace,
-			Operation: admissionv1.Create,
-			Object:    runtime.RawExtension{Raw: raw},
-		}})
+		resp := admit(t, job)
 		var msg string
 		switch {
 		case !resp.Allowed && resp.Result != nil:
@@ -127,19 +134,7 @@ func warned(job *batch.Job) sample {
 	return func(t *testing.T) string {
 		t.Helper()
 		job, _ = webhook.MutateJob(job, webhook.Options{})
-		raw, err := json.Marshal(job)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp := webhook.AdmitJob(admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
-			UID:       types.UID("docs-" + job.Name),
-			Kind:      metav1.GroupVersionKind{Group: "batch.volcano.sh", Version: "v1alpha1", Kind: "Job"},
-			Resource:  metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
-			Name:      job.Name,
-			Namespace: job.Namespace,
-			Operation: admissionv1.Create,
-			Object:    runtime.RawExtension{Raw: raw},
-		}})
+		resp := admit(t, job)
 		if !resp.Allowed || len(resp.Warnings) < 2 || resp.Warnings[0] != webhook.ArgumentsWarning {
 			t.Fatalf("job %s: allowed %v, warnings %q; the sample needs an admission with argument warnings", job.Name, resp.Allowed, resp.Warnings)
 		}
