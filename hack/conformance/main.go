@@ -265,6 +265,11 @@ func volcanoVersion(file string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w (make conformance builds it)", file, err)
 	}
+	// Volcano's own managers, built with go install from the module, have
+	// it as their main module; ours link it.
+	if info.Main.Path == "volcano.sh/volcano" {
+		return info.Main.Version, nil
+	}
 	for _, d := range info.Deps {
 		if d.Path == "volcano.sh/volcano" {
 			return d.Version, nil

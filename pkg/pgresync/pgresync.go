@@ -164,16 +164,17 @@ func Resync(ctx context.Context, kube kubernetes.Interface, volcano vcclientset.
 	if job.Status.State.Phase != batch.Pending || job.DeletionTimestamp != nil {
 		return nil
 	}
+	// The Job owns the Command (deleted with it) and is its target, as
+	// vcctl's commands are.
+	ref := metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))
 	cmd := &bus.Command{
 		ObjectMeta: metav1.ObjectMeta{
-			GenerateName: job.Name + "-resync-",
-			Namespace:    job.Namespace,
-			OwnerReferences: []metav1.OwnerReference{
-				*metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job")),
-			},
+			GenerateName:    job.Name + "-resync-",
+			Namespace:       job.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*ref},
 		},
 		Action:       string(bus.SyncJobAction),
-		TargetObject: metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job")),
+		TargetObject: ref,
 		Reason:       events.ReasonPodGroupResynced,
 		Message:      "the job controller's PodGroup informer listed again and missed the PodGroup leaving Pending",
 	}
