@@ -326,4 +326,15 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 		!strings.Contains(r.notes, "denies every Volcano Job create") {
 		t.Errorf("NOTES with webhook.create=true:\n%s", r.notes)
 	}
+	// Another line's users get its chart version and values file.
+	r, err = render(t, "1.35.3", values(t, "volcano: {line: v1.14.1}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --wait"; !strings.Contains(r.notes, want) {
+		t.Errorf("NOTES with volcano.line=v1.14.1 lack %q:\n%s", want, r.notes)
+	}
+	if _, err := render(t, "1.35.3", values(t, "volcano: {line: '1.14'}")); err == nil {
+		t.Errorf("volcano.line=1.14 rendered; want the schema to refuse it")
+	}
 }

@@ -126,3 +126,16 @@ svc plugin's (templates/configmap-policy.yaml).
 {{- define "framework-plugins.configMapSuffixes" -}}
 ["-tf-cluster", "-mpi-hostfile", "-svc"]
 {{- end }}
+
+{{/*
+The helm upgrade of Volcano's release onto this project's images: the chart
+version and values file of the Volcano line (volcano.line, default the
+vcplugins.io/volcano-version annotation).
+*/}}
+{{- define "framework-plugins.volcanoUpgrade" -}}
+{{- $default := index .Chart.Annotations "vcplugins.io/volcano-version" -}}
+{{- $line := .Values.volcano.line | default $default -}}
+{{- $file := "installer/helm/volcano-values.yaml" -}}
+{{- if ne $line $default }}{{ $file = printf "lines/%s/volcano-values.yaml" $line }}{{ end -}}
+helm upgrade volcano volcano-sh/volcano --version {{ $line | trimPrefix "v" }} -n {{ .Values.volcano.namespace }} --reuse-values -f {{ $file }} --wait
+{{- end -}}
