@@ -116,10 +116,14 @@ $(LOCAL_BIN)/helm:
 
 # --- this repository's binaries: always rebuilt ---
 local-force:
+# The managers' --version (Volcano's pkg/version) names this project's VERSION
+# and the commit, as the images' do; "-dirty" when the work tree has changes.
+MANAGER_GIT_SHA = $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
+MANAGER_LDFLAGS = -X volcano.sh/volcano/pkg/version.Version=$(VERSION) -X volcano.sh/volcano/pkg/version.GitSHA=$(MANAGER_GIT_SHA)
 $(LOCAL_BIN)/vc-controller-manager: local-force
-	$(call local_go_build,$@,./cmd/vc-controller-manager)
+	$(call local_go_build,$@,-ldflags '$(MANAGER_LDFLAGS)' ./cmd/vc-controller-manager)
 $(LOCAL_BIN)/vc-webhook-manager: local-force
-	$(call local_go_build,$@,./cmd/vc-webhook-manager)
+	$(call local_go_build,$@,-ldflags '$(MANAGER_LDFLAGS)' ./cmd/vc-webhook-manager)
 $(LOCAL_BIN)/local-cluster: local-force
 	$(call local_go_build,$@,./hack/local-cluster)
 
