@@ -790,12 +790,18 @@ const (
 var tfArgs = []string{"--ps=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort)}
 
 // job runs a Job of tasks leadTask, workerTask and extraTasks with plugin on the real
-// node: the lead accepts one connection on port (for at most 20 s), the
-// others check that env var is set. This project's plugins hold the worker
-// back in a wait init container until the lead answers there (or resolves,
-// for PyTorch), Volcano's do not. Records the result.
+// node: the lead accepts a connection on port once for each other task (each
+// for at most 20 s), the others check that env var is set. This project's
+// plugins hold the other tasks back in a wait init container until the lead
+// answers there (or resolves, for PyTorch), Volcano's do not. Records the
+// result.
+//
+// One connection per waiting task: busybox's nc -l serves one and exits, so
+// with Dask's worker and client both waiting, the second wait could find the
+// port closed for good and the Job stayed Pending (seen once in CI).
 func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int, extraTasks ...string) {
-	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`, env, port, leadTask))
+	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) i=0; while [ $i -lt %[4]d ]; do timeout 20 nc -l -p %[2]d || true; i=$((i+1)); done;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`,
+		env, port, leadTask, 1+len(extraTasks)))
 	// A role beyond the two (Dask's client) runs what workerTask runs.
 	for _, name := range extraTasks {
 		task := *j.Spec.Tasks[1].DeepCopy()
