@@ -134,7 +134,6 @@ func FuzzAdmission(f *testing.F) {
 	})
 }
 
-
 // checkVerdict checks the validating admission's answer to the CREATE of the
 // Job object against validateJob(job, true) of the Job it decodes: allowed if
 // and only if there are no errors; warnings, ArgumentsWarning first, if and

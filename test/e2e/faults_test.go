@@ -886,7 +886,7 @@ var _ = Describe("Volcano's scheduler and etcd killed (SIGKILL) and started agai
 		Eventually(ctx, func() int {
 			boundAtKill = countBound(list(ctx))
 			return boundAtKill
-		}).WithTimeout(framework.PodsCreatedTimeout + framework.PodsBoundTimeout).WithPolling(20 * time.Millisecond).
+		}).WithTimeout(framework.PodsCreatedTimeout+framework.PodsBoundTimeout).WithPolling(20*time.Millisecond).
 			Should(BeNumerically(">", 0), "the first pod of Job %s bound", job.Name)
 		at := framework.RestartComponent(localcluster.Scheduler)
 		var pods []corev1.Pod

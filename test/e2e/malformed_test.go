@@ -63,7 +63,6 @@ type warnings struct{ list []string }
 
 func (w *warnings) HandleWarningHeader(_ int, _ string, text string) { w.list = append(w.list, text) }
 
-
 // taskNames returns the names of a generated Job's tasks.
 func taskNames(job map[string]any) []string {
 	spec, _ := job["spec"].(map[string]any)
