@@ -225,6 +225,9 @@ func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.Admission
 	}
 	errs, reason, warned := validateJob(job, true)
 	if len(errs) == 0 {
+		if len(warned) > 0 {
+			v.reason = metrics.ReasonArguments // counted as allowed for that reason
+		}
 		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: argumentWarnings(warned)}
 	}
 	v.reason = reason

@@ -62,10 +62,10 @@ func TestAdmissionMetrics(t *testing.T) {
 			want:    series{ValidatePath, "mxnet", metrics.ResultDenied, metrics.ReasonArguments},
 		},
 		// Volcano's admission reads no tensorflow arguments: allowed, with
-		// warnings, and counted as allowed.
+		// warnings, and counted as allowed for a reason (arguments).
 		"arguments Volcano admits": {
 			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1), "--port=0"), wantAllowed: true, wantWarnings: true,
-			want: series{ValidatePath, "tensorflow", metrics.ResultAllowed, metrics.ReasonNone},
+			want: series{ValidatePath, "tensorflow", metrics.ResultAllowed, metrics.ReasonArguments},
 		},
 		"launch order": {
 			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1).DependsOn("worker")),

@@ -172,6 +172,9 @@ func record(path string, v *verdict, resp *admissionv1.AdmissionResponse, start 
 	}
 	result, reason := metrics.ResultDenied, v.reason
 	switch {
+	case resp != nil && resp.Allowed && reason == metrics.ReasonArguments:
+		// Admitted with argument warnings, as Volcano admits it (asStock).
+		result = metrics.ResultAllowed
 	case resp != nil && resp.Allowed:
 		result, reason = metrics.ResultAllowed, metrics.ReasonNone
 	case reason == metrics.ReasonBadRequest, reason == metrics.ReasonInternal:

@@ -66,8 +66,9 @@ const (
 )
 
 // Values of the reason label of AdmissionRequests. A denial's reason is the
-// first check, in this order, that found a problem; ReasonNone goes with
-// ResultAllowed.
+// first check, in this order, that found a problem; ResultAllowed goes with
+// ReasonNone, or ReasonArguments for a Job admitted with argument warnings
+// (one Volcano's own admission accepts).
 const (
 	ReasonNone = "none"
 	// ReasonBounds: the Job is over jobs.CheckBounds (tasks, replicas,
