@@ -97,8 +97,13 @@ func asStock(job *batch.Job) bool {
 		if !ok {
 			continue
 		}
-		if !InTree[f.Name] || f.Name == "mpi" && !hasTask(job, stockMPIMaster(argv)) {
+		if !InTree[f.Name] {
 			return false
+		}
+		if f.Name == "mpi" {
+			if _, ok := jobs.Task(job, stockMPIMaster(argv)); !ok {
+				return false
+			}
 		}
 	}
 	return true
@@ -125,15 +130,6 @@ func stockMPIMaster(argv []string) string {
 	return *master
 }
 
-// hasTask reports whether the Job has a task named name.
-func hasTask(job *batch.Job, name string) bool {
-	for i := range job.Spec.Tasks {
-		if job.Spec.Tasks[i].Name == name {
-			return true
-		}
-	}
-	return false
-}
 
 // MaxErrors is the most problems ValidateJob lists; the rest are counted in a
 // last error ("and N more problems"). Within the bounds of jobs.CheckBounds
