@@ -388,15 +388,9 @@ func (x *t) chartConfigured(images string) {
 		problems = append(problems, fmt.Sprintf("controller metrics through volcano-controllers-service:metrics: %v (%d bytes)", err, len(metrics)))
 		// What the proxy would have reached: the Service's endpoints, the
 		// controller pods and the end of their logs.
-		for _, args := range [][]string{
-			{"-n", "volcano-system", "get", "pods,endpoints", "-o", "wide"},
-			{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=40", "--all-containers"},
-		} {
-			cmd := exec.Command("kubectl", args...)
-			cmd.Env = x.env
-			out, _ := cmd.CombinedOutput()
-			fmt.Printf("$ kubectl %s\n%s", strings.Join(args, " "), out)
-		}
+		x.printKubectl(
+			[]string{"-n", "volcano-system", "get", "pods,endpoints", "-o", "wide"},
+			[]string{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=40", "--all-containers"})
 	}
 	line := "with " + images + ": Volcano's chart's admissions and controller metrics answer"
 	if len(problems) > 0 {
@@ -880,15 +874,21 @@ func (x *t) runJob(ctx context.Context, plugin string, j *batch.Job) {
 // its PodGroup (status and conditions), its pods and the namespace's events,
 // and the end of the in-cluster controller's and scheduler's logs.
 func (x *t) describeJob(name string) {
-	for _, args := range [][]string{
-		{"-n", "default", "get", "jobs.batch.volcano.sh", name, "-o", "yaml"},
-		{"-n", "default", "get", "podgroups.scheduling.volcano.sh", "-o", "yaml"},
-		{"-n", "default", "get", "pods", "-l", "volcano.sh/job-name=" + name, "-o", "wide"},
-		{"-n", "default", "get", "events", "--sort-by=.lastTimestamp"},
-		{"-n", "volcano-system", "get", "pods", "-o", "wide"},
-		{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=80", "--all-containers", "--prefix"},
-		{"-n", "volcano-system", "logs", "-l", "app=volcano-scheduler", "--tail=80", "--all-containers", "--prefix"},
-	} {
+	x.printKubectl(
+		[]string{"-n", "default", "get", "jobs.batch.volcano.sh", name, "-o", "yaml"},
+		[]string{"-n", "default", "get", "podgroups.scheduling.volcano.sh", "-o", "yaml"},
+		[]string{"-n", "default", "get", "pods", "-l", "volcano.sh/job-name=" + name, "-o", "wide"},
+		[]string{"-n", "default", "get", "events", "--sort-by=.lastTimestamp"},
+		[]string{"-n", "volcano-system", "get", "pods", "-o", "wide"},
+		[]string{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=80", "--all-containers", "--prefix"},
+		[]string{"-n", "volcano-system", "logs", "-l", "app=volcano-scheduler", "--tail=80", "--all-containers", "--prefix"})
+}
+
+// printKubectl runs kubectl with each of commands' arguments against the
+// cluster and prints each command and its output (errors included), for a
+// failure's diagnosis.
+func (x *t) printKubectl(commands ...[]string) {
+	for _, args := range commands {
 		cmd := exec.Command("kubectl", args...)
 		cmd.Env = x.env
 		out, _ := cmd.CombinedOutput()
