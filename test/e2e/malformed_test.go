@@ -58,11 +58,6 @@ type dryRunResult struct {
 	elapsed  time.Duration
 }
 
-// warnings records the API server's warnings of one request.
-type warnings struct{ list []string }
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) { w.list = append(w.list, text) }
-
 // taskNames returns the names of a generated Job's tasks.
 func taskNames(job map[string]any) []string {
 	spec, _ := job["spec"].(map[string]any)
@@ -173,10 +168,10 @@ var _ = Describe("Malformed framework Jobs through the real kube-apiserver", fun
 				rctx, cancel := context.WithTimeout(ctx, malformedRequestTimeout)
 				defer cancel()
 				t := time.Now()
-				w := &warnings{}
+				w := &framework.WarningRecorder{}
 				err := rest.Post().Namespace(f.Namespace).Resource("jobs").WarningHandler(w).
 					Param("dryRun", metav1.DryRunAll).Body(body).Do(rctx).Error()
-				results[i] = dryRunResult{err: err, warnings: w.list, elapsed: time.Since(t)}
+				results[i] = dryRunResult{err: err, warnings: w.Warnings(), elapsed: time.Since(t)}
 			}(i)
 		}
 		wg.Wait()

@@ -110,16 +110,24 @@ func (f *Framework) CreateJobs(ctx context.Context, jobs ...*batch.Job) []*batch
 	return out
 }
 
-// warningRecorder collects the warnings the API server returns.
-type warningRecorder struct {
+// WarningRecorder collects the warnings the API server returns, as a
+// rest.WarningHandler of a client or of one request.
+type WarningRecorder struct {
 	mu       sync.Mutex
 	warnings []string
 }
 
-func (w *warningRecorder) HandleWarningHeader(_ int, _ string, text string) {
+func (w *WarningRecorder) HandleWarningHeader(_ int, _ string, text string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.warnings = append(w.warnings, text)
+}
+
+// Warnings returns the warnings recorded so far, in the order they came.
+func (w *WarningRecorder) Warnings() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]string(nil), w.warnings...)
 }
 
 // CreateJobWithWarnings creates the Job through a client of its own and also
@@ -136,7 +144,7 @@ func (f *Framework) DryRunJobWithWarnings(ctx context.Context, job *batch.Job) (
 }
 
 func (f *Framework) createJobWithWarnings(ctx context.Context, job *batch.Job, opts metav1.CreateOptions) (*batch.Job, []string, error) {
-	rec := &warningRecorder{}
+	rec := &WarningRecorder{}
 	cfg := rest.CopyConfig(f.RESTConfig)
 	cfg.WarningHandler = rec
 	vc, err := vcclientset.NewForConfig(cfg)
@@ -144,9 +152,7 @@ func (f *Framework) createJobWithWarnings(ctx context.Context, job *batch.Job, o
 		return nil, nil, err
 	}
 	created, err := vc.BatchV1alpha1().Jobs(f.Namespace).Create(ctx, f.prepare(job), opts)
-	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	return created, append([]string(nil), rec.warnings...), err
+	return created, rec.Warnings(), err
 }
 
 // GetJob returns the Job of that name in the spec's namespace.
