@@ -87,16 +87,16 @@ var _ = Describe("Arguments of Volcano v1.14 and v1.15 Jobs", func() {
 		}, SpecTimeout(framework.SpecTimeout))
 })
 
-// containerPorts returns the container ports of the pod's container named name.
+// containerPorts returns the container ports of the pod's container named
+// name (framework.ContainerOf); none when it has no such container.
 func containerPorts(pod *corev1.Pod, name string) []int32 {
+	c := framework.ContainerOf(pod, name)
+	if c == nil {
+		return nil
+	}
 	var out []int32
-	for _, c := range pod.Spec.Containers {
-		if c.Name != name {
-			continue
-		}
-		for _, p := range c.Ports {
-			out = append(out, p.ContainerPort)
-		}
+	for _, p := range c.Ports {
+		out = append(out, p.ContainerPort)
 	}
 	return out
 }
