@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -82,17 +84,47 @@ func startScript(argv []string, dir string, env map[string]string) (*exec.Cmd, <
 	return cmd, done
 }
 
-// freeAddr returns 127.0.0.1:port for a port nothing listens on (picked by
-// listening on port 0 and closing).
+// given are the addresses freeAddr handed out, never handed out twice.
+var (
+	givenMu sync.Mutex
+	given   = map[string]bool{}
+)
+
+// freeAddr returns 127.0.0.1:port for a port nothing listens on (tried by
+// listening and closing).
+//
+// The port is below the kernel's ephemeral range (ip_local_port_range), so
+// that no outgoing connection (the scripts' own probes among them) takes it
+// as a source port before a LATE listener opens on it: a port from
+// Listen(":0") could be, and the late listen then failed with "address
+// already in use" (seen once in a fresh-clone run).
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	low := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil {
+				low = n
+			}
+		}
 	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
+	givenMu.Lock()
+	defer givenMu.Unlock()
+	for try := 0; try < 1000; try++ {
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(10000+rand.IntN(max(low-10000, 1))))
+		if given[addr] {
+			continue // another case's, maybe not listening yet
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		l.Close()
+		given[addr] = true
+		return addr
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 // serve listens on addr and accepts (and closes) connections until the test ends.
