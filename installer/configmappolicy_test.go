@@ -8,8 +8,10 @@ import (
 
 	admv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/admission"
 	"k8s.io/apiserver/pkg/admission/plugin/cel"
@@ -103,10 +105,26 @@ func configMap(name string, refs ...metav1.OwnerReference) *corev1.ConfigMap {
 	}
 }
 
+// jobObject is an object of Volcano's in-tree plugins (kind Secret, Service or
+// NetworkPolicy) in namespace "team" with the owner references refs.
+func jobObject(kind, name string, refs ...metav1.OwnerReference) runtime.Object {
+	meta := metav1.ObjectMeta{Name: name, Namespace: "team", OwnerReferences: refs}
+	switch kind {
+	case "Secret":
+		return &corev1.Secret{ObjectMeta: meta}
+	case "Service":
+		return &corev1.Service{ObjectMeta: meta}
+	case "NetworkPolicy":
+		return &networkingv1.NetworkPolicy{ObjectMeta: meta}
+	}
+	panic(kind)
+}
+
 // The policy lets Volcano's controllers write the ConfigMaps the plugins keep
-// per Job (this project's tensorflow and mpi ones, Volcano's svc one), each
-// named after and controlled by its Volcano Job, and nothing else; other
-// users are not its business.
+// per Job (this project's tensorflow and mpi ones, Volcano's svc one) and the
+// Secret, Services and NetworkPolicy of Volcano's ssh, svc and ray plugins,
+// each named after and controlled by its Volcano Job, and no other object of
+// those kinds; other users are not its business.
 func TestManifestConfigMapPolicy(t *testing.T) {
 	validator := compilePolicy(t, manifestPolicy(t))
 	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
@@ -121,11 +139,17 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 	svcName := job.Name + "-svc" // Volcano v1.15.1 pkg/controllers/job/plugins/svc: cmName
 
 	const controllers = "system:serviceaccount:" + volcanoNamespace + ":" + controllerSA
+	wantNames := map[string]string{
+		"configmaps":      "<job>-tf-cluster or <job>-mpi-hostfile or <job>-svc",
+		"secrets":         "<job>-ssh",
+		"services":        "<job> or <job>-head-svc",
+		"networkpolicies": "<job>",
+	}
 	for _, tc := range []struct {
 		name       string
 		user       string
 		op         admission.Operation
-		obj, old   *corev1.ConfigMap
+		obj, old   runtime.Object
 		wantDenied bool
 	}{
 		{"tensorflow cluster created", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job), ours), nil, false},
@@ -148,20 +172,41 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 		{"delete of somebody else's ConfigMap", controllers, admission.Delete, nil, configMap("app-config"), true},
 		{"delete of an unowned ConfigMap with our name", controllers, admission.Delete, nil, configMap(mpi.ConfigMapName(job)), true},
 
+		{"Volcano's ssh Secret created", controllers, admission.Create, jobObject("Secret", job.Name+"-ssh", volcanos), nil, false},
+		{"Volcano's svc Service created", controllers, admission.Create, jobObject("Service", job.Name, volcanos), nil, false},
+		{"Volcano's ray head Service created", controllers, admission.Create, jobObject("Service", job.Name+"-head-svc", volcanos), nil, false},
+		{"Volcano's svc NetworkPolicy deleted", controllers, admission.Delete, nil, jobObject("NetworkPolicy", job.Name, volcanos), false},
+		{"Volcano's ssh Secret deleted", controllers, admission.Delete, nil, jobObject("Secret", job.Name+"-ssh", volcanos), false},
+		{"a Secret of a ConfigMap's name", controllers, admission.Create, jobObject("Secret", svcName, volcanos), nil, true},
+		{"a Service of another name", controllers, admission.Create, jobObject("Service", "db", volcanos), nil, true},
+		{"a NetworkPolicy with a suffix", controllers, admission.Create, jobObject("NetworkPolicy", job.Name+"-svc", volcanos), nil, true},
+		{"delete of somebody else's NetworkPolicy of the Job's name", controllers, admission.Delete, nil, jobObject("NetworkPolicy", job.Name), true},
+		{"delete of another Job's Service", controllers, admission.Delete, nil, jobObject("Service", job.Name, other), true},
+		{"Secret taken over by adding the reference", controllers, admission.Update, jobObject("Secret", job.Name+"-ssh", volcanos), jobObject("Secret", job.Name+"-ssh"), true},
+
 		{"another user", "system:serviceaccount:team:app", admission.Create, configMap("app-config"), nil, false},
+		{"another user's NetworkPolicy", "system:serviceaccount:team:app", admission.Delete, nil, jobObject("NetworkPolicy", "db"), false},
 		{"the webhook manager", "system:serviceaccount:" + volcanoNamespace + ":volcano-admission", admission.Delete, nil, configMap("app-config"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var obj, old runtime.Object
-			name := ""
-			if tc.obj != nil {
-				obj, name = tc.obj, tc.obj.Name
+			obj, old := tc.obj, tc.old
+			some := obj
+			if some == nil {
+				some = old
 			}
-			if tc.old != nil {
-				old, name = tc.old, tc.old.Name
+			name := some.(metav1.Object).GetName()
+			var gvk schema.GroupVersionKind
+			var gvr schema.GroupVersionResource
+			switch some.(type) {
+			case *corev1.ConfigMap:
+				gvk, gvr = corev1.SchemeGroupVersion.WithKind("ConfigMap"), corev1.SchemeGroupVersion.WithResource("configmaps")
+			case *corev1.Secret:
+				gvk, gvr = corev1.SchemeGroupVersion.WithKind("Secret"), corev1.SchemeGroupVersion.WithResource("secrets")
+			case *corev1.Service:
+				gvk, gvr = corev1.SchemeGroupVersion.WithKind("Service"), corev1.SchemeGroupVersion.WithResource("services")
+			case *networkingv1.NetworkPolicy:
+				gvk, gvr = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), networkingv1.SchemeGroupVersion.WithResource("networkpolicies")
 			}
-			gvk := corev1.SchemeGroupVersion.WithKind("ConfigMap")
-			gvr := corev1.SchemeGroupVersion.WithResource("configmaps")
 			attr := admission.NewAttributesRecord(obj, old, gvk, "team", name, gvr, "", tc.op, nil, false, &user.DefaultInfo{Name: tc.user})
 			va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: obj, VersionedOldObject: old}
 			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
@@ -173,7 +218,7 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 					denied = true
 					if d.Evaluation == validating.EvalError {
 						t.Errorf("evaluation error: %s", d.Message)
-					} else if !strings.Contains(d.Message, controllers+" may only write ConfigMaps named <job>-tf-cluster|-mpi-hostfile|-svc") || !strings.Contains(d.Message, "team/"+name) {
+					} else if !strings.Contains(d.Message, controllers+" may only write "+gvk.Kind+"s named "+wantNames[gvr.Resource]+" whose controller is that Volcano Job") || !strings.Contains(d.Message, "team/"+name) {
 						t.Errorf("message %q", d.Message)
 					}
 				case validating.ActionAdmit:

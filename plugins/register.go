@@ -11,6 +11,7 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/guard"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 )
 
@@ -41,9 +42,13 @@ var Builders = func() map[string]vcplugins.PluginBuilder {
 // Register adds the frameworks' builders to Volcano's plugin factory
 // (volcano.sh/volcano/pkg/controllers/job/plugins). Volcano registers its in-tree
 // tensorflow, pytorch and mpi builders in that package's init, and the factory is
-// a map, so calling Register afterwards replaces them. Safe to call more than once.
+// a map, so calling Register afterwards replaces them. It also wraps Volcano's
+// in-tree svc, ssh and ray plugins so that they never adopt, overwrite or
+// delete an object the Job does not control (guard.Register). Safe to call
+// more than once.
 func Register() {
 	for name, b := range Builders {
 		vcplugins.RegisterPluginBuilder(name, b)
 	}
+	guard.Register()
 }

@@ -8,6 +8,7 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/pkg/guard"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
@@ -47,6 +48,15 @@ func TestRegister(t *testing.T) {
 		p := b(pluginsinterface.PluginClientset{}, nil)
 		if pkg := reflect.TypeOf(p).Elem().PkgPath(); p.Name() != f.Name || pkg != "github.com/vcplugins/framework-plugins/plugins/"+f.Name {
 			t.Errorf("factory builder of %s builds plugin %q of package %s", f.Name, p.Name(), pkg)
+		}
+	}
+	for _, name := range guard.InTree {
+		b, ok := vcplugins.GetPluginBuilder(name)
+		if !ok {
+			t.Fatalf("no factory builder for Volcano's %s", name)
+		}
+		if pkg := reflect.TypeOf(b(pluginsinterface.PluginClientset{}, nil)).Elem().PkgPath(); pkg != "github.com/vcplugins/framework-plugins/pkg/guard" {
+			t.Errorf("factory builder of Volcano's %s builds a plugin of package %s, not the guarded one", name, pkg)
 		}
 	}
 }

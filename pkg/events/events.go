@@ -29,6 +29,11 @@ const (
 	// controlled by the Job; the plugin leaves it alone, and (mpi's hostfile)
 	// the Job's pods are not created while it is there.
 	ReasonConfigMapConflict = "PluginConfigMapConflict"
+	// ReasonObjectConflict: an object one of Volcano's in-tree plugins (svc,
+	// ssh, ray) writes for the Job exists under its name and is not controlled
+	// by the Job; the plugin neither adopts, overwrites nor deletes it
+	// (pkg/guard), and the Job's pods are not created while it is there.
+	ReasonObjectConflict = "PluginObjectConflict"
 	// ReasonWaitTimedOut: a pod's wait-for-dependencies container gave up
 	// after --wait-timeout; the message names the task, the pod and the
 	// dependencies that never answered. The pod is failed (pkg/waitwatch).

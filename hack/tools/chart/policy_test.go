@@ -54,9 +54,12 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 		t.Errorf("matchConditions (-want +got):\n%s", diff)
 	}
 	ops := []admv1.OperationType{admv1.Create, admv1.Update, admv1.Delete}
-	if rules := p.Spec.MatchConstraints.ResourceRules; len(rules) != 1 || !cmp.Equal(rules[0].Operations, ops) ||
-		!cmp.Equal(rules[0].Resources, []string{"configmaps"}) || !cmp.Equal(rules[0].APIGroups, []string{""}) {
-		t.Errorf("resourceRules %+v, want configmaps %v", rules, ops)
+	if rules := p.Spec.MatchConstraints.ResourceRules; len(rules) != 2 ||
+		!cmp.Equal(rules[0].Operations, ops) || !cmp.Equal(rules[0].APIGroups, []string{""}) ||
+		!cmp.Equal(rules[0].Resources, []string{"configmaps", "secrets", "services"}) ||
+		!cmp.Equal(rules[1].Operations, ops) || !cmp.Equal(rules[1].APIGroups, []string{"networking.k8s.io"}) ||
+		!cmp.Equal(rules[1].Resources, []string{"networkpolicies"}) {
+		t.Errorf("resourceRules %+v, want configmaps, secrets, services and networkpolicies %v", rules, ops)
 	}
 	b := decode[admv1.ValidatingAdmissionPolicyBinding](t, r, cmPolicyBind)
 	if b.Spec.PolicyName != p.Name || !cmp.Equal(b.Spec.ValidationActions, []admv1.ValidationAction{admv1.Deny}) {

@@ -119,12 +119,14 @@ namespace/name of that Certificate, for cert-manager's CA injector
 {{- end }}
 
 {{/*
-The name suffixes of the ConfigMaps Volcano's controller manager keeps per
-Job, as a CEL list: this project's tensorflow and mpi plugins' and Volcano's
-svc plugin's (templates/configmap-policy.yaml).
+The name suffixes of the objects Volcano's controller manager keeps per Job,
+by resource, as a CEL map of lists (templates/configmap-policy.yaml):
+ConfigMaps of this project's tensorflow and mpi plugins and of Volcano's svc
+plugin, the Secret of Volcano's ssh plugin, the Services of Volcano's svc
+(<job>) and ray (<job>-head-svc) plugins, the NetworkPolicy of svc (<job>).
 */}}
-{{- define "framework-plugins.configMapSuffixes" -}}
-["-tf-cluster", "-mpi-hostfile", "-svc"]
+{{- define "framework-plugins.jobObjectSuffixes" -}}
+{"configmaps": ["-tf-cluster", "-mpi-hostfile", "-svc"], "secrets": ["-ssh"], "services": ["", "-head-svc"], "networkpolicies": [""]}
 {{- end }}
 
 {{/*
