@@ -3,15 +3,18 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -60,6 +63,59 @@ var _ = Describe("Volcano's own v1.15 job plugins in the drop-in", func() {
 		head := pods[0]
 		Expect(containerPorts(head, "head")).To(ContainElements(int32(6379), int32(8265), int32(10001)), "ports of the head %s", head.Name)
 		Expect(head.Spec.Containers[0].Command).To(ContainElement(ContainSubstring("ray start --head")), "command of the head %s", head.Name)
+	}, SpecTimeout(framework.SpecTimeout))
+
+	// #38 M2: svc and ssh, which the webhook adds to framework Jobs, looked
+	// objects up by name alone. pkg/guard keeps them off objects the Job
+	// does not control.
+	It("leaves another owner's NetworkPolicy, Service and Secret of the Job's name untouched and says so on the Job", func(ctx SpecContext) {
+		const name = "db"
+		labels := map[string]string{"owner": "database-team"}
+		meta := func(n string) metav1.ObjectMeta {
+			return metav1.ObjectMeta{Name: n, Namespace: f.Namespace, Labels: labels}
+		}
+		np, err := f.Kube.NetworkingV1().NetworkPolicies(f.Namespace).Create(ctx, &networkingv1.NetworkPolicy{ObjectMeta: meta(name),
+			Spec: networkingv1.NetworkPolicySpec{PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		svc, err := f.Kube.CoreV1().Services(f.Namespace).Create(ctx, &corev1.Service{ObjectMeta: meta(name),
+			Spec: corev1.ServiceSpec{Selector: map[string]string{"app": "db"}, Ports: []corev1.ServicePort{{Port: 5432}}}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		secret, err := f.Kube.CoreV1().Secrets(f.Namespace).Create(ctx, &corev1.Secret{ObjectMeta: meta(name + "-ssh"),
+			Data: map[string][]byte{"config": []byte("StrictHostKeyChecking no\n"), "id_rsa": []byte("the database team's key")}}, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		unchanged := func(g Gomega) {
+			n, err := f.Kube.NetworkingV1().NetworkPolicies(f.Namespace).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred(), "NetworkPolicy %s", name)
+			g.Expect(n.ResourceVersion).To(Equal(np.ResourceVersion), "NetworkPolicy %s was written", name)
+			s, err := f.Kube.CoreV1().Services(f.Namespace).Get(ctx, name, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred(), "Service %s", name)
+			g.Expect(s.ResourceVersion).To(Equal(svc.ResourceVersion), "Service %s was written", name)
+			k, err := f.Kube.CoreV1().Secrets(f.Namespace).Get(ctx, name+"-ssh", metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred(), "Secret %s-ssh", name)
+			g.Expect(k.ResourceVersion).To(Equal(secret.ResourceVersion), "Secret %s-ssh was written", name)
+		}
+
+		// mpi: the webhook adds svc and ssh.
+		job := f.CreateJob(ctx, &batch.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: batch.JobSpec{
+				SchedulerName: "volcano", Queue: "default",
+				Plugins: map[string][]string{"mpi": {}},
+				Tasks:   []batch.TaskSpec{kwokTask("master", "mpi", 1), kwokTask("worker", "mpi", 1)},
+			},
+		})
+		Expect(job.Spec.Plugins).To(HaveKey("svc"))
+		Expect(job.Spec.Plugins).To(HaveKey("ssh"))
+		for _, want := range []string{"NetworkPolicy " + f.Namespace + "/" + name, "Service " + f.Namespace + "/" + name, "Secret " + f.Namespace + "/" + name + "-ssh"} {
+			framework.Eventually(ctx, func(ctx context.Context) string {
+				return framework.DescribeEvents(f.Events(ctx, events.ReasonObjectConflict))
+			}, framework.ObjectCreatedTimeout).Should(ContainSubstring(want+" exists and is not controlled by Job "+name), "a PluginObjectConflict event on the Job naming the %s", want)
+		}
+		Expect(f.PodsOf(job)).To(BeEmpty(), "pods of %s while its objects are another owner's", name)
+		unchanged(Default)
+
+		f.DeleteJobAndPods(ctx, job)
+		framework.Consistently(ctx, unchanged, 5*time.Second).Should(Succeed())
 	}, SpecTimeout(framework.SpecTimeout))
 })
 
