@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -317,7 +318,10 @@ func boundsFramework(framework string) string {
 // overBounds reads the shape of a Job's JSON (jobs.ReadShape) and returns the
 // bounds it is over, and the first framework plugin it names (in the order of
 // frameworks; "?" when it has too many plugins to tell), "" when none. JSON
-// that does not read as a Job is left to the decoder: nil.
+// that does not read as a Job is left to the decoder: nil. JSON that names a
+// member of the shape twice (jobs.DuplicateFieldError; the API server never
+// sends it) is over the bounds as malformed, of an unknown framework ("?"),
+// so that every admission denies it.
 //
 // Both admissions call it before they decode the Job: decoding a Job of many
 // tasks allocates about 60 times its JSON, and the API server sends up to
@@ -327,6 +331,10 @@ func overBounds(raw []byte) (field.ErrorList, string) {
 		return nil, ""
 	}
 	shape, err := jobs.ReadShape(raw)
+	var dup *jobs.DuplicateFieldError
+	if errors.As(err, &dup) {
+		return field.ErrorList{field.Forbidden(field.NewPath("object"), dup.Error())}, "?"
+	}
 	if err != nil {
 		return nil, ""
 	}

@@ -194,3 +194,25 @@ func TestBoundVolcanoJobAdmissions(t *testing.T) {
 		}
 	}
 }
+
+// #38 L2: a review sent straight to the port whose Job names spec twice, or
+// hides its tasks under "SPEC", cannot show the bounds one Job and the
+// decoder another. The duplicate is denied as malformed (the API server
+// never sends one); "SPEC" is no spec to either, so its 70 tasks are not
+// over the bound of 64.
+func TestDuplicateAndCaseVariantMembers(t *testing.T) {
+	plugins.Register()
+	validateH := ValidateService().Handler
+	many := `[` + strings.TrimSuffix(strings.Repeat(`{"name":"t","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}},`, 70), ",") + `]`
+	head := `{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j","namespace":"fuzz"},`
+	dup := head + `"spec":{"tasks":` + many + `,"plugins":{"pytorch":[]}},"spec":{"plugins":{"pytorch":[]}}}`
+	resp := fuzzCall(t, "validation", validateH, fuzzReview(admissionv1.Create, []byte(dup), nil))
+	if resp.Allowed || resp.Result == nil || !strings.Contains(resp.Result.Message, `duplicate field "spec"`) {
+		t.Errorf("duplicate spec: allowed %v, result %+v; want denied as malformed", resp.Allowed, resp.Result)
+	}
+	hidden := head + `"spec":{"plugins":{"pytorch":[]},"tasks":[]},"SPEC":{"tasks":` + many + `}}`
+	resp = fuzzCall(t, "validation", validateH, fuzzReview(admissionv1.Create, []byte(hidden), nil))
+	if resp.Result != nil && strings.Contains(resp.Result.Message, "Too many") {
+		t.Errorf(`tasks under "SPEC": denied over the bounds (%s); want the Job read as the decoder reads it, without them`, resp.Result.Message)
+	}
+}

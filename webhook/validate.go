@@ -130,7 +130,6 @@ func stockMPIMaster(argv []string) string {
 	return *master
 }
 
-
 // MaxErrors is the most problems ValidateJob lists; the rest are counted in a
 // last error ("and N more problems"). Within the bounds of jobs.CheckBounds
 // every check but dependsOn makes a few errors per task or argument at most;

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	"volcano.sh/apis/pkg/client/clientset/versioned/scheme"
 )
 
 // ReadShape reads from a Job's JSON the Shape that ShapeOf reads from the
@@ -209,9 +211,50 @@ func TestReadShapeErrors(t *testing.T) {
 			t.Errorf("%s: no error", raw)
 		}
 	}
+	// Duplicates where the shape reads: malformed.
+	for _, raw := range []string{
+		`{"spec":{"tasks":[{"name":"a"}]},"spec":{}}`,
+		`{"spec":{"tasks":[],"tasks":[{"name":"a"}]}}`,
+		`{"spec":{"tasks":[{"dependsOn":{"name":["a"]},"dependsOn":{}}]}}`,
+	} {
+		var dup *DuplicateFieldError
+		if _, err := ReadShape([]byte(raw)); !errors.As(err, &dup) {
+			t.Errorf("%s: error %v, want a *DuplicateFieldError", raw, err)
+		}
+	}
 	s, err := ReadShape([]byte(`{"spec":{"plugins":null,"tasks":null}}`))
 	if err != nil || s.Tasks != 0 || s.Plugins != 0 {
 		t.Errorf("nulls: %+v, %v", s, err)
+	}
+}
+
+// Names match case-sensitively, as the API machinery decodes: 70 tasks under
+// "SPEC" or "Tasks" are no tasks to the decoder, and none to the bounds;
+// 70 under "spec" after an empty "Spec" are 70 to both (encoding/json's
+// case-insensitive match let the later "Spec" hide them).
+func TestReadShapeCaseSensitive(t *testing.T) {
+	many := `[` + strings.TrimSuffix(strings.Repeat(`{"name":"t"},`, 70), ",") + `]`
+	for _, tc := range []struct {
+		raw  string
+		want int
+	}{
+		{`{"SPEC":{"tasks":` + many + `}}`, 0},
+		{`{"spec":{"Tasks":` + many + `}}`, 0},
+		{`{"spec":{"tasks":` + many + `},"Spec":{}}`, 70},
+		{`{"Spec":{},"spec":{"tasks":` + many + `}}`, 70},
+	} {
+		s, err := ReadShape([]byte(tc.raw))
+		if err != nil {
+			t.Errorf("%.40s...: %v", tc.raw, err)
+			continue
+		}
+		job := &batch.Job{}
+		if _, _, err := scheme.Codecs.UniversalDeserializer().Decode([]byte(`{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",`+tc.raw[1:]), nil, job); err != nil {
+			t.Fatal(err)
+		}
+		if s.Tasks != tc.want || len(job.Spec.Tasks) != tc.want {
+			t.Errorf("%.40s...: shape has %d tasks, the decoder %d, want %d", tc.raw, s.Tasks, len(job.Spec.Tasks), tc.want)
+		}
 	}
 }
 

@@ -3,6 +3,8 @@ package jobs
 import (
 	"encoding/json"
 	"reflect"
+
+	sigsjson "sigs.k8s.io/json"
 )
 
 // ReadShape returns the Shape of a Job given as JSON (an admission review's
@@ -15,6 +17,13 @@ import (
 // 60 times its JSON for a Job of many tasks, each with a pod template). An
 // error means raw is not a JSON object of the expected types; decoding it as a
 // Job then fails too.
+//
+// Member names match case-sensitively, as the API machinery's decoder
+// (sigs.k8s.io/json) matches them: "SPEC" is not spec, so a review cannot
+// show the bounds one Job and the decoder another. A member given twice
+// where the shape reads it (the Job, spec, a task, dependsOn) is a
+// *DuplicateFieldError: the API server never sends one (it encodes the
+// object it decoded), so such JSON came from elsewhere.
 func ReadShape(raw []byte) (Shape, error) {
 	var view struct {
 		Spec struct {
@@ -27,8 +36,12 @@ func ReadShape(raw []byte) (Shape, error) {
 			Plugins pluginsShape `json:"plugins"`
 		} `json:"spec"`
 	}
-	if err := json.Unmarshal(raw, &view); err != nil {
+	strict, err := sigsjson.UnmarshalStrict(raw, &view, sigsjson.DisallowDuplicateFields)
+	if err != nil {
 		return Shape{}, err
+	}
+	if len(strict) > 0 {
+		return Shape{}, &DuplicateFieldError{Err: strict[0]}
 	}
 	tasks := view.Spec.Tasks
 	s := Shape{Tasks: len(tasks), Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args}
@@ -42,6 +55,12 @@ func ReadShape(raw []byte) (Shape, error) {
 	}
 	return s, nil
 }
+
+// DuplicateFieldError is ReadShape's error for JSON that names a member
+// twice; Err is the decoder's, naming the member.
+type DuplicateFieldError struct{ Err error }
+
+func (e *DuplicateFieldError) Error() string { return "malformed Job JSON: " + e.Err.Error() }
 
 // pluginsShape reads spec.plugins: the number of plugins, and each plugin's
 // arguments when there are at most MaxPlugins (a map of many plugins'
