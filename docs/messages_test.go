@@ -284,7 +284,8 @@ var samples = map[string]sample{
 	"job-min-available":     denied(mkJob("tf").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Plugin("tensorflow").MinAvailable(4).Obj()),
 	"duplicate-task":        denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), mkTask("ps", 2)).Obj()),
 	"task-name-not-a-label": denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), mkTask("Worker_1", 2)).Obj()),
-	"too-many-pods":         denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1<<30), mkTask("worker", 1<<30)).Obj()),
+	"too-many-pods":         denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 2), mkTask("worker", 100_000)).Obj()),
+	"pod-template-bytes":    denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1<<30), mkTask("worker", 1<<30)).Obj()),
 
 	// webhook.md: bounds.
 	"bounds-tasks": denied(func() *batch.Job {

@@ -76,7 +76,11 @@ func TestAdmissionCostBounded(t *testing.T) {
 					t.Errorf("admission allocated %d bytes (mutation %d, validation %d); want at most %d", m+v, m, v, maxAdmissionBytes)
 				}
 				if total := int64(jobsTotal(job)); total > MaxReplicas {
-					if resp.Allowed || !strings.Contains(resp.Result.Message, fmt.Sprintf("the job asks for %d pods in all", total)) {
+					// The ceiling, or first the bound on pod template
+					// bytes (jobs.MaxPodTemplateBytes) that so many pods
+					// reach.
+					if resp.Allowed || !strings.Contains(resp.Result.Message, fmt.Sprintf("the job asks for %d pods in all", total)) &&
+						!strings.Contains(resp.Result.Message, fmt.Sprintf("the job's %d pods would carry", total)) {
 						t.Errorf("%d pods: response %+v; want the ceiling's denial", total, resp.Result)
 					}
 				}
@@ -93,7 +97,7 @@ func TestAdmissionCostBounded(t *testing.T) {
 		if m+v > maxAdmissionBytes || resp.Allowed {
 			t.Errorf("allocated %d bytes, response %+v", m+v, resp)
 		}
-		if want := "spec.tasks: Invalid value: 6442450941: plugin tensorflow: the job asks for 6442450941 pods in all"; !strings.Contains(resp.Result.Message, want) {
+		if want := "spec.tasks: Too long: plugin tensorflow: the job's 6442450941 pods would carry"; !strings.Contains(resp.Result.Message, want) {
 			t.Errorf("denial %q; want it to contain %q", resp.Result.Message, want)
 		}
 	})

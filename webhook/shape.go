@@ -59,8 +59,7 @@ func validateShape(job *batch.Job) field.ErrorList {
 		}
 	}
 	if total > MaxReplicas {
-		errs = append(errs, field.Invalid(spec.Child("tasks"), total, fmt.Sprintf(
-			"the job asks for %d pods in all (the sum of its tasks' replicas); a framework job may have at most %d", total, MaxReplicas)))
+		errs = append(errs, jobs.CheckReplicas(job)...)
 	}
 	if m := int64(job.Spec.MinAvailable); m > total && len(errs) == 0 {
 		errs = append(errs, field.Invalid(spec.Child("minAvailable"), job.Spec.MinAvailable,
@@ -69,15 +68,9 @@ func validateShape(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// MaxReplicas is the most pods (the sum of its tasks' replicas) a Job that
-// uses a framework plugin may ask for; the validation denies larger ones
-// before any other check, and the mutation leaves them alone. It is below the
-// 150,000 pods Kubernetes supports in a whole cluster, and far above what the
-// plugins' own limits allow with host lists: the svc plugin's ConfigMap of
-// hosts reaches 1 MiB at about 50,000 pods, TF_CONFIG and MPI_HOST reach
-// MaxArgStrlen at a few thousand role pods. It keeps every sum of replicas
-// within int32 and the admission's work independent of the numbers.
-const MaxReplicas = 100000
+// MaxReplicas is jobs.MaxReplicas: the most pods a Job that uses a
+// framework plugin may ask for.
+const MaxReplicas = jobs.MaxReplicas
 
 // countable reports whether MutateJob can work on the Job: its dimensions
 // are within jobs.CheckBounds, no task has negative replicas and there are at

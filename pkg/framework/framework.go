@@ -44,8 +44,10 @@ func UnmarkControlled(job *batch.Job, plugin string) {
 }
 
 type planResult[P any] struct {
-	plan     P
-	errs     field.ErrorList
+	plan P
+	errs field.ErrorList
+	// over: errs are the Job's bounds (jobs.CheckBounds, MaxReplicas).
+	over     bool
 	reported *sync.Once
 }
 
@@ -57,16 +59,24 @@ type planResult[P any] struct {
 // caller injects nothing and returns nil rather than an error Volcano would retry.
 func Plan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, args []string, job *batch.Job,
 	build func(args []string, job *batch.Job) (P, field.ErrorList)) (plan P, ok bool) {
+	r := cachedPlan(c, client, plugin, args, job, build)
+	return r.plan, len(r.errs) == 0
+}
+
+// cachedPlan is Plan's result with its errors, reported as Plan says.
+func cachedPlan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, args []string, job *batch.Job,
+	build func(args []string, job *batch.Job) (P, field.ErrorList)) planResult[P] {
 	built := false
 	r := jobcache.Get(c, job, plugin, strings.Join(args, "\x00"), func() planResult[P] {
 		built = true
-		p, errs := boundedBuild(build, args, job)
+		r := boundedBuild(build, args, job)
 		result := metrics.PlanValid
-		if len(errs) > 0 {
+		if len(r.errs) > 0 {
 			result = metrics.PlanInvalid
 		}
 		metrics.PlanBuilds.WithLabelValues(metrics.Framework(plugin), result).Inc()
-		return planResult[P]{plan: p, errs: errs, reported: new(sync.Once)}
+		r.reported = new(sync.Once)
+		return r
 	})
 	if !built {
 		metrics.PlanCacheHits.WithLabelValues(metrics.Framework(plugin)).Inc()
@@ -78,22 +88,42 @@ func Plan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, 
 			defer cancel()
 			events.Warn(ctx, client, job, events.ReasonInvalidArguments, r.errs.ToAggregate().Error())
 		})
-		return r.plan, false
 	}
-	return r.plan, true
+	return r
 }
 
-// boundedBuild runs build on a Job within jobs.CheckBounds; a Job over them
-// gets their errors and no plan. Admission denies such Jobs, but the
-// controller also sees Jobs admitted without it (created while the webhook
-// configurations were absent, or in a namespace they skip), and a plan's cost
-// grows with the dimensions the bounds cap.
-func boundedBuild[P any](build func(args []string, job *batch.Job) (P, field.ErrorList), args []string, job *batch.Job) (P, field.ErrorList) {
-	if errs := jobs.CheckBounds(job); len(errs) > 0 {
-		var none P
-		return none, errs
+// boundedBuild runs build on a Job within jobs.CheckBounds and
+// jobs.CheckReplicas; a Job over them gets their errors (over) and no plan.
+// Admission denies such Jobs, but the controller also sees Jobs admitted
+// without it (created while the webhook configurations were absent, or in a
+// namespace they skip), and a plan's cost grows with the dimensions the
+// bounds cap.
+func boundedBuild[P any](build func(args []string, job *batch.Job) (P, field.ErrorList), args []string, job *batch.Job) planResult[P] {
+	errs := jobs.CheckBounds(job)
+	if len(errs) == 0 {
+		errs = jobs.CheckReplicas(job)
 	}
-	return build(args, job)
+	if len(errs) > 0 {
+		return planResult[P]{errs: errs, over: true}
+	}
+	p, errs := build(args, job)
+	return planResult[P]{plan: p, errs: errs}
+}
+
+// OverBoundsError is what a framework plugin's OnJobAdd returns for a Job
+// over jobs.CheckBounds or jobs.CheckReplicas (admission denies such Jobs;
+// this one was created without it). Volcano's controller would build every
+// pod of the Job in memory before creating any; with the error it builds
+// none: it retries the Job's sync (--max-requeue-num times) and then
+// terminates the Job. The errors are also the Job's InvalidPluginArguments
+// event.
+type OverBoundsError struct {
+	Plugin string
+	Errs   field.ErrorList
+}
+
+func (e *OverBoundsError) Error() string {
+	return "plugin " + e.Plugin + ": the Job is over the bounds that admission checks, so none of its pods are created: " + e.Errs.ToAggregate().Error()
 }
 
 // Definition describes one framework plugin: its name and how it turns its
@@ -146,18 +176,35 @@ func (b *Base[P]) Name() string { return b.def.Name }
 // has then been reported on the Job (see the package function Plan), except
 // for an UncachedBase, which builds the plan afresh and reports nothing.
 func (b *Base[P]) Plan(job *batch.Job) (plan P, ok bool) {
+	r := b.result(job)
+	return r.plan, len(r.errs) == 0
+}
+
+func (b *Base[P]) result(job *batch.Job) planResult[P] {
 	if b.uncached {
-		p, errs := boundedBuild(b.def.Build, b.Args, job)
-		return p, len(errs) == 0
+		return boundedBuild(b.def.Build, b.Args, job)
 	}
-	return Plan(&b.def.cache, b.Client, b.def.Name, b.Args, job, b.def.Build)
+	return cachedPlan(&b.def.cache, b.Client, b.def.Name, b.Args, job, b.def.Build)
 }
 
 // OnJobAdd checks the arguments (reporting problems on the Job) and marks the
-// Job as handled by the plugin in status.controlledResources. Idempotent.
+// Job as handled by the plugin in status.controlledResources. A Job over the
+// bounds gets an *OverBoundsError (OverBounds). Idempotent.
 func (b *Base[P]) OnJobAdd(job *batch.Job) error {
-	b.Plan(job)
+	if err := b.OverBounds(job); err != nil {
+		return err
+	}
 	MarkControlled(job, b.def.Name)
+	return nil
+}
+
+// OverBounds builds or looks up the Job's plan as Plan does (reporting its
+// problems) and returns an *OverBoundsError when the Job is over
+// jobs.CheckBounds or jobs.CheckReplicas, nil otherwise.
+func (b *Base[P]) OverBounds(job *batch.Job) error {
+	if r := b.result(job); r.over {
+		return &OverBoundsError{Plugin: b.def.Name, Errs: r.errs}
+	}
 	return nil
 }
 

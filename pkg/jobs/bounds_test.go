@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,10 +54,11 @@ func TestShapes(t *testing.T) {
 		many[fmt.Sprintf(`p:{"%d"}`, i)] = []string{long}
 	}
 	tests := []struct {
-		name    string
-		tasks   []batch.TaskSpec
-		plugins map[string][]string
-		want    []string
+		name     string
+		tasks    []batch.TaskSpec
+		plugins  map[string][]string
+		replicas []int32 // of the first tasks
+		want     []string
 	}{
 		{name: "within", tasks: tasks(MaxTasks, MaxDependsOn),
 			plugins: map[string][]string{"tensorflow": make([]string, MaxPluginArgs), `a"b:{`: {escaped, strings.Repeat("y", MaxPluginArgBytes)}}},
@@ -133,6 +135,22 @@ func TestShapes(t *testing.T) {
 		}), want: []string{
 			"spec.tasks: Too many: 20480: the tasks' pod templates have 20480 list and map entries in all; a job may have at most 16384",
 		}},
+		{name: "replicas times template bytes", tasks: withTemplate(2, func(i int, t *v1.PodTemplateSpec) {
+			// 300 pods of a 1 MiB template and 1,000 of a small one: over
+			// MaxPodTemplateBytes, which 256 of the large would not be.
+			t.Spec.Containers = containers(1)
+			if i == 0 {
+				t.Annotations = map[string]string{"a": strings.Repeat("x", 1<<20)}
+			}
+		}), replicas: []int32{300, 1000}, want: []string{
+			"spec.tasks: Too long: the job's 1300 pods would carry 314665200 bytes of pod templates (each task's replicas times its template's JSON bytes); a job may carry at most 268435456, as Volcano's controller builds all of a job's pods in memory at once: use fewer replicas or a smaller template",
+		}},
+		{name: "replicas times template bytes, within", tasks: withTemplate(2, func(i int, t *v1.PodTemplateSpec) {
+			t.Spec.Containers = containers(1)
+			if i == 0 {
+				t.Annotations = map[string]string{"a": strings.Repeat("x", 1<<20)}
+			}
+		}), replicas: []int32{255, -3}},
 		{name: "templates of too many tasks", tasks: withTemplate(MaxTasks+1, func(i int, t *v1.PodTemplateSpec) {
 			t.Spec.Containers = containers(MaxContainers + 1)
 		}), want: []string{"spec.tasks: Too many: 65: must have at most 64 items"}},
@@ -140,6 +158,9 @@ func TestShapes(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			job := &batch.Job{Spec: batch.JobSpec{Tasks: tc.tasks, Plugins: tc.plugins}}
+			for i, r := range tc.replicas {
+				job.Spec.Tasks[i].Replicas = r
+			}
 			raw, err := json.Marshal(job)
 			if err != nil {
 				t.Fatal(err)
@@ -197,6 +218,12 @@ func TestReadTemplateJSON(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// Bytes: the template as written without whitespace.
+			var compact bytes.Buffer
+			if err := json.Compact(&compact, []byte(tc.template)); err != nil {
+				t.Fatal(err)
+			}
+			tc.want.Bytes = compact.Len()
 			if diff := cmp.Diff([]TemplateShape{tc.want}, s.Templates); diff != "" {
 				t.Errorf("templates (-want +got):\n%s", diff)
 			}

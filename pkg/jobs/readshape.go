@@ -32,6 +32,7 @@ func ReadShape(raw []byte) (Shape, error) {
 					Name []length `json:"name"`
 				} `json:"dependsOn"`
 				Template templateShape `json:"template"`
+				Replicas int64         `json:"replicas"`
 			} `json:"tasks"`
 			Plugins pluginsShape `json:"plugins"`
 		} `json:"spec"`
@@ -52,6 +53,7 @@ func ReadShape(raw []byte) (Shape, error) {
 		}
 		s.DependsOn = append(s.DependsOn, n)
 		s.Templates = append(s.Templates, TemplateShape(tasks[i].Template))
+		s.Replicas = append(s.Replicas, max(tasks[i].Replicas, 0))
 	}
 	return s, nil
 }

@@ -70,6 +70,9 @@ type TemplateShape struct {
 	Over ListShape
 	// OverLists is the number of lists and maps over their bounds.
 	OverLists int
+	// Bytes is the length of the template's JSON without whitespace outside
+	// strings: as the API server and encoding/json write it.
+	Bytes int
 }
 
 // ListShape is a list or map of a pod template that is over its bound.
@@ -124,7 +127,7 @@ func (s *templateShape) UnmarshalJSON(b []byte) error {
 // walker, and the walker's path, come from a pool).
 func readTemplate(b []byte) TemplateShape {
 	w := walkers.Get().(*walker)
-	w.b, w.path, w.shape = b, w.path[:0], TemplateShape{}
+	w.b, w.path, w.shape = b, w.path[:0], TemplateShape{Bytes: len(b)}
 	w.value(0)
 	shape := w.shape
 	// Keep no part of the JSON alive in the pool.
@@ -244,9 +247,11 @@ func (w *walker) str(i int) int {
 }
 
 func (w *walker) space(i int) int {
+	start := i
 	for i < len(w.b) && (w.b[i] == ' ' || w.b[i] == '\t' || w.b[i] == '\r' || w.b[i] == '\n') {
 		i++
 	}
+	w.shape.Bytes -= i - start
 	return i
 }
 

@@ -146,8 +146,12 @@ type Hooks[P any] struct {
 }
 
 // OnJobAdd marks the Job as the plugin's (framework.MarkControlled) and
-// syncs the ConfigMap (OnJobUpdate).
+// syncs the ConfigMap (OnJobUpdate). A Job over the bounds gets
+// framework's *OverBoundsError, and nothing is written.
 func (h *Hooks[P]) OnJobAdd(b *framework.Base[P], job *batch.Job) error {
+	if err := b.OverBounds(job); err != nil {
+		return err
+	}
 	framework.MarkControlled(job, b.Name())
 	return h.OnJobUpdate(b, job)
 }

@@ -210,6 +210,15 @@ func BoundsCases(ns string) []BoundsCase {
 		func(list json.RawMessage) []byte {
 			return RawJob("tolerations", ns, []map[string]any{TemplateTask("main", 1, false, "tolerations", list)}, map[string][]string{})
 		}), Want: "spec.tasks[0].template.spec.tolerations: Too many", NoFramework: true})
+	// Replicas × template bytes (jobs.MaxPodTemplateBytes): 300 pods of a
+	// 1 MiB template, for every Job.
+	longArg := List(1, func(int) string { return `"` + strings.Repeat("x", 1<<20) + `"` })
+	cases = append(cases, BoundsCase{Name: "no framework plugin, 300 pods of a 1 MiB template",
+		JSON: RawJob("pod-bytes", ns, []map[string]any{TemplateTask("main", 300, true, "args", longArg)}, map[string][]string{}),
+		Want: "spec.tasks: Too long: the job's 300 pods would carry", NoFramework: true})
+	cases = append(cases, BoundsCase{Name: "pytorch, 300 pods of a 1 MiB template",
+		JSON: RawJob("pod-bytes-pt", ns, []map[string]any{Task("master", 1), TemplateTask("worker", 299, true, "args", longArg)}, map[string][]string{"pytorch": {}}),
+		Want: "the job's 300 pods would carry"})
 	// Within the bounds, the most template errors: every template at
 	// jobs.MaxTemplateEntries, every env entry making 8 errors.
 	const badEnv = `{"name":"1 x","value":"v","valueFrom":{"fieldRef":{"fieldPath":"x"},"resourceFieldRef":{"resource":"x"},` +

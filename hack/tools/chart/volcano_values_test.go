@@ -15,6 +15,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -169,9 +170,13 @@ func volcanoValuesKeepTheChart(t *testing.T, dir, valuesFile string) {
 	stockCtr.Args = slices.DeleteFunc(stockCtr.Args, func(a string) bool {
 		return strings.HasPrefix(a, "--kube-api-qps=") || strings.HasPrefix(a, "--kube-api-burst=")
 	})
+	if got := ctr.Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("4Gi")) != 0 || ctr.Resources.Requests.Memory().IsZero() {
+		t.Errorf("%s resources %v, want a memory request and a 4Gi limit", controllers, ctr.Resources)
+	}
+	ctr.Resources = stockCtr.Resources
 	restoreStockPod(&sc.Spec.Template.Spec, &oc.Spec.Template.Spec)
 	if diff := cmp.Diff(sc, oc); diff != "" {
-		t.Errorf("%s differs beyond image, security contexts and API limits (-stock +ours):\n%s", controllers, diff)
+		t.Errorf("%s differs beyond image, security contexts, API limits and resources (-stock +ours):\n%s", controllers, diff)
 	}
 
 	oa := decode[appsv1.Deployment](t, ours, admission)
@@ -181,11 +186,13 @@ func volcanoValuesKeepTheChart(t *testing.T, dir, valuesFile string) {
 	if got := oa.Spec.Template.Spec.Containers[0].Resources.Limits[corev1.ResourceMemory]; got.Cmp(resource.MustParse("1Gi")) != 0 {
 		t.Errorf("%s memory limit %s, want 1Gi", admission, got.String())
 	}
+	checkSpread(t, admission, oa.Spec.Template.Spec.Affinity)
 	oa.Spec.Replicas = sa.Spec.Replicas
 	oa.Spec.Template.Spec.Containers[0].Resources = sa.Spec.Template.Spec.Containers[0].Resources
+	oa.Spec.Template.Spec.Affinity = sa.Spec.Template.Spec.Affinity
 	restoreStockPod(&sa.Spec.Template.Spec, &oa.Spec.Template.Spec)
 	if diff := cmp.Diff(sa, oa); diff != "" {
-		t.Errorf("%s differs beyond image, security contexts, replicas and resources (-stock +ours):\n%s", admission, diff)
+		t.Errorf("%s differs beyond image, security contexts, replicas, resources and affinity (-stock +ours):\n%s", admission, diff)
 	}
 
 	// The scheduler: only the image (ours, Volcano's scheduler under our
@@ -201,9 +208,26 @@ func volcanoValuesKeepTheChart(t *testing.T, dir, valuesFile string) {
 	oj := decode[batchv1.Job](t, ours, admissionInit)
 	// The chart gives the hook the admission pods' resources too.
 	oj.Spec.Template.Spec.Containers[0].Resources = sj.Spec.Template.Spec.Containers[0].Resources
+	// And their affinity.
+	oj.Spec.Template.Spec.Affinity = sj.Spec.Template.Spec.Affinity
 	restoreStockPod(&sj.Spec.Template.Spec, &oj.Spec.Template.Spec)
 	if diff := cmp.Diff(sj, oj); diff != "" {
-		t.Errorf("%s differs beyond image, security contexts and resources (-stock +ours):\n%s", admissionInit, diff)
+		t.Errorf("%s differs beyond image, security contexts, resources and affinity (-stock +ours):\n%s", admissionInit, diff)
+	}
+}
+
+// checkSpread: the admission pods prefer different nodes (#38 L7), and
+// only prefer: a one-node cluster runs both.
+func checkSpread(t *testing.T, what string, a *corev1.Affinity) {
+	t.Helper()
+	want := &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100, PodAffinityTerm: corev1.PodAffinityTerm{
+			TopologyKey:   "kubernetes.io/hostname",
+			LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "volcano-admission"}},
+		}}},
+	}}
+	if diff := cmp.Diff(want, a); diff != "" {
+		t.Errorf("%s affinity (-want +got):\n%s", what, diff)
 	}
 }
 
