@@ -253,25 +253,3 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // more than most reviews (a Pod's is some 10 KiB).
 const readBodyStart = 64 << 10
 
-// LimitInFlight returns next with at most max requests in it at once: one
-// more is answered 429 Too Many Requests with Retry-After: 1 at once, not
-// queued, so that a flood of direct callers costs at most max requests'
-// memory and leaves the API server's calls a place once it ends. The API
-// server counts a 429 as a failed webhook call (the request fails under
-// failurePolicy Fail, and its client retries). max < 1 means no limit.
-func LimitInFlight(max int, next http.Handler) http.Handler {
-	if max < 1 {
-		return next
-	}
-	slots := make(chan struct{}, max)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case slots <- struct{}{}:
-			defer func() { <-slots }()
-			next.ServeHTTP(w, r)
-		default:
-			w.Header().Set("Retry-After", "1")
-			http.Error(w, "too many admission requests in flight", http.StatusTooManyRequests)
-		}
-	})
-}

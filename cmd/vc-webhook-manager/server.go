@@ -22,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 
-	"volcano.sh/apis/pkg/apis/helpers"
 	"volcano.sh/apis/pkg/apis/scheduling/scheme"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 	vcinformers "volcano.sh/apis/pkg/client/informers/externalversions"
@@ -68,14 +67,6 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 	return out
 }
 
-// The admission server's limits beyond Volcano's timeouts: an idle
-// keep-alive connection is closed after idleTimeout, and request headers
-// are at most maxHeaderBytes (net/http's default, stated).
-const (
-	idleTimeout    = 90 * time.Second
-	maxHeaderBytes = 1 << 20
-)
-
 // run is Volcano's webhook-manager app.Run (v1.15.1) with one change: the
 // HTTPS server's certificate follows --tls-cert-file and
 // --tls-private-key-file (serving), where Volcano's loads them once. Volcano
@@ -87,8 +78,9 @@ const (
 // registered on http.DefaultServeMux with their clients and settings
 // (admissions.Configure), each body capped at webhook.VolcanoMaxBody, the CA bundle
 // set on their configurations (waiting up to 5 minutes for each), the
-// admission configuration file watched, Volcano's server timeouts, at most
-// maxInFlight requests at once (webhook.LimitInFlight), and on
+// admission configuration file watched, Volcano's server timeouts and more
+// limits (webhook.NewServer: bodies read first, within a time and a budget,
+// then at most maxInFlight requests at once), and on
 // SIGTERM or SIGINT a graceful shutdown of at most --graceful-shutdown-time.
 // It returns when the server stops.
 func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS, maxInFlight int) error {
@@ -162,19 +154,7 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	}
 
 	serving.Run(ctx)
-	server := &http.Server{
-		Addr:              config.ListenAddress + ":" + strconv.Itoa(config.Port),
-		TLSConfig:         serving.Config,
-		Handler:           webhook.LimitInFlight(maxInFlight, http.DefaultServeMux),
-		ReadHeaderTimeout: helpers.DefaultReadHeaderTimeout,
-		ReadTimeout:       helpers.DefaultReadTimeout,
-		WriteTimeout:      helpers.DefaultWriteTimeout,
-		// Volcano's server keeps idle connections open for ever (no
-		// IdleTimeout, which then falls back to its ReadTimeout); the
-		// API server reconnects at will.
-		IdleTimeout:    idleTimeout,
-		MaxHeaderBytes: maxHeaderBytes,
-	}
+	server := webhook.NewServer(config.ListenAddress+":"+strconv.Itoa(config.Port), serving.Config, maxInFlight, http.DefaultServeMux)
 	served := make(chan error, 1)
 	go func() { served <- server.ListenAndServeTLS("", "") }()
 
