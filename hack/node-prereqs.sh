@@ -24,6 +24,8 @@
 #   DPKG_QUERY    (dpkg-query)           PROC_ROOT   (/proc)
 #   RUNTIME_PATH  ($PATH and the sbin/bin dirs: where host runtimes are looked for)
 #   NODE_PREREQS_UID (id -u)             NODE_PREREQS_KERNEL (uname -s)
+#   SYSTEMD_RUN   (/run/systemd/system: there when systemd runs the host)
+#   POLICY_RC     (/usr/sbin/policy-rc.d)
 # DRY_RUN=1 prints the apt-get commands instead of running them.
 set -euo pipefail
 
@@ -33,6 +35,8 @@ dpkg_query=${DPKG_QUERY:-dpkg-query}
 proc_root=${PROC_ROOT:-/proc}
 runtime_path=${RUNTIME_PATH:-$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
 state=${NODE_PREREQS_STATE:-}
+systemd_run=${SYSTEMD_RUN:-/run/systemd/system}
+policy_rc=${POLICY_RC:-/usr/sbin/policy-rc.d}
 
 # Packages of a container runtime or kubelet that is the host's own (patterns
 # as dpkg-query -W takes them). Debian's docker.io depends on Debian's
@@ -148,16 +152,39 @@ done
 echo "real node packages: installing ${missing[*]}"
 # --no-remove: apt fails rather than remove a package; no --allow-downgrades.
 install=(apt-get install -y -qq --no-install-recommends --no-remove "${missing[@]}")
+# On a host run by systemd, Debian's containerd package enables and starts
+# containerd.service: a container runtime of the host's own, at boot too.
+# The real node runs its own containerd (internal/localcluster), so the
+# install runs with a policy-rc.d that refuses service starts (if the host
+# has none), and the unit is disabled after it.
+systemd_units=()
+if [[ -d "$systemd_run" ]] && [[ " ${missing[*]} " == *" containerd="* ]]; then
+	systemd_units=(containerd.service)
+fi
 if [[ -n "${DRY_RUN:-}" ]]; then
 	echo "dry run: apt-get update -qq"
+	if ((${#systemd_units[@]})); then
+		echo "dry run: $policy_rc refuses service starts during the install"
+	fi
 	echo "dry run: ${install[*]}"
+	if ((${#systemd_units[@]})); then
+		echo "dry run: systemctl disable --quiet ${systemd_units[*]}"
+	fi
 	exit 0
 fi
 start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
 # The package lists of a fresh machine are empty or old.
 apt-get update -qq
+if ((${#systemd_units[@]})) && [[ ! -e "$policy_rc" ]]; then
+	printf '#!/bin/sh\n# framework-plugins node-prereqs.sh: no service starts while it installs\nexit 101\n' >"$policy_rc"
+	chmod 755 "$policy_rc"
+	trap 'rm -f "$policy_rc"' EXIT
+fi
 "${install[@]}" >/dev/null
+if ((${#systemd_units[@]})); then
+	systemctl disable --quiet "${systemd_units[@]}"
+fi
 echo "real node packages: installed ($(($(date +%s) - start))s)"
 [[ -n "$state" ]] && echo ready >"$state"
 exit 0

@@ -51,6 +51,7 @@ type machine struct {
 	dpkg      []string // FAKE_DPKG_DB lines
 	programs  []string // executables in RUNTIME_PATH
 	processes []string // comm of the processes in PROC_ROOT
+	systemd   bool     // SYSTEMD_RUN exists: systemd runs the host
 }
 
 const debian12 = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n"
@@ -91,6 +92,9 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		write(filepath.Join("proc", string(rune('1'+i))+"00", "comm"), c+"\n", 0o644)
 	}
 	statePath := write("state", "ready\n", 0o644) // a stale one: removed unless ready
+	if m.systemd {
+		write("systemd/.keep", "", 0o644)
+	}
 	uid := m.uid
 	if uid == "" {
 		uid = "0"
@@ -109,6 +113,8 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"NODE_PREREQS_STATE=" + statePath,
 		"NODE_PREREQS_UID=" + uid,
 		"NODE_PREREQS_KERNEL=Linux",
+		"SYSTEMD_RUN=" + filepath.Join(dir, "systemd"),
+		"POLICY_RC=/usr/sbin/policy-rc.d",
 	}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -143,6 +149,22 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
 				"dry run: apt-get update -qq\n" +
 				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n",
+		},
+		{
+			name: "Debian 12 run by systemd: containerd's service neither starts nor is enabled",
+			m:    machine{osRelease: debian12, systemd: true},
+			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
+				"dry run: apt-get update -qq\n" +
+				"dry run: /usr/sbin/policy-rc.d refuses service starts during the install\n" +
+				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n" +
+				"dry run: systemctl disable --quiet containerd.service\n",
+		},
+		{
+			name: "Debian 12 run by systemd, containerd installed: nothing to disable",
+			m:    machine{osRelease: debian12, systemd: true, dpkg: installedPins[:2]},
+			want: "real node packages: installing " + pins[2] + "\n" +
+				"dry run: apt-get update -qq\n" +
+				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + pins[2] + "\n",
 		},
 		{
 			name: "Debian 12, only configuration files of containerd.io left: installs",

@@ -29,6 +29,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -150,7 +151,13 @@ func (p InClusterProxy) Run(ctx context.Context, nsPath string) error {
 			return fmt.Errorf("pod subnet: %w", err)
 		}
 		_ = os.Remove(p.EgressSocket) // left by a killed proxy of this cluster
+		// Bound under a umask of 077, so that the socket is the owner's
+		// (root's) alone from the start, whatever the caller's umask: it
+		// reaches every pod of the node (#38 L8). Umask is process-wide, and
+		// this process binds nothing else at the same time.
+		old := syscall.Umask(0o077)
 		l, err := net.Listen("unix", p.EgressSocket)
+		syscall.Umask(old)
 		if err != nil {
 			return fmt.Errorf("egress socket: %w", err)
 		}

@@ -7,8 +7,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -45,6 +47,23 @@ func TestEgressConnectProxy(t *testing.T) {
 			t.Errorf("Run: %v", err)
 		}
 	}()
+
+	// The socket is the owner's alone, whatever the umask (022 here).
+	old := syscall.Umask(0o022)
+	var st os.FileInfo
+	for i := 0; i < 50; i++ {
+		if st, err = os.Stat(sock); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	syscall.Umask(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mode := st.Mode().Perm(); mode&0o077 != 0 {
+		t.Errorf("egress socket mode %o, want no rights for group and others", mode)
+	}
 
 	_, port, _ := net.SplitHostPort(echo.Addr().String())
 	for _, tc := range []struct {
