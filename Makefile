@@ -57,7 +57,7 @@ test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, o
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
 	cd hack/tools && GOFLAGS=$(SUBMODULE_GOFLAGS) $(GO) test -count=1 ./images ./chart ./conformance
 
-test-lines: ## Every other Volcano line (lines/README.md): both managers build and report the line's Volcano (go version -m), the link test and the body-cap test pass.
+test-lines: ## Every other Volcano line (lines/README.md): both managers build and report the line's Volcano (go version -m), every package and test vets (compiles) on the line, the link test and the body-cap test pass.
 	@set -e; for line in $(filter-out $(DEFAULT_LINE),$(LINES)); do \
 		echo "line $$line: building vc-controller-manager and vc-webhook-manager into _output/$$line/bin"; \
 		start=$$(date +%s); \
@@ -68,6 +68,7 @@ test-lines: ## Every other Volcano line (lines/README.md): both managers build a
 			echo "line $$line: $$bin: volcano.sh/volcano $$got"; \
 		done; \
 		echo "line $$line: built in $$(( $$(date +%s) - start ))s"; \
+		GOFLAGS="$(call line_goflags,$$line)" $(GO) vet ./...; \
 		GOFLAGS="$(call line_goflags,$$line)" $(GO) test -count=1 ./lines/; \
 	done
 

@@ -24,6 +24,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vchelpers "volcano.sh/apis/pkg/apis/helpers"
 
+	"github.com/vcplugins/framework-plugins/lines/kube"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -63,7 +64,7 @@ func manifestPolicy(t *testing.T) *admv1.ValidatingAdmissionPolicy {
 // expressions.
 func compilePolicy(t *testing.T, policy *admv1.ValidatingAdmissionPolicy) validating.Validator {
 	t.Helper()
-	compiler, err := cel.NewCompositedCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	compiler, err := cel.NewCompositedCompiler(kube.BaseEnvSet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apiserver/pkg/admission/plugin/cel"
 	apiwebhook "k8s.io/apiserver/pkg/admission/plugin/webhook"
 	"k8s.io/apiserver/pkg/authentication/user"
-	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/kubernetes/pkg/apis/admissionregistration"
 	admregv1 "k8s.io/kubernetes/pkg/apis/admissionregistration/v1"
@@ -22,6 +21,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/lines/kube"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -90,7 +90,7 @@ type matchResult struct {
 // (k8s.io/apiserver's generic webhook dispatcher).
 func match(t *testing.T, hook apiwebhook.WebhookAccessor, op admission.Operation, obj, old runtime.Object) matchResult {
 	t.Helper()
-	compiler := cel.NewConditionCompiler(environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()))
+	compiler := cel.NewConditionCompiler(kube.BaseEnvSet())
 	attrs := admission.NewAttributesRecord(obj, old, jobGVK, "ns", "j", jobGVR, "", op, nil, false, &user.DefaultInfo{Name: "alice"})
 	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedObject: obj, VersionedOldObject: old, VersionedKind: jobGVK}
 	r := hook.GetCompiledMatcher(compiler).Match(context.Background(), versioned, nil, nil)

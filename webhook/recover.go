@@ -252,4 +252,3 @@ func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 // readBodyStart is the most readBody allocates before bytes arrive: 64 KiB,
 // more than most reviews (a Pod's is some 10 KiB).
 const readBodyStart = 64 << 10
-

@@ -21,6 +21,8 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vcplugins/framework-plugins/lines/kube"
 )
 
 // flagValue returns the last value of flag in args (pflag keeps the last),
@@ -262,7 +264,7 @@ func TestAdmissionConfig(t *testing.T) {
 		t.Errorf("enforced by default: %s:%s, want baseline:latest", enforce, version)
 	}
 
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	evaluator, err := kube.PodSecurityEvaluator(policy.DefaultChecks())
 	if err != nil {
 		t.Fatal(err)
 	}

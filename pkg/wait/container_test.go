@@ -11,6 +11,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
+
+	"github.com/vcplugins/framework-plugins/lines/kube"
 )
 
 // quantityEqual compares resource quantities by value, not representation.
@@ -187,7 +189,7 @@ func TestTimeoutSeconds(t *testing.T) {
 // restricted needs, so every violation is c's.
 func restrictedViolations(t *testing.T, c v1.Container) []string {
 	t.Helper()
-	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	evaluator, err := kube.PodSecurityEvaluator(policy.DefaultChecks())
 	if err != nil {
 		t.Fatal(err)
 	}
