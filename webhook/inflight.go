@@ -33,9 +33,10 @@ const (
 	// caller that trickles one is cut off (HTTP 408) instead of holding
 	// memory for ReadTimeout.
 	BodyTimeout = 5 * time.Second
-	// BodyBudget is the most bytes of request bodies the server holds while
-	// they arrive, all requests together; a body that would take more is
-	// answered 429 at once. A stalled caller holds only what it sent.
+	// BodyBudget is the most bytes of request bodies the server holds, all
+	// requests together, from their first byte until they are answered; a
+	// body that would take more is answered 429 at once. A stalled caller
+	// holds at most about twice what it sent.
 	BodyBudget = 128 << 20
 )
 
@@ -60,9 +61,10 @@ func newServer(addr string, tlsConfig *tls.Config, handler http.Handler) *http.S
 }
 
 // LimitInFlight returns next behind two limits. First each request's body is
-// read whole, within BodyTimeout, at most MaxReviewBytes (413 beyond), into
-// a buffer that grows as bytes arrive, all bodies being read together within
-// BodyBudget (429 beyond); then at most max requests are in next at once: one
+// read whole, within BodyTimeout (408), at most MaxReviewBytes (413 beyond),
+// into a buffer that doubles as bytes arrive, all bodies held together within
+// BodyBudget (429 beyond; an HTTP/1 connection is closed after such an
+// answer, as the rest of its body is not read); then at most max requests are in next at once: one
 // more is answered 429 Too Many Requests with Retry-After: 1 at once, not
 // queued. A request takes a place only once its body is there, so callers
 // that send their bodies slowly, or not at all, hold no place the API
@@ -92,6 +94,12 @@ func limitInFlight(max int, budget *semaphore.Weighted, next http.Handler) http.
 					code = http.StatusRequestEntityTooLarge
 				case errors.Is(err, os.ErrDeadlineExceeded):
 					code = http.StatusRequestTimeout
+				}
+				if r.ProtoMajor == 1 {
+					// The rest of the body is not read: the server
+					// must not wait for it (with no deadline) before
+					// it answers. HTTP/2 resets the stream instead.
+					w.Header().Set("Connection", "close")
 				}
 				http.Error(w, "reading the request body: "+err.Error(), code)
 				return
@@ -125,10 +133,9 @@ func readWithin(w http.ResponseWriter, r *http.Request, budget *semaphore.Weight
 	// ReadTimeout alone bounds the body.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(BodyTimeout))
 	defer http.NewResponseController(w).SetReadDeadline(time.Time{})
-	// The buffer starts at bodyFirst bytes and doubles as they arrive; from
-	// readBodyStart on it takes the announced length at once (doubling a
-	// large body would allocate about twice it). One byte more than
-	// announced, to see the end.
+	// The buffer starts at bodyFirst bytes and doubles as they arrive, up
+	// to the announced length and one byte more (to see the end): a caller
+	// holds at most about twice what it sent, whatever it announced.
 	want := int64(bodyFirst)
 	if n := r.ContentLength; n > MaxReviewBytes {
 		return nil, 0, errTooLarge
@@ -159,9 +166,6 @@ func readWithin(w http.ResponseWriter, r *http.Request, budget *semaphore.Weight
 			to := 2 * int64(cap(body))
 			if n := r.ContentLength; n >= int64(cap(body)) {
 				to = min(n+1, to)
-				if cap(body) >= readBodyStart {
-					to = n + 1
-				}
 			}
 			if err := grow(to); err != nil {
 				return nil, held, err

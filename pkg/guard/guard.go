@@ -176,14 +176,15 @@ func Objects(name string, args []string, job *batch.Job) []Object {
 }
 
 // svcNetworkPolicyDisabled parses svc's arguments as svc does (Go flags;
-// its two flags). Arguments that do not parse count as not disabled: the
-// NetworkPolicy is checked, the safe side.
+// its two flags): on an error svc logs it and keeps the flags parsed before
+// it, and so does this.
 func svcNetworkPolicyDisabled(args []string) bool {
 	fs := flag.NewFlagSet("svc", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Bool("publish-not-ready-addresses", false, "")
 	disabled := fs.Bool("disable-network-policy", false, "")
-	return fs.Parse(args) == nil && *disabled
+	_ = fs.Parse(args)
+	return *disabled
 }
 
 func (p *plugin) OnJobUpdate(job *batch.Job) error {

@@ -283,7 +283,9 @@ func TestObjects(t *testing.T) {
 		{"svc", nil, []Object{{"ConfigMap", "db-svc"}, {"Service", "db"}, {"NetworkPolicy", "db"}}},
 		{"svc", []string{"--disable-network-policy"}, []Object{{"ConfigMap", "db-svc"}, {"Service", "db"}}},
 		{"svc", []string{"--publish-not-ready-addresses", "-disable-network-policy=false"}, []Object{{"ConfigMap", "db-svc"}, {"Service", "db"}, {"NetworkPolicy", "db"}}},
-		{"svc", []string{"--disable-network-policy", "--unknown"}, []Object{{"ConfigMap", "db-svc"}, {"Service", "db"}, {"NetworkPolicy", "db"}}},
+		// svc keeps what parsed before the bad flag.
+		{"svc", []string{"--disable-network-policy", "--unknown"}, []Object{{"ConfigMap", "db-svc"}, {"Service", "db"}}},
+		{"svc", []string{"--unknown", "--disable-network-policy"}, []Object{{"ConfigMap", "db-svc"}, {"Service", "db"}, {"NetworkPolicy", "db"}}},
 		{"ssh", nil, []Object{{"Secret", "db-ssh"}}},
 		{"ray", nil, []Object{{"Service", "db-head-svc"}}},
 		{"env", nil, nil},

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 
 	sigsjson "sigs.k8s.io/json"
@@ -53,7 +54,8 @@ func ReadShape(raw []byte) (Shape, error) {
 		}
 		s.DependsOn = append(s.DependsOn, n)
 		s.Templates = append(s.Templates, TemplateShape(tasks[i].Template))
-		s.Replicas = append(s.Replicas, max(tasks[i].Replicas, 0))
+		// Within int32, as the decoder reads it (larger fails there).
+		s.Replicas = append(s.Replicas, min(max(tasks[i].Replicas, 0), math.MaxInt32))
 	}
 	return s, nil
 }
