@@ -80,13 +80,10 @@ func countable(job *batch.Job) bool {
 	if len(jobs.CheckBounds(job)) > 0 {
 		return false
 	}
-	var total int64
 	for i := range job.Spec.Tasks {
-		r := job.Spec.Tasks[i].Replicas
-		if r < 0 {
+		if job.Spec.Tasks[i].Replicas < 0 {
 			return false
 		}
-		total += int64(r)
 	}
-	return total <= MaxReplicas
+	return len(jobs.CheckReplicas(job)) == 0
 }
