@@ -64,6 +64,31 @@ endif
 binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local-cluster ## Build every binary of the local cluster that is missing into _output/bin.
 
 # --- third-party binaries, pinned by go.mod (see hack/tools.go) ---
+# Another line's Kubernetes control plane and kubelet (and etcd) are built as
+# Kubernetes builds them: from the line's module file without Volcano's own
+# replace pins of modules outside k8s.io (and volcano.sh/apis), which are for
+# Volcano's binaries.
+# Volcano v1.14.1 pins gRPC v1.64.0, older than the v1.72.1 Kubernetes 1.34.1
+# requires: a kube-apiserver built with it never reaches etcd ("context deadline
+# exceeded" at start). The module file is made from the line's
+# (_output/<line>/cluster.mod, `go mod edit -dropreplace`); -mod=mod lets the
+# go command add the few go.sum lines the unpinned versions need (checked
+# against the checksum database, as any download is).
+CLUSTER_BINARIES := etcd kube-apiserver kube-controller-manager kube-scheduler kubelet
+ifneq ($(LINE),$(DEFAULT_LINE))
+CLUSTER_MODFILE := $(CURDIR)/_output/$(LINE)/cluster.mod
+$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): GOFLAGS := -buildvcs=false -modfile=$(CLUSTER_MODFILE) -mod=mod
+$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): $(CLUSTER_MODFILE)
+$(CLUSTER_MODFILE): lines/$(LINE).mod lines/$(LINE).sum
+	@mkdir -p $(dir $@)
+	@cp lines/$(LINE).sum $(@:.mod=.sum)
+	@cp lines/$(LINE).mod $@.tmp
+	@drops=$$(awk '/^replace \($$/ {r = 1; next} r && /^\)/ {r = 0} \
+		r && $$2 == "=>" && $$1 !~ /^k8s\.io\// && $$1 != "volcano.sh/apis" {printf " -dropreplace=%s", $$1}' lines/$(LINE).mod); \
+	echo "$@: lines/$(LINE).mod,$$drops"; \
+	GOFLAGS= $(GO) mod edit $$drops $@.tmp
+	@mv -f $@.tmp $@
+endif
 $(LOCAL_BIN)/etcd:
 	$(call local_go_build,$@,go.etcd.io/etcd/server/v3)
 $(LOCAL_BIN)/kube-apiserver:
