@@ -25,25 +25,9 @@ const killWait = 10 * time.Second
 // component is called name, the old process survives SIGKILL for 10 s or
 // the new one cannot be started.
 func Restart(dir, name string) (ComponentState, error) {
-	dir, err := resolveDir(dir)
+	dir, st, i, err := findComponent(dir, name)
 	if err != nil {
 		return ComponentState{}, err
-	}
-	st, err := readState(dir)
-	if err != nil {
-		return ComponentState{}, err
-	}
-	if st == nil {
-		return ComponentState{}, fmt.Errorf("no local cluster in %s (no %s)", dir, stateFileName)
-	}
-	i := -1
-	for j, c := range st.Components {
-		if c.Name == name {
-			i = j
-		}
-	}
-	if i < 0 {
-		return ComponentState{}, fmt.Errorf("the cluster in %s has no component %q", dir, name)
 	}
 	old := st.Components[i]
 	if alive(old.PID, old.Binary) {
@@ -91,4 +75,53 @@ func threadsGone(pid int) bool {
 		}
 	}
 	return true
+}
+
+// findComponent reads the state of the cluster recorded in dir ("" means the
+// default root) and returns the resolved root, the state and the index of
+// component name in it; an error if there is no state or no such component.
+func findComponent(dir, name string) (string, *State, int, error) {
+	dir, err := resolveDir(dir)
+	if err != nil {
+		return "", nil, -1, err
+	}
+	st, err := readState(dir)
+	if err != nil {
+		return "", nil, -1, err
+	}
+	if st == nil {
+		return "", nil, -1, fmt.Errorf("no local cluster in %s (no %s)", dir, stateFileName)
+	}
+	for i, c := range st.Components {
+		if c.Name == name {
+			return dir, st, i, nil
+		}
+	}
+	return "", nil, -1, fmt.Errorf("the cluster in %s has no component %q", dir, name)
+}
+
+// Pause stops component name of the cluster recorded in dir with SIGSTOP: it
+// keeps its memory, sockets and children (a kubelet's containers run on) but
+// answers nothing, as a hung process or a node cut off from the control plane
+// looks to its peers. The returned resume sends SIGCONT; call it on every path
+// (Down stops a paused component too: SIGKILL reaches a stopped process).
+// Pause returns an error if there is no such component or it does not run.
+func Pause(dir, name string) (resume func() error, err error) {
+	_, st, i, err := findComponent(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	c := st.Components[i]
+	if !alive(c.PID, c.Binary) {
+		return nil, fmt.Errorf("%s (pid %d) does not run", name, c.PID)
+	}
+	if err := syscall.Kill(c.PID, syscall.SIGSTOP); err != nil {
+		return nil, fmt.Errorf("stopping %s (pid %d): %w", name, c.PID, err)
+	}
+	return func() error {
+		if err := syscall.Kill(c.PID, syscall.SIGCONT); err != nil {
+			return fmt.Errorf("continuing %s (pid %d): %w", name, c.PID, err)
+		}
+		return nil
+	}, nil
 }

@@ -195,3 +195,59 @@ func TestThreadsGone(t *testing.T) {
 		t.Errorf("threadsGone(%d) = false once reaped", pid)
 	}
 }
+
+// TestPause stops a component with Pause and continues it with resume: the
+// process is in state T (stopped) between the two and runs afterwards; an
+// unknown component is an error.
+func TestPause(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"logs", "pids"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := startProcess(root, "kubelet", sleep, []string{"300"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeState(&State{RootDir: root, Components: []ComponentState{p.ComponentState}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = terminate([]ComponentState{p.ComponentState}, time.Second) })
+
+	if _, err := Pause(root, "etcd"); err == nil {
+		t.Error("Pause of a component the cluster does not have: no error")
+	}
+	resume, err := Pause(root, "kubelet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, p.PID, 'T')
+	if err := resume(); err != nil {
+		t.Fatal(err)
+	}
+	waitState(t, p.PID, 'S')
+}
+
+// waitState waits up to 5 s for process pid to be in state (the field of
+// /proc/<pid>/stat after the command name: S sleeping, T stopped).
+func waitState(t *testing.T, pid int, state byte) {
+	t.Helper()
+	var got byte
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) {
+			if got = stat[i+2]; got == state {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d is in state %q, want %q", pid, got, state)
+}

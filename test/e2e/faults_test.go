@@ -42,6 +42,48 @@ const (
 	faultEpochs     = "16"
 )
 
+// The node-loss fault: the kubelet stopped for longer than kube-controller-
+// manager's node-monitor grace period (50 s by default), the Job's pods
+// tolerating the node's unreachable and not-ready taints for
+// nodeLossToleration only (Kubernetes adds 300 s where a pod says nothing),
+// and training slowed (EPOCH_PAUSE after each of faultEpochs epochs) to last
+// about 100 s, longer than the node is away.
+const (
+	nodeLossToleration = 5 * time.Second
+	nodeLossEpochPause = "6"
+	// nodeLossTimeout bounds each step of the loss: the grace period, then
+	// the toleration and the taint eviction controller's work.
+	nodeLossTimeout = 2 * time.Minute
+)
+
+// setEnv sets variable name to value in every container of job that has it.
+func setEnv(job *batch.Job, name, value string) {
+	for i := range job.Spec.Tasks {
+		for j := range job.Spec.Tasks[i].Template.Spec.Containers {
+			c := &job.Spec.Tasks[i].Template.Spec.Containers[j]
+			for k := range c.Env {
+				if c.Env[k].Name == name {
+					c.Env[k].Value = value
+				}
+			}
+		}
+	}
+}
+
+// tolerateNodeLoss has every pod of job tolerate a node that is unreachable
+// or not ready for d only, then be evicted by the taint eviction controller.
+func tolerateNodeLoss(job *batch.Job, d time.Duration) {
+	seconds := int64(d / time.Second)
+	for i := range job.Spec.Tasks {
+		spec := &job.Spec.Tasks[i].Template.Spec
+		for _, key := range []string{corev1.TaintNodeUnreachable, corev1.TaintNodeNotReady} {
+			spec.Tolerations = append(spec.Tolerations, corev1.Toleration{
+				Key: key, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoExecute, TolerationSeconds: &seconds,
+			})
+		}
+	}
+}
+
 // faultExitBound bounds, after a fault, how long the old pods may take to be
 // gone: well under the 30 s grace period, which a program that ignores the
 // kubelet's SIGTERM (python3 as PID 1 without a handler) would use up.
@@ -223,33 +265,8 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 				at = deletePod(ctx, f, victim)
 			}
 			rec := f.WatchRecovery(ctx, created, at, slices.Collect(maps.Values(before))).Wait(framework.RealJobCompletedTimeout)
-			Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", created.Name, rec)
-			Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", created.Name)
+			joined, summary := run.expectRestarted(ctx, rec, before, at)
 			Expect(rec.OldGone).To(BeNumerically("<", faultExitBound), "the old pods exited on SIGTERM or on losing their peers (%s)", rec)
-
-			By("checking the new pods: every one replaced, the same variables, waits held back")
-			summary := run.judge(ctx)
-			after := run.pods()
-			Expect(after).To(HaveLen(len(before)))
-			var names []string
-			for name, p := range after {
-				Expect(before).To(HaveKey(name))
-				Expect(p.UID).NotTo(Equal(before[name].UID), "pod %s was replaced", name)
-				Expect(rec.NewPods).To(HaveKeyWithValue(name, p.UID))
-				main := p.Spec.Containers[0].Name
-				Expect(framework.EnvOf(p, main)).To(Equal(framework.EnvOf(before[name], main)), "the variables of pod %s after the restart", name)
-				if framework.ContainerOf(p, wait.ContainerName) != nil {
-					// Only once every dependency answered again did this
-					// pod's program start.
-					for _, t := range f.WaitTargets(ctx, p) {
-						dep := after[strings.SplitN(t, ".", 2)[0]]
-						Expect(dep).NotTo(BeNil(), "pod of wait target %s", t)
-						Expect(startedAt(p)).NotTo(BeTemporally("<", startedAt(dep)), "pod %s started before %s, which it waits for", name, dep.Name)
-					}
-				}
-				names = append(names, name)
-			}
-			joined := run.lastJoined(names...).Sub(at)
 			report(fmt.Sprintf("%s: %s; every rank joined again %.1fs after the fault; %s", fault.what, rec, joined.Seconds(), summary))
 
 			By("deleting the Job: nothing of it is left")
@@ -257,6 +274,42 @@ var _ = Describe("Faults during training on the real node", Label("faults"), fau
 		}, SpecTimeout(framework.RealSpecTimeout))
 	}
 })
+
+// expectRestarted checks a Job that one fault at at made restart, as
+// WatchRecovery saw it (rec): it completed with status.retryCount 1, every pod
+// of before was replaced by one of the same name with the same variables, and
+// each pod with a wait container started only after the pods it waits for.
+// It returns the time from the fault until every rank had joined training
+// again, and the judged run's summary.
+func (r *slowRun) expectRestarted(ctx context.Context, rec framework.Recovery, before map[string]*corev1.Pod, at time.Time) (joined time.Duration, summary string) {
+	GinkgoHelper()
+	Expect(rec.Completed).NotTo(BeZero(), "Job %s completed after the fault (%s)", r.job.Name, rec)
+	Expect(rec.RetryCount).To(BeEquivalentTo(1), "status.retryCount of Job %s", r.job.Name)
+
+	By("checking the new pods: every one replaced, the same variables, waits held back")
+	summary = r.judge(ctx)
+	after := r.pods()
+	Expect(after).To(HaveLen(len(before)))
+	var names []string
+	for name, p := range after {
+		Expect(before).To(HaveKey(name))
+		Expect(p.UID).NotTo(Equal(before[name].UID), "pod %s was replaced", name)
+		Expect(rec.NewPods).To(HaveKeyWithValue(name, p.UID))
+		main := p.Spec.Containers[0].Name
+		Expect(framework.EnvOf(p, main)).To(Equal(framework.EnvOf(before[name], main)), "the variables of pod %s after the restart", name)
+		if framework.ContainerOf(p, wait.ContainerName) != nil {
+			// Only once every dependency answered again did this
+			// pod's program start.
+			for _, t := range r.f.WaitTargets(ctx, p) {
+				dep := after[strings.SplitN(t, ".", 2)[0]]
+				Expect(dep).NotTo(BeNil(), "pod of wait target %s", t)
+				Expect(startedAt(p)).NotTo(BeTemporally("<", startedAt(dep)), "pod %s started before %s, which it waits for", name, dep.Name)
+			}
+		}
+		names = append(names, name)
+	}
+	return r.lastJoined(names...).Sub(at), summary
+}
 
 // slowRun is a training Job started by startSlowed.
 type slowRun struct {
@@ -833,6 +886,58 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 			containerd.Seconds(), kubelet.Seconds(), summary, time.Since(started).Seconds()))
 		f.ExpectNothingLeft(ctx, job)
 		f.ExpectNothingLeft(ctx, again)
+	}, SpecTimeout(framework.RealSpecTimeout))
+
+	It("the node lost mid-run (its kubelet stopped past the node-monitor grace period): the node goes NotReady, its pods are evicted, and once it is back the Job restarts (PodEvicted, PodFailed → RestartJob), its new pods get the same contract and wait again, training completes", func(ctx SpecContext) {
+		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", func(j *batch.Job) {
+			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
+			// Training must outlast the node's absence, or the pods would
+			// report Succeeded when the kubelet returns and the Job would
+			// complete without a restart.
+			setEnv(j, "EPOCH_PAUSE", nodeLossEpochPause)
+			tolerateNodeLoss(j, nodeLossToleration)
+		}, "master-0", ddpProgress)
+		job := run.job
+		before := jobPods(ctx, f, job)
+		var node string
+		for _, p := range before {
+			node = p.Spec.NodeName
+		}
+
+		By("stopping the kubelet (SIGSTOP): its containers run on, the node answers nothing")
+		at := time.Now()
+		resume := framework.PauseComponent(localcluster.Kubelet)
+		watch := f.WatchRecovery(ctx, job, at, slices.Collect(maps.Values(before)))
+		var notReady, evicted time.Duration
+		Eventually(func(g Gomega) {
+			n, err := f.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+			g.Expect(err).NotTo(HaveOccurred())
+			for _, c := range n.Status.Conditions {
+				if c.Type == corev1.NodeReady {
+					g.Expect(c.Status).NotTo(Equal(corev1.ConditionTrue), "node %s Ready", node)
+				}
+			}
+		}).WithContext(ctx).WithTimeout(nodeLossTimeout).WithPolling(time.Second).Should(Succeed())
+		notReady = time.Since(at)
+		By("waiting for the taint-based eviction of the Job's pods (tolerationSeconds " + nodeLossToleration.String() + ")")
+		Eventually(func(g Gomega) {
+			for name, p := range before {
+				got, err := f.Kube.CoreV1().Pods(f.Namespace).Get(ctx, name, metav1.GetOptions{})
+				g.Expect(err).NotTo(HaveOccurred())
+				g.Expect(got.UID).To(Equal(p.UID), "pod %s", name)
+				g.Expect(got.DeletionTimestamp).NotTo(BeNil(), "pod %s marked for deletion", name)
+			}
+		}).WithContext(ctx).WithTimeout(nodeLossTimeout).WithPolling(time.Second).Should(Succeed())
+		evicted = time.Since(at)
+
+		By("continuing the kubelet (SIGCONT): the node returns, the evicted pods go, the Job restarts")
+		resume()
+		back := time.Since(at)
+		rec := watch.Wait(framework.RealJobCompletedTimeout)
+		joined, summary := run.expectRestarted(ctx, rec, before, at)
+		report(fmt.Sprintf("node lost (kubelet stopped) with a DDP Job running: NotReady %.1fs after the stop, pods marked for eviction at %.1fs, kubelet continued at %.1fs; %s; every rank joined again %.1fs after the stop; %s",
+			notReady.Seconds(), evicted.Seconds(), back.Seconds(), rec, joined.Seconds(), summary))
+		f.ExpectNothingLeft(ctx, job)
 	}, SpecTimeout(framework.RealSpecTimeout))
 
 	It("kube-apiserver, mid-run: informers resync, training completes without a restart, a new Job gets its pods", func(ctx SpecContext) {

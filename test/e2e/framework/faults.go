@@ -36,6 +36,31 @@ func RestartComponent(name string) time.Time {
 	return at
 }
 
+// PauseComponent stops component name of the suite's local cluster with
+// SIGSTOP (localcluster.Pause): it answers nothing until the returned resume
+// sends SIGCONT. resume is also registered with DeferCleanup, so the
+// component continues when the spec fails; calling it again is harmless.
+// The spec is skipped on a cluster that is not local.
+func PauseComponent(name string) (resume func()) {
+	ginkgo.GinkgoHelper()
+	tc := Cluster()
+	if tc == nil || tc.Local == nil {
+		ginkgo.Skip("the suite's cluster is not a local cluster: its processes cannot be stopped")
+	}
+	cont, err := localcluster.Pause(tc.Dir, name)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "stopping %s", name)
+	ginkgo.GinkgoWriter.Printf("%s stopped (SIGSTOP)\n", name)
+	resume = func() {
+		if err := cont(); err != nil {
+			ginkgo.GinkgoWriter.Printf("%v\n", err)
+			return
+		}
+		ginkgo.GinkgoWriter.Printf("%s continued (SIGCONT)\n", name)
+	}
+	ginkgo.DeferCleanup(resume)
+	return resume
+}
+
 // Recovery is what a RecoveryWatch saw of a Job after a fault, each as the
 // time since the fault (0: not seen).
 type Recovery struct {
