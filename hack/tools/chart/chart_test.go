@@ -7,6 +7,8 @@
 package chart
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -314,6 +316,14 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	}
 	if !strings.Contains(r.notes, upgrade) {
 		t.Errorf("NOTES lack the complete helm upgrade command:\n%s", r.notes)
+	}
+	// Step 0 before it, with the patch file the repository has.
+	step0 := "kubectl -n volcano-system patch deployment volcano-admission --patch-file installer/volcano-patches/volcano-admission-readiness.yaml"
+	if i := strings.Index(r.notes, step0); i < 0 || i > strings.Index(r.notes, upgrade) {
+		t.Errorf("NOTES lack step 0 before the upgrade:\n%s", r.notes)
+	}
+	if _, err := os.Stat(filepath.Join(chartDir, "..", "..", "volcano-patches", "volcano-admission-readiness.yaml")); err != nil {
+		t.Errorf("the patch NOTES name: %v", err)
 	}
 	if !strings.Contains(r.notes, "Role framework-plugins-admission-endpoints") || !strings.Contains(r.notes, "kubectl create -f example/tensorflow/tensorflow.yaml") {
 		t.Errorf("NOTES with the defaults (webhook.create=false):\n%s", r.notes)
