@@ -180,29 +180,18 @@ test-install: node-prereqs ## Install Volcano with its chart on the real node, u
 	@if [ -f $(NODE_PREREQS_STATE) ]; then $(MAKE) --no-print-directory test-install-real-node; \
 	else echo "install test: skipped: it runs on the real node, which this machine cannot run (see the real node line above)"; fi
 
-# The install test's cluster is the default line's on every line: go.mod's
-# Kubernetes (1.35.3), its binaries in _output/bin (installtest's --bin-dir).
-# Another line (LINE) installs its own Volcano there (its chart, its stock and
-# our images): install-cluster-binaries builds, for the default line, those of
-# a cluster without Volcano that are missing, and helm. A cluster of the
-# line's own Kubernetes (1.34.1 for v1.14.1) is not built
-# (docs/compatibility.md).
-ifeq ($(LINE),$(DEFAULT_LINE))
-INSTALL_CLUSTER_BINARIES := binaries $(LOCAL_BIN)/kube-scheduler
-else
-INSTALL_CLUSTER_BINARIES := install-cluster-binaries
-endif
+# The install test's cluster is the line's own Kubernetes: go.mod's (1.35.3)
+# on the default line, the line's module file's on another (1.34.1 for
+# v1.14.1: its control plane and the real node's kubelet, built into the
+# line's bin directory from _output/<line>/cluster.mod, hack/local.mk), with
+# that line's Volcano (its chart, its stock and our images).
+INSTALL_CLUSTER_BINARIES := $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubelet coredns kwok helm)
 # What else differs per line (lines/README.md): Volcano's chart values and the
 # two patches without Helm, which name the line's images.
 INSTALL_LINE_FLAGS := $(if $(filter-out $(DEFAULT_LINE),$(LINE)),--volcano-values lines/$(LINE)/volcano-values.yaml --volcano-patches lines/$(LINE)/volcano-patches)
-
-.PHONY: install-cluster-binaries
-install-cluster-binaries:
-	@$(MAKE) --no-print-directory LINE=$(DEFAULT_LINE) GOFLAGS=-buildvcs=false LOCAL_BIN=_output/bin \
-		$(addprefix _output/bin/,etcd kube-apiserver kube-controller-manager kube-scheduler kubelet coredns kwok helm)
 
 # Starts a real node, one per machine: under the lock every real node takes.
 # Its kubectl commands run make kubectl's, not whatever the host has.
 test-install-real-node: $(INSTALL_CLUSTER_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images
 	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
-	PATH=$(LOCAL_BIN_ABS):$$PATH flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --install-images $(INSTALL_IMAGES_DIR)$(if $(INSTALL_LINE_FLAGS), $(INSTALL_LINE_FLAGS))
+	PATH=$(LOCAL_BIN_ABS):$$PATH flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --bin-dir $(LOCAL_BIN) --install-images $(INSTALL_IMAGES_DIR)$(if $(INSTALL_LINE_FLAGS), $(INSTALL_LINE_FLAGS))
