@@ -17,6 +17,9 @@
 //     chart's defaults must deny no Job create (issue #25);
 //  4. a Job of each framework with this project's plugins, and
 //     docs/install.md's Verify Job (needs make node-images-training);
+//     then the upgrade to a next release of ours (the same images tagged
+//     <version>-next) and `helm rollback` to this one, each counted the same
+//     way ("failed creates during upgrade to ...", "... rollback to ...");
 //  5. the rollback and uninstall as documented, then the in-tree Job again,
 //     a check that nothing of this project is left;
 //  6. the same upgrade without Helm (docs/install.md, "Install without
@@ -25,13 +28,15 @@
 //     TensorFlow Job with our plugin, its uninstall and the check again;
 //     then after the cluster is down the e2e suite's host check.
 //
-// Exit status 0 when every Job succeeded, both N are 0 and the host is as it
+// Exit status 0 when every Job succeeded, every count of failed creates after
+// step 0 is 0 and the host is as it
 // was, 1 otherwise. Run it under
 // flock /tmp/realnode.lock: it starts a real node.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -102,6 +107,8 @@ type t struct {
 	vc      vcclientset.Interface
 	failed  []string
 	results []string
+	// containerd is the real node's containerd socket, where the images are.
+	containerd string
 }
 
 func run(o options) (code int) {
@@ -155,7 +162,7 @@ func run(o options) (code int) {
 			}
 		}()
 	}
-	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig)}
+	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig), containerd: cl.RealNode.ContainerdSocket}
 	if x.kube, err = kubernetes.NewForConfig(cl.RESTConfig); err != nil {
 		return fail(err)
 	}
@@ -172,7 +179,7 @@ func run(o options) (code int) {
 		return fail(fmt.Errorf("no image tarballs in %s (make images)", o.installImages))
 	}
 	for _, f := range tars {
-		if err := x.sh("ctr", "--address", cl.RealNode.ContainerdSocket, "-n", "k8s.io", "images", "import", f); err != nil {
+		if err := x.sh("ctr", "--address", x.containerd, "-n", "k8s.io", "images", "import", f); err != nil {
 			return fail(err)
 		}
 	}
@@ -195,6 +202,19 @@ func run(o options) (code int) {
 // helm runs the helm of --bin-dir with the cluster's kubeconfig.
 func (x *t) helm(args ...string) error {
 	return x.sh(filepath.Join(x.o.binDir, "helm"), args...)
+}
+
+// output runs a command, printing it, and returns its standard output.
+func (x *t) output(name string, args ...string) ([]byte, error) {
+	fmt.Printf("$ %s %s\n", filepath.Base(name), strings.Join(args, " "))
+	cmd := exec.Command(name, args...)
+	cmd.Env = x.env
+	cmd.Stderr = os.Stdout
+	out, err := cmd.Output()
+	if err != nil {
+		return out, fmt.Errorf("%s %s: %v", filepath.Base(name), strings.Join(args, " "), err)
+	}
+	return out, nil
 }
 
 // sh runs a command, printing it and its output.
@@ -279,6 +299,10 @@ func (x *t) steps(ctx context.Context) error {
 	x.job(ctx, "ours-"+paddle.Name, paddle.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, wi}, paddle.EnvMaster, paddle.DefaultPort)
 	heading("docs/install.md's Verify Job (example/tensorflow/tensorflow.yaml)")
 	x.verifyJob(ctx, wi)
+
+	if err := x.nextReleaseAndBack(ctx, ns); err != nil {
+		return err
+	}
 
 	heading("roll back and uninstall (docs/install.md)")
 	if err := x.rollback(ns); err != nil {
@@ -654,6 +678,93 @@ func (x *t) rollback(ns string) error {
 		return err
 	}
 	return x.helm("uninstall", "framework-plugins", "-n", ns, "--wait")
+}
+
+// ourImages are the names of this project's images in Volcano's Deployments.
+var ourImages = []string{"vc-controller-manager", "vc-webhook-manager", "vc-scheduler"}
+
+// nextReleaseAndBack is docs/install.md's "Upgrade" to a new release of this
+// project and "Roll back to the previous release": Volcano's release upgraded
+// to the images of the next release (here this release's images tagged
+// <version>-next in the node's containerd: the same build under a new tag, so
+// that every pod is replaced as between two releases), then `helm rollback
+// volcano <revision>` to this release, with a Job created every second
+// through both; afterwards every Deployment runs this release's images again.
+func (x *t) nextReleaseAndBack(ctx context.Context, ns string) error {
+	next := x.o.version + "-next"
+	heading("upgrade to the next release of ours (" + next + ") and roll back to " + x.o.version + " (docs/install.md), creating a Job every second")
+	for _, name := range ourImages {
+		ref := ourRegistry + "/" + ourPath + name
+		if err := x.sh("ctr", "--address", x.containerd, "-n", "k8s.io", "images", "tag", "--force", ref+":"+x.o.version, ref+":"+next); err != nil {
+			return err
+		}
+	}
+	out, err := x.output(filepath.Join(x.o.binDir, "helm"), "history", "volcano", "-n", ns, "--max", "1", "-o", "json")
+	if err != nil {
+		return err
+	}
+	var history []struct {
+		Revision int `json:"revision"`
+	}
+	if err := json.Unmarshal(out, &history); err != nil || len(history) != 1 {
+		return fmt.Errorf("helm history volcano: %q: %v", out, err)
+	}
+	ours := strconv.Itoa(history[0].Revision)
+	upgrade := func() error {
+		return x.helm("upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values", "--set", "basic.image_tag_version="+next, "--wait", "--timeout", "5m")
+	}
+	back := func() error {
+		if err := x.helm("rollback", "volcano", ours, "-n", ns, "--wait", "--timeout", "5m"); err != nil {
+			return err
+		}
+		return x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
+	}
+	for _, op := range []struct {
+		what, prefix string
+		run          func() error
+	}{{"upgrade to " + next, "next-", upgrade}, {"rollback to " + x.o.version + " (revision " + ours + ")", "back-", back}} {
+		if err := x.countedOp(ctx, op.what, op.prefix, op.run); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{"volcano-controllers", "volcano-admission", "volcano-scheduler"} {
+		dep, err := x.kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if img := dep.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, ":"+x.o.version) {
+			x.failed = append(x.failed, fmt.Sprintf("after the rollback, deployment %s runs %s, not this release's %s", d, img, x.o.version))
+		}
+	}
+	return x.waitConfigurations()
+}
+
+// countedOp runs op with a Job created every second (createLoop), records
+// how many creates failed during it and fails the test if any did.
+func (x *t) countedOp(ctx context.Context, what, prefix string, op func() error) error {
+	var phase atomic.Pointer[createCounts]
+	counts := &createCounts{}
+	phase.Store(counts)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.createLoop(ctx, prefix, stop, &phase)
+	}()
+	start := time.Now()
+	err := op()
+	took := time.Since(start)
+	time.Sleep(3 * time.Second) // a few creates after the rollout
+	close(stop)
+	wg.Wait()
+	line := fmt.Sprintf("failed creates during %s: %d (of %d), took %.1fs%s", what, counts.failed.Load(), counts.creates.Load(), took.Seconds(), counts.firstSuffix())
+	x.results = append(x.results, line)
+	fmt.Println(line)
+	if counts.failed.Load() > 0 {
+		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during %s, first: %v", counts.failed.Load(), what, counts.first.Load()))
+	}
+	return err
 }
 
 // nothingOfOursLeft: no webhook configuration, ClusterRole or Role of ours, and
