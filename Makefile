@@ -72,8 +72,10 @@ test-lines: ## Every other Volcano line (lines/README.md): both managers build a
 		GOFLAGS="$(call line_goflags,$$line)" $(GO) test -count=1 ./lines/; \
 	done
 
+# Each spec's time is in _output/e2e-report.json (Ginkgo's JSON report; go test
+# prints none on success).
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
-	$(GO) test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v
+	$(GO) test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.json-report=$(CURDIR)/_output/e2e-report.json
 
 FUZZTIME ?= 60s
 # make test fuzzes for a bounded time; `make fuzz` for longer.
