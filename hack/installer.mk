@@ -185,7 +185,7 @@ test-install: node-prereqs ## Install Volcano with its chart on the real node, u
 # v1.14.1: its control plane and the real node's kubelet, built into the
 # line's bin directory from _output/<line>/cluster.mod, hack/local.mk), with
 # that line's Volcano (its chart, its stock and our images).
-INSTALL_CLUSTER_BINARIES := $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubelet coredns kwok helm)
+INSTALL_CLUSTER_BINARIES := $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubelet coredns kwok helm local-cluster)
 # What else differs per line (lines/README.md): Volcano's chart values and the
 # two patches without Helm, which name the line's images.
 INSTALL_LINE_FLAGS := $(if $(filter-out $(DEFAULT_LINE),$(LINE)),--volcano-values lines/$(LINE)/volcano-values.yaml --volcano-patches lines/$(LINE)/volcano-patches)

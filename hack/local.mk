@@ -78,7 +78,9 @@ CLUSTER_BINARIES := etcd kube-apiserver kube-controller-manager kube-scheduler k
 ifneq ($(LINE),$(DEFAULT_LINE))
 CLUSTER_MODFILE := $(CURDIR)/_output/$(LINE)/cluster.mod
 $(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): GOFLAGS := -buildvcs=false -modfile=$(CLUSTER_MODFILE) -mod=mod
-$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): $(CLUSTER_MODFILE)
+# Order-only: like every third-party binary, built when missing (delete them
+# after changing the line's versions); the go command may rewrite the file.
+$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): | $(CLUSTER_MODFILE)
 $(CLUSTER_MODFILE): lines/$(LINE).mod lines/$(LINE).sum
 	@mkdir -p $(dir $@)
 	@cp lines/$(LINE).sum $(@:.mod=.sum)

@@ -47,10 +47,11 @@ const (
 // tolerating the node's unreachable and not-ready taints for
 // nodeLossToleration only (Kubernetes adds 300 s where a pod says nothing),
 // and training slowed (EPOCH_PAUSE after each of faultEpochs epochs) to last
-// about 100 s, longer than the node is away.
+// about 130 s: longer than the node is away plus the kill when it returns
+// (about 65 s after the stop), with a margin.
 const (
 	nodeLossToleration = 5 * time.Second
-	nodeLossEpochPause = "6"
+	nodeLossEpochPause = "8"
 	// nodeLossTimeout bounds each step of the loss: the grace period, then
 	// the toleration and the taint eviction controller's work.
 	nodeLossTimeout = 2 * time.Minute
@@ -891,9 +892,9 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 	It("the node lost mid-run (its kubelet stopped past the node-monitor grace period): the node goes NotReady, its pods are evicted, and once it is back the Job restarts (PodEvicted, PodFailed → RestartJob), its new pods get the same contract and wait again, training completes", func(ctx SpecContext) {
 		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", func(j *batch.Job) {
 			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
-			// Training must outlast the node's absence, or the pods would
-			// report Succeeded when the kubelet returns and the Job would
-			// complete without a restart.
+			// Training must outlast the node's absence and the kill when
+			// it returns, or the pods would report Succeeded and the Job
+			// would complete without a restart.
 			setEnv(j, "EPOCH_PAUSE", nodeLossEpochPause)
 			tolerateNodeLoss(j, nodeLossToleration)
 		}, "master-0", ddpProgress)

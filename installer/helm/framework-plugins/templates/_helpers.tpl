@@ -129,17 +129,18 @@ plugin, the Secret of Volcano's ssh plugin, the Services of Volcano's svc
 {"configmaps": ["-tf-cluster", "-mpi-hostfile", "-svc"], "secrets": ["-ssh"], "services": ["", "-head-svc"], "networkpolicies": [""]}
 {{- end }}
 
+{{/* Step 0 of docs/install.md: the readiness probe and preStop pause of
+Volcano's admission pod, without which its rollout fails Job creates. */}}
+{{- define "framework-plugins.admissionReadiness" -}}
+kubectl -n {{ .Values.volcano.namespace }} patch deployment volcano-admission --patch-file installer/volcano-patches/volcano-admission-readiness.yaml
+  kubectl -n {{ .Values.volcano.namespace }} rollout status deployment volcano-admission
+{{- end -}}
+
 {{/*
 The helm upgrade of Volcano's release onto this project's images: the chart
 version and values file of the Volcano line (volcano.line, default the
 vcplugins.io/volcano-version annotation).
 */}}
-{{/* Step 0 of docs/install.md: the readiness probe and preStop pause of
-Volcano's admission pod, without which its rollout fails Job creates. */}}
-{{- define "framework-plugins.admissionReadiness" -}}
-kubectl -n {{ .Values.volcano.namespace }} patch deployment volcano-admission --patch-file installer/volcano-patches/volcano-admission-readiness.yaml
-{{- end -}}
-
 {{- define "framework-plugins.volcanoUpgrade" -}}
 {{- $default := index .Chart.Annotations "vcplugins.io/volcano-version" -}}
 {{- $line := .Values.volcano.line | default $default -}}
