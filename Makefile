@@ -127,10 +127,10 @@ conformance: $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manag
 		-suites '$(CONFORMANCE_SUITES)' -variants '$(CONFORMANCE_VARIANTS)' \
 		-focus '$(CONFORMANCE_FOCUS)' -skip '$(CONFORMANCE_SKIP)' $(CONFORMANCE_FLAGS)
 
-# Not part of `make test` (which runs each fault spec once): ROUNDS rounds of ~11 minutes.
+# Not part of `make test` (which runs each fault spec once): ROUNDS rounds of ~15 minutes.
 ROUNDS ?= 5
-chaos: binaries node-training ## Faults during real training (the e2e specs labelled "faults": lost pods, our managers, containerd, the kubelet, kube-apiserver, etcd and vc-scheduler killed), each ROUNDS times in a row (default 5) on one local cluster.
-	E2E_FAULT_ROUNDS=$(ROUNDS) $(GO) test -v -count=1 -timeout $$(( $(ROUNDS) * 15 + 15 ))m ./test/e2e/ -ginkgo.v -ginkgo.label-filter=faults
+chaos: binaries node-training ## Faults during real training (the e2e specs labelled "faults": lost pods, our managers, containerd, the kubelet, kube-apiserver, etcd and vc-scheduler killed, a lost node), each ROUNDS times in a row (default 5) on one local cluster.
+	E2E_FAULT_ROUNDS=$(ROUNDS) $(GO) test -v -count=1 -timeout $$(( $(ROUNDS) * 20 + 15 ))m ./test/e2e/ -ginkgo.v -ginkgo.label-filter=faults
 
 clean: ## Remove build output and local cluster state.
 	rm -rf _output
