@@ -456,13 +456,7 @@ func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade
 	var phase atomic.Pointer[createCounts]
 	step0, upgraded := &createCounts{}, &createCounts{}
 	phase.Store(step0)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		x.createLoop(ctx, prefix, stop, &phase)
-	}()
+	stopCreates := x.startCreates(ctx, prefix, &phase)
 	heading("step 0" + pass + ": readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
 	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
 		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
@@ -479,8 +473,7 @@ func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade
 		took = time.Since(start)
 		time.Sleep(3 * time.Second) // a few creates after the rollout
 	}
-	close(stop)
-	wg.Wait()
+	stopCreates()
 	step0Name := "step 0" + pass
 	if pass == "" {
 		step0Name = "step 0 (Volcano's pods replaced by Volcano's)"
@@ -745,19 +738,12 @@ func (x *t) countedOp(ctx context.Context, what, prefix string, op func() error)
 	var phase atomic.Pointer[createCounts]
 	counts := &createCounts{}
 	phase.Store(counts)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		x.createLoop(ctx, prefix, stop, &phase)
-	}()
+	stopCreates := x.startCreates(ctx, prefix, &phase)
 	start := time.Now()
 	err := op()
 	took := time.Since(start)
 	time.Sleep(3 * time.Second) // a few creates after the rollout
-	close(stop)
-	wg.Wait()
+	stopCreates()
 	line := fmt.Sprintf("failed creates during %s: %d (of %d), took %.1fs%s", what, counts.failed.Load(), counts.creates.Load(), took.Seconds(), counts.firstSuffix())
 	x.results = append(x.results, line)
 	fmt.Println(line)
@@ -851,6 +837,22 @@ func (c *createCounts) firstSuffix() string {
 		return fmt.Sprintf(", first: %v", f)
 	}
 	return ""
+}
+
+// startCreates runs createLoop in the background until the returned stop,
+// which returns once the loop has ended.
+func (x *t) startCreates(ctx context.Context, prefix string, phase *atomic.Pointer[createCounts]) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		x.createLoop(ctx, prefix, done, phase)
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
 }
 
 // createLoop creates (and deletes) a one-pod Job named <prefix><n> every

@@ -81,12 +81,7 @@ func TestTail(t *testing.T) {
 }
 
 func TestProcessLifecycle(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"logs", "pids"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := componentRoot(t)
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Skip("no sleep binary")

@@ -18,12 +18,7 @@ import (
 // environment under a new PID recorded in state.json, and the child of the
 // old one lives on.
 func TestRestart(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"logs", "pids"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := componentRoot(t)
 	sh, err := exec.LookPath("sh")
 	if err != nil {
 		t.Fatal(err)
@@ -200,12 +195,7 @@ func TestThreadsGone(t *testing.T) {
 // process is in state T (stopped) between the two and runs afterwards; an
 // unknown component is an error.
 func TestPause(t *testing.T) {
-	root := t.TempDir()
-	for _, d := range []string{"logs", "pids"} {
-		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	root := componentRoot(t)
 	sleep, err := exec.LookPath("sleep")
 	if err != nil {
 		t.Fatal(err)
@@ -250,4 +240,17 @@ func waitState(t *testing.T, pid int, state byte) {
 		}
 	}
 	t.Fatalf("process %d is in state %q, want %q", pid, got, state)
+}
+
+// componentRoot is a temporary cluster root with the directories
+// startProcess writes to (logs, pids).
+func componentRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, d := range []string{"logs", "pids"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
 }
