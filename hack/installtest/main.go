@@ -488,6 +488,7 @@ func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade
 		fmt.Println(r)
 	}
 	if upgraded.failed.Load() > 0 {
+		x.describeAdmission(ns)
 		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during the upgrade%s, first: %v", upgraded.failed.Load(), pass, upgraded.first.Load()))
 	}
 	return err
@@ -748,6 +749,7 @@ func (x *t) countedOp(ctx context.Context, what, prefix string, op func() error)
 	x.results = append(x.results, line)
 	fmt.Println(line)
 	if counts.failed.Load() > 0 {
+		x.describeAdmission("volcano-system")
 		x.failed = append(x.failed, fmt.Sprintf("%d Job creates failed during %s, first: %v", counts.failed.Load(), what, counts.first.Load()))
 	}
 	return err
@@ -995,6 +997,19 @@ func (x *t) describeJob(name string) {
 		[]string{"-n", "volcano-system", "get", "pods", "-o", "wide"},
 		[]string{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=80", "--all-containers", "--prefix"},
 		[]string{"-n", "volcano-system", "logs", "-l", "app=volcano-scheduler", "--tail=80", "--all-containers", "--prefix"})
+}
+
+// describeAdmission prints what explains Job creates that failed during a
+// rollout of Volcano's admission pods: the pods (restarts, readiness), the
+// admission Service's EndpointSlices, the namespace's events and the pods'
+// logs, the previous container's too.
+func (x *t) describeAdmission(ns string) {
+	x.printKubectl(
+		[]string{"-n", ns, "get", "pods", "-o", "wide"},
+		[]string{"-n", ns, "get", "endpointslices", "-l", "kubernetes.io/service-name=volcano-admission-service", "-o", "yaml"},
+		[]string{"-n", ns, "get", "events", "--sort-by=.lastTimestamp"},
+		[]string{"-n", ns, "logs", "-l", "app=volcano-admission", "--tail=100", "--all-containers", "--prefix"},
+		[]string{"-n", ns, "logs", "-l", "app=volcano-admission", "--tail=100", "--all-containers", "--prefix", "--previous"})
 }
 
 // printKubectl runs kubectl with each of commands' arguments against the
