@@ -36,7 +36,8 @@ func TestStalledAndFloodingCallers(t *testing.T) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/jobs/frameworks/validate", ValidateService().Handler)
 	// A budget of 8 MiB, so that three 3 MiB bodies fill it.
-	srv := newServer("", nil, limitInFlight(slots, semaphore.NewWeighted(8<<20), mux))
+	budget := semaphore.NewWeighted(8 << 20)
+	srv := newServer("", nil, limitInFlight(slots, budget, mux))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,17 @@ func TestStalledAndFloodingCallers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(200 * time.Millisecond) // the server reads them
+	// Wait until the server has read them: one holds 3 MiB of the budget
+	// (the other got 429), leaving less than 2 MiB. A fixed sleep was not
+	// enough on a loaded machine: the third body then took the budget
+	// first and, one byte short, got 408 after BodyTimeout.
+	for deadline := time.Now().Add(10 * time.Second); budget.TryAcquire(2 << 20); {
+		budget.Release(2 << 20)
+		if time.Now().After(deadline) {
+			t.Fatal("the server did not read the two 3 MiB bodies within 10 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	start := time.Now()
 	c := dial(header(3 << 20))
 	c.Write(full)
