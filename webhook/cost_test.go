@@ -42,7 +42,7 @@ func costJobs(n int32) []*batch.Job {
 // patched it), and returns the bytes each allocated and the validation's answer.
 func admissionCost(t testing.TB, job *batch.Job) (mutateBytes, validateBytes uint64, resp *admissionv1.AdmissionResponse) {
 	t.Helper()
-	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
+	mutateH, validateH := asServed(MutateService(Options{}).Handler), asServed(ValidateService().Handler)
 	created := review(t, admissionv1.Create, job, nil)
 	var mutated *admissionv1.AdmissionResponse
 	mutateBytes = allocated(func() { mutated = serveReview(t, mutateH, created) })

@@ -3,6 +3,7 @@ package webhook
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -185,20 +186,36 @@ func TestLimitInFlight(t *testing.T) {
 }
 
 // A caller that announces a body of the largest size and sends a few bytes
-// costs the handler no buffer of the announced size.
-func TestReadBodyGrowsWithArrivingBytes(t *testing.T) {
-	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
+// costs the handler no buffer of the announced size; and a body
+// LimitInFlight has read already is handed on without a copy.
+func TestReadWithinGrowsWithArrivingBytes(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/", nil)
 	r.ContentLength = MaxReviewBytes
 	var got []byte
 	var err error
 	bytesAllocated := allocated(func() {
-		r.Body = io.NopCloser(strings.NewReader("{}"))
-		got, err = readBody(httptest.NewRecorder(), r)
+		// What net/http's body returns when the connection ends early.
+		r.Body = io.NopCloser(io.MultiReader(strings.NewReader("{}"), errReader{io.ErrUnexpectedEOF}))
+		got, _, err = readWithin(httptest.NewRecorder(), r, MaxReviewBytes, nil)
 	})
 	if err == nil {
 		t.Fatalf("a body shorter than announced read as %q without an error", got)
 	}
-	if bytesAllocated > 2*readBodyStart {
-		t.Errorf("%d bytes allocated for 2 bytes that arrived of %d announced; want at most %d", bytesAllocated, MaxReviewBytes, 2*readBodyStart)
+	if bytesAllocated > 2*bodyFirst {
+		t.Errorf("%d bytes allocated for 2 bytes that arrived of %d announced; want at most %d", bytesAllocated, MaxReviewBytes, 2*bodyFirst)
+	}
+
+	read := []byte(`{"kind":"AdmissionReview"}`)
+	r.Body = &bodyReader{b: read}
+	if got, _, err = readWithin(httptest.NewRecorder(), r, MaxReviewBytes, nil); err != nil || &got[0] != &read[0] {
+		t.Errorf("a body read in advance: %q, %v; want the same bytes, not a copy", got, err)
+	}
+	r.Body = &bodyReader{b: read}
+	if _, _, err = readWithin(httptest.NewRecorder(), r, int64(len(read)-1), nil); !errors.Is(err, errTooLarge) {
+		t.Errorf("a body read in advance, over the cap: %v; want errTooLarge", err)
 	}
 }
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

@@ -89,7 +89,7 @@ func FuzzAdmission(f *testing.F) {
 		}
 	}
 
-	mutateH, validateH := MutateService(Options{}).Handler, ValidateService().Handler
+	mutateH, validateH := asServed(MutateService(Options{}).Handler), asServed(ValidateService().Handler)
 	volcanoH := DeniedOverBounds(WithoutFrameworkPlugins(volcanoValidate(f)))
 	f.Fuzz(func(t *testing.T, base, choices []byte) {
 		c := webhooktest.Bytes(choices)
@@ -192,6 +192,12 @@ func fuzzVolcano(t *testing.T, volcano router.AdmitFunc, object []byte) {
 }
 
 // fuzzCall posts ar to an admission handler and checks the answer.
+// asServed is h as the webhook manager serves it: behind LimitInFlight
+// (NewServer), which reads the body first, without a limit on requests.
+func asServed(h func(http.ResponseWriter, *http.Request)) func(http.ResponseWriter, *http.Request) {
+	return LimitInFlight(0, http.HandlerFunc(h)).ServeHTTP
+}
+
 func fuzzCall(t *testing.T, what string, h func(http.ResponseWriter, *http.Request), ar []byte) *admissionv1.AdmissionResponse {
 	t.Helper()
 	rec := httptest.NewRecorder()

@@ -82,29 +82,13 @@ func limitInFlight(max int, budget *semaphore.Weighted, next http.Handler) http.
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body != nil && r.Body != http.NoBody {
-			body, held, err := readWithin(w, r, budget)
+			body, held, err := readWithin(w, r, MaxReviewBytes, budget)
 			defer budget.Release(held)
 			if err != nil {
-				code := http.StatusBadRequest
-				switch {
-				case errors.Is(err, errBudget):
-					code = http.StatusTooManyRequests
-					w.Header().Set("Retry-After", "1")
-				case errors.Is(err, errTooLarge):
-					code = http.StatusRequestEntityTooLarge
-				case errors.Is(err, os.ErrDeadlineExceeded):
-					code = http.StatusRequestTimeout
-				}
-				if r.ProtoMajor == 1 {
-					// The rest of the body is not read: the server
-					// must not wait for it (with no deadline) before
-					// it answers. HTTP/2 resets the stream instead.
-					w.Header().Set("Connection", "close")
-				}
-				http.Error(w, "reading the request body: "+err.Error(), code)
+				refuseBody(w, r, err)
 				return
 			}
-			r.Body = io.NopCloser(&bodyReader{b: body})
+			r.Body = &bodyReader{b: body}
 			r.ContentLength = int64(len(body))
 		}
 		if slots != nil {
@@ -126,9 +110,43 @@ var (
 	errTooLarge = errors.New("request body too large")
 )
 
-// readWithin reads r's body as LimitInFlight says and returns it with the
-// budget it holds (to release when the request ends, also on error).
-func readWithin(w http.ResponseWriter, r *http.Request, budget *semaphore.Weighted) (body []byte, held int64, err error) {
+// refuseBody answers a request whose body readWithin refused: 429 with
+// Retry-After: 1 for errBudget, 413 for errTooLarge, 408 for a body that
+// did not arrive within BodyTimeout, 400 otherwise.
+func refuseBody(w http.ResponseWriter, r *http.Request, err error) {
+	code := http.StatusBadRequest
+	switch {
+	case errors.Is(err, errBudget):
+		code = http.StatusTooManyRequests
+		w.Header().Set("Retry-After", "1")
+	case errors.Is(err, errTooLarge):
+		code = http.StatusRequestEntityTooLarge
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		code = http.StatusRequestTimeout
+	}
+	if r.ProtoMajor == 1 {
+		// The rest of the body is not read: the server must not wait
+		// for it (with no deadline) before it answers. HTTP/2 resets
+		// the stream instead.
+		w.Header().Set("Connection", "close")
+	}
+	http.Error(w, "reading the request body: "+err.Error(), code)
+}
+
+// readWithin reads r's body, at most max bytes (errTooLarge beyond,
+// announced or sent), within BodyTimeout where w has deadlines, and returns
+// it with the budget it holds (to release when the request ends, also on
+// error). With a nil budget nothing is held. A body LimitInFlight has
+// already read is returned as it is, without a copy: every handler behind
+// it reads through this function too.
+func readWithin(w http.ResponseWriter, r *http.Request, max int64, budget *semaphore.Weighted) (body []byte, held int64, err error) {
+	if br, ok := r.Body.(*bodyReader); ok {
+		if int64(len(br.b)) > max {
+			return nil, 0, errTooLarge
+		}
+		body, br.b = br.b, nil
+		return body, 0, nil
+	}
 	// Not every ResponseWriter has deadlines (tests' recorders): then
 	// ReadTimeout alone bounds the body.
 	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(BodyTimeout))
@@ -137,22 +155,24 @@ func readWithin(w http.ResponseWriter, r *http.Request, budget *semaphore.Weight
 	// to the announced length and one byte more (to see the end): a caller
 	// holds at most about twice what it sent, whatever it announced.
 	want := int64(bodyFirst)
-	if n := r.ContentLength; n > MaxReviewBytes {
+	if n := r.ContentLength; n > max {
 		return nil, 0, errTooLarge
 	} else if n > 0 {
 		want = min(n+1, bodyFirst)
 	}
 	grow := func(to int64) error {
-		if to > MaxReviewBytes+1 {
-			to = MaxReviewBytes + 1
+		if to > max+1 {
+			to = max + 1
 		}
 		if to <= int64(cap(body)) {
 			return nil
 		}
-		if !budget.TryAcquire(to - int64(cap(body))) {
-			return errBudget
+		if budget != nil {
+			if !budget.TryAcquire(to - int64(cap(body))) {
+				return errBudget
+			}
+			held += to - int64(cap(body))
 		}
-		held += to - int64(cap(body))
 		nb := make([]byte, len(body), to)
 		copy(nb, body)
 		body = nb
@@ -170,13 +190,13 @@ func readWithin(w http.ResponseWriter, r *http.Request, budget *semaphore.Weight
 			if err := grow(to); err != nil {
 				return nil, held, err
 			}
-			if len(body) == cap(body) { // at MaxReviewBytes+1
+			if len(body) == cap(body) { // at max+1
 				return nil, held, errTooLarge
 			}
 		}
 		n, err := r.Body.Read(body[len(body):cap(body)])
 		body = body[:len(body)+n]
-		if int64(len(body)) > MaxReviewBytes {
+		if int64(len(body)) > max {
 			return nil, held, errTooLarge
 		}
 		if errors.Is(err, io.EOF) {
@@ -191,8 +211,10 @@ func readWithin(w http.ResponseWriter, r *http.Request, budget *semaphore.Weight
 // bodyFirst is the buffer a body starts in: a stalled caller holds this much.
 const bodyFirst = 4 << 10
 
-// bodyReader serves a body read in advance.
+// bodyReader serves a body read in advance (a request's Body).
 type bodyReader struct{ b []byte }
+
+func (r *bodyReader) Close() error { return nil }
 
 func (r *bodyReader) Read(p []byte) (int, error) {
 	if len(r.b) == 0 {

@@ -1,10 +1,8 @@
 package webhook
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"runtime/debug"
@@ -113,11 +111,14 @@ func handler(path string, admit admitFunc) router.AdmissionHandler {
 			http.Error(w, "admission reviews are application/json", http.StatusUnsupportedMediaType)
 			return
 		}
-		body, err := readBody(w, r)
-		if err != nil {
-			v.reason = metrics.ReasonBadRequest
-			http.Error(w, fmt.Sprintf("reading the admission review: %v", err), http.StatusRequestEntityTooLarge)
-			return
+		var body []byte
+		if r.Body != nil {
+			var err error
+			if body, _, err = readWithin(w, r, MaxReviewBytes, nil); err != nil {
+				v.reason = metrics.ReasonBadRequest
+				refuseBody(w, r, err)
+				return
+			}
 		}
 		var uid types.UID
 		if err := protect("serving "+path, func() {
@@ -196,59 +197,22 @@ const VolcanoMaxBody = 3 << 20
 // review's JSON), for handlers that read a body whole without a limit of
 // their own, such as Volcano v1.14.1's router: a request announcing or
 // sending more is answered 413 Request Entity Too Large and never reaches
-// next; otherwise next reads the body from memory, at most max bytes.
+// next; otherwise next reads the body from memory, at most max bytes. The
+// body is read as LimitInFlight reads it (readWithin), without a budget.
 func CapBody(max int64, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > max {
-			http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-			return
-		}
-		if r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, max+1))
+		if r.Body != nil && r.Body != http.NoBody {
+			body, _, err := readWithin(w, r, max, nil)
 			if err != nil {
-				http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+				refuseBody(w, r, err)
 				return
 			}
-			if int64(len(body)) > max {
-				http.Error(w, "request body too large", http.StatusRequestEntityTooLarge)
-				return
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.Body = &bodyReader{b: body}
+			r.ContentLength = int64(len(body))
+		} else if r.ContentLength > max {
+			refuseBody(w, r, errTooLarge)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
 }
-
-// readBody reads a request body of at most MaxReviewBytes. For an
-// announced length it allocates at most readBodyStart before bytes arrive,
-// then the whole announced length once that much has arrived: a caller that
-// announces a large body and sends nothing costs 64 KiB, and a real large
-// review is still read into one buffer of its size (growing by doubling
-// would allocate about twice the body).
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body := http.MaxBytesReader(w, r.Body, MaxReviewBytes)
-	n := r.ContentLength
-	if n <= 0 || n > MaxReviewBytes {
-		return io.ReadAll(body)
-	}
-	buf := make([]byte, min(n, readBodyStart))
-	if _, err := io.ReadFull(body, buf); err != nil {
-		return nil, err
-	}
-	if n > readBodyStart {
-		whole := make([]byte, n)
-		copy(whole, buf)
-		if _, err := io.ReadFull(body, whole[len(buf):]); err != nil {
-			return nil, err
-		}
-		buf = whole
-	}
-	// The server ends the body at the announced length; read on anyway
-	// rather than trust it.
-	rest, err := io.ReadAll(body)
-	return append(buf, rest...), err
-}
-
-// readBodyStart is the most readBody allocates before bytes arrive: 64 KiB,
-// more than most reviews (a Pod's is some 10 KiB).
-const readBodyStart = 64 << 10
