@@ -4,10 +4,10 @@
 // the factory.
 //
 // It must not import the factory (volcano.sh/volcano/pkg/controllers/job/plugins):
-// that package pulls in Volcano's scheduler API, whose vgpu device package
-// builds a Kubernetes client in its init and logs the klog error "init
-// kubeclient in hamivgpu failed" on stderr when ~/.kube/config is missing,
-// before main can configure klog. TestNoSchedulerDependency keeps it so.
+// that package pulls in Volcano's scheduler API and its package inits (on
+// Volcano v1.10 the vgpu device package logged "init kubeclient in hamivgpu
+// failed" on stderr before main could configure klog), which these programs
+// do not need. TestNoSchedulerDependency keeps it so.
 package catalog
 
 import (
