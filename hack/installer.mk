@@ -56,7 +56,7 @@ IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unk
 # More `docker buildx build` flags, e.g. --builder, --cache-to, --provenance=false.
 IMAGE_BUILD_FLAGS  ?=
 
-.PHONY: test-install-real-node helm-lint manifests verify-manifests test-install images images-load images-docker images-push images-push-tarballs \
+.PHONY: test-install-real-node chart-package helm-lint manifests verify-manifests test-install images images-load images-docker images-push images-push-tarballs \
 	image-vc-controller-manager image-vc-webhook-manager
 
 # The chart rendered behind a header, on stdout: $(1) is the file it is
@@ -173,6 +173,14 @@ images-push-tarballs: ## Push the tarballs of make images (vc-controller-manager
 	@$(MAKE) --no-print-directory images
 	$(IMAGES_TOOL) push --dir $(INSTALL_IMAGES_DIR) --repo $(IMAGE_REPO) $(IMAGES_PUSH_FLAGS)
 
+# The chart as a release ships it: version and appVersion from VERSION (the
+# chart version without its "v"), framework-plugins-<version>.tgz.
+CHART_PACKAGE_DIR := $(if $(filter-out $(DEFAULT_LINE),$(LINE)),_output/$(LINE)/charts,_output/charts)
+CHART_PACKAGE     := $(CHART_PACKAGE_DIR)/framework-plugins-$(VERSION:v%=%).tgz
+chart-package: $(INSTALLER_HELM) ## helm package the chart into _output/charts/framework-plugins-<VERSION>.tgz, its version and appVersion VERSION.
+	@mkdir -p $(CHART_PACKAGE_DIR)
+	$(INSTALLER_HELM) package $(INSTALLER_CHART) --version $(VERSION:v%=%) --app-version $(VERSION) -d $(CHART_PACKAGE_DIR)
+
 # The install test needs the real node: where node-prereqs did not find its
 # packages ready (another OS, cgroup v2, a container runtime of the host's own),
 # it is skipped with one line, and nothing is built for it.
@@ -185,13 +193,14 @@ test-install: node-prereqs ## Install Volcano with its chart on the real node, u
 # v1.14.1: its control plane and the real node's kubelet, built into the
 # line's bin directory from _output/<line>/cluster.mod, hack/local.mk), with
 # that line's Volcano (its chart, its stock and our images).
-INSTALL_CLUSTER_BINARIES := $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubelet coredns kwok helm local-cluster)
+INSTALL_CLUSTER_BINARIES := $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kubelet coredns kwok helm local-cluster registry)
 # What else differs per line (lines/README.md): Volcano's chart values and the
 # two patches without Helm, which name the line's images.
 INSTALL_LINE_FLAGS := $(if $(filter-out $(DEFAULT_LINE),$(LINE)),--volcano-values lines/$(LINE)/volcano-values.yaml --volcano-patches lines/$(LINE)/volcano-patches)
 
 # Starts a real node, one per machine: under the lock every real node takes.
 # Its kubectl commands run make kubectl's, not whatever the host has.
-test-install-real-node: $(INSTALL_CLUSTER_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images
+test-install-real-node: $(INSTALL_CLUSTER_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images chart-package
 	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
-	PATH=$(LOCAL_BIN_ABS):$$PATH flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --bin-dir $(LOCAL_BIN) --install-images $(INSTALL_IMAGES_DIR)$(if $(INSTALL_LINE_FLAGS), $(INSTALL_LINE_FLAGS))
+	PATH=$(LOCAL_BIN_ABS):$$PATH flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --bin-dir $(LOCAL_BIN) --install-images $(INSTALL_IMAGES_DIR) \
+		--images-tool $(IMAGES_TOOL) --chart-package $(CHART_PACKAGE)$(if $(INSTALL_LINE_FLAGS), $(INSTALL_LINE_FLAGS))

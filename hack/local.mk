@@ -153,6 +153,11 @@ $(LOCAL_BIN)/vc-webhook-manager: local-force
 	$(call local_go_build,$@,-ldflags '$(MANAGER_LDFLAGS)' ./cmd/vc-webhook-manager)
 $(LOCAL_BIN)/local-cluster: local-force
 	$(call local_go_build,$@,./hack/local-cluster)
+# The local cluster's image registry (hack/tools/registry): the install test
+# pushes there and the real node pulls from it; for your own images,
+# make _output/bin/registry local-up LOCAL_UP_FLAGS=--registry.
+$(LOCAL_BIN)/registry: local-force
+	$(call local_go_build,$@,./registry,hack/tools)
 
 # --- the cluster ---
 local-up: binaries node ## Start the local cluster (KWOK nodes and, where possible, the real node); no-op if it runs.

@@ -685,6 +685,7 @@ func TestChartVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var chart struct {
+		Version     string            `json:"version"`
 		AppVersion  string            `json:"appVersion"`
 		Annotations map[string]string `json:"annotations"`
 	}
@@ -693,6 +694,10 @@ func TestChartVersions(t *testing.T) {
 	}
 	if chart.AppVersion != version {
 		t.Errorf("Chart.yaml appVersion %s, want the Makefile's VERSION %s", chart.AppVersion, version)
+	}
+	// make chart-package sets both from VERSION; the source says the same.
+	if want := strings.TrimPrefix(version, "v"); chart.Version != want {
+		t.Errorf("Chart.yaml version %s, want the Makefile's VERSION without its v, %s", chart.Version, want)
 	}
 	if got := chart.Annotations["vcplugins.io/volcano-version"]; got != volcano {
 		t.Errorf("Chart.yaml annotation vcplugins.io/volcano-version %q, want %s (volcano.sh/volcano in go.mod)", got, volcano)

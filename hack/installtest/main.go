@@ -39,9 +39,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,6 +77,9 @@ import (
 
 type options struct {
 	dir, binDir, imageDir, installImages, chart, version string
+	// imagesTool pushes our images (hack/tools/images push); chartPackage is
+	// our chart as `make chart-package` packs it.
+	imagesTool, chartPackage string
 	// values and patches are what differs per Volcano line (lines/README.md):
 	// Volcano's chart values that swap in our images, and the directory of
 	// the two kubectl patches that do it without Helm.
@@ -94,6 +99,8 @@ func main() {
 	flag.StringVar(&o.version, "version", "", "this project's image tag (the Makefile's VERSION)")
 	flag.StringVar(&o.values, "volcano-values", "installer/helm/volcano-values.yaml", "the values of Volcano's chart that swap in our images (another line's: lines/<line>/volcano-values.yaml)")
 	flag.StringVar(&o.patches, "volcano-patches", "installer/volcano-patches", "the directory of volcano-controllers.yaml and volcano-admission.yaml, the patches without Helm (another line's: lines/<line>/volcano-patches)")
+	flag.StringVar(&o.imagesTool, "images-tool", "_output/bin/images", "hack/tools/images, which pushes our images to the cluster's registry")
+	flag.StringVar(&o.chartPackage, "chart-package", "", "this project's chart as make chart-package packs it (_output/charts/framework-plugins-<version>.tgz; required)")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running")
 	flag.Parse()
 	os.Exit(run(o))
@@ -107,8 +114,17 @@ type t struct {
 	vc      vcclientset.Interface
 	failed  []string
 	results []string
-	// containerd is the real node's containerd socket, where the images are.
+	// containerd is the real node's containerd socket, where Volcano's own
+	// images are imported.
 	containerd string
+	// registry is the cluster's registry (HOST:PORT) our images are pushed
+	// to and pulled from; digests are theirs by image name (ourImages).
+	registry string
+	digests  map[string]string
+	// componentTags: the line's Volcano chart has a tag value per component
+	// (v1.15: controller_image_tag_version, ...), which pins by digest
+	// ("<tag>@sha256:..."); v1.14's has image_tag_version only.
+	componentTags bool
 }
 
 func run(o options) (code int) {
@@ -137,7 +153,7 @@ func run(o options) (code int) {
 	before := localcluster.TakeHostSnapshot(o.binDir)
 	cl, err := localcluster.Up(ctx, localcluster.Config{
 		RootDir: o.dir, BinDir: o.binDir, ImageDir: o.imageDir,
-		Nodes: 1, NoVolcano: true, RealNode: localcluster.RealNodeOn,
+		Nodes: 1, NoVolcano: true, RealNode: localcluster.RealNodeOn, Registry: true,
 		Timeout: 5 * time.Minute, Out: os.Stdout,
 	})
 	if err != nil {
@@ -162,7 +178,8 @@ func run(o options) (code int) {
 			}
 		}()
 	}
-	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig), containerd: cl.RealNode.ContainerdSocket}
+	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig), containerd: cl.RealNode.ContainerdSocket,
+		registry: cl.RegistryAddress(), digests: map[string]string{}}
 	if x.kube, err = kubernetes.NewForConfig(cl.RESTConfig); err != nil {
 		return fail(err)
 	}
@@ -174,14 +191,23 @@ func run(o options) (code int) {
 	if x.vc, err = vcclientset.NewForConfig(vcConfig); err != nil {
 		return fail(err)
 	}
-	tars, _ := filepath.Glob(filepath.Join(o.installImages, "*.tar"))
+	// Volcano's own images, as the user's cluster has them already: imported
+	// into the node. Ours take the user's path: pushed to a registry, pulled
+	// from it by the node's containerd, by digest.
+	tars, _ := filepath.Glob(filepath.Join(o.installImages, "stock-*.tar"))
 	if len(tars) == 0 {
-		return fail(fmt.Errorf("no image tarballs in %s (make images)", o.installImages))
+		return fail(fmt.Errorf("no image tarballs of Volcano's in %s (make images)", o.installImages))
 	}
 	for _, f := range tars {
 		if err := x.sh("ctr", "--address", x.containerd, "-n", "k8s.io", "images", "import", f); err != nil {
 			return fail(err)
 		}
+	}
+	if err := x.push(o.version, true); err != nil {
+		return fail(err)
+	}
+	if x.componentTags, err = chartHasValue(o.chart, "controller_image_tag_version"); err != nil {
+		return fail(err)
 	}
 	if err := x.steps(ctx); err != nil {
 		fmt.Println("FAILED:", err)
@@ -229,12 +255,99 @@ func (x *t) sh(name string, args ...string) error {
 	return nil
 }
 
-// Where hack/tools/images puts this project's images (make images):
-// <ourRegistry>/<ourPath><name>:<version>, local names no registry serves.
-const (
-	ourRegistry = "localhost"
-	ourPath     = "framework-plugins/"
-)
+// ourPath is where our images are under a registry, as make images names
+// them and installer/helm/volcano-values.yaml expects:
+// <registry>/<ourPath><name>:<version>.
+const ourPath = "framework-plugins/"
+
+// push is docs/install.md's "Images": our images (ourImages) pushed to the
+// cluster's registry under tag, with `make images-push-tarballs`' tool. With
+// record, the digests it prints are kept for pinning; the test fails if the
+// registry does not serve an image under the digest the tool printed.
+func (x *t) push(tag string, record bool) error {
+	heading("push our images to the cluster's registry " + x.registry + " (tag " + tag + ")")
+	out, err := x.output(x.o.imagesTool, "push", "--dir", x.o.installImages, "--only", strings.Join(ourImages, ","),
+		"--repo", x.registry+"/"+strings.TrimSuffix(ourPath, "/"), "--tag", tag)
+	fmt.Print(string(out))
+	if err != nil {
+		return err
+	}
+	if !record {
+		return nil
+	}
+	for _, name := range ourImages {
+		m := regexp.MustCompile(regexp.QuoteMeta(x.ref(name, tag)) + `@(sha256:[0-9a-f]{64})\n`).FindSubmatch(out)
+		if m == nil {
+			return fmt.Errorf("images push printed no digest for %s", x.ref(name, tag))
+		}
+		x.digests[name] = string(m[1])
+		// What the node will pull: the registry serves that digest.
+		resp, err := http.Head("http://" + x.registry + "/v2/" + ourPath + name + "/manifests/" + string(m[1]))
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("the registry answers HTTP %d for %s@%s", resp.StatusCode, name, m[1])
+		}
+	}
+	return nil
+}
+
+// ref is our image name under the cluster's registry with tag.
+func (x *t) ref(name, tag string) string {
+	return x.registry + "/" + ourPath + name + ":" + tag
+}
+
+// pinned is ref by digest as well: <registry>/<path><name>:<tag>@sha256:...,
+// the form docs/install.md's "Pinning by digest" writes.
+func (x *t) pinned(name, tag string) string {
+	return x.ref(name, tag) + "@" + x.digests[name]
+}
+
+// chartImages are the --set arguments that point Volcano's chart at our
+// images under tag: registry, names and tag, and, where the chart has a tag
+// per component, each pinned by digest.
+func (x *t) chartImages(tag string) []string {
+	var args []string
+	for _, kv := range [][2]string{
+		{"basic.image_registry", x.registry},
+		{"basic.controller_image_name", ourPath + "vc-controller-manager"},
+		{"basic.admission_image_name", ourPath + "vc-webhook-manager"},
+		{"basic.scheduler_image_name", ourPath + "vc-scheduler"},
+		{"basic.image_tag_version", tag},
+	} {
+		args = append(args, "--set", kv[0]+"="+kv[1])
+	}
+	if x.componentTags {
+		for key, name := range map[string]string{
+			"basic.controller_image_tag_version": "vc-controller-manager",
+			"basic.admission_image_tag_version":  "vc-webhook-manager",
+			"basic.scheduler_image_tag_version":  "vc-scheduler",
+		} {
+			args = append(args, "--set", key+"="+tag+"@"+x.digests[name])
+		}
+	}
+	return args
+}
+
+// chartImage is the image chartImages(tag) gives the Deployment of name.
+func (x *t) chartImage(name, tag string) string {
+	if x.componentTags {
+		return x.pinned(name, tag)
+	}
+	return x.ref(name, tag)
+}
+
+// chartHasValue reports whether the chart at dir has a value named key
+// anywhere in its values.yaml.
+func chartHasValue(dir, key string) (bool, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "values.yaml"))
+	if err != nil {
+		return false, err
+	}
+	return regexp.MustCompile(`(?m)^\s*` + regexp.QuoteMeta(key) + `:`).Match(data), nil
+}
 
 // The values the test adds to every Volcano install and upgrade: the real
 // node (the KWOK node cannot run pods for real) and the images imported into
@@ -526,8 +639,9 @@ func (x *t) upgradeWithoutHelm(ns string) error {
 		if !strings.Contains(string(data), "image: "+want+"\n") {
 			return fmt.Errorf("%s does not name image %s", src, want)
 		}
+		// Replaced as docs/install.md says: by the image pushed, by digest.
 		patch := filepath.Join(dir, d.deployment+".yaml")
-		if err := os.WriteFile(patch, []byte(strings.ReplaceAll(string(data), patchPlaceholder, ourRegistry+"/")), 0o600); err != nil {
+		if err := os.WriteFile(patch, []byte(strings.ReplaceAll(string(data), "image: "+want+"\n", "image: "+x.pinned(d.image, x.o.version)+"\n")), 0o600); err != nil {
 			return err
 		}
 		if err := x.sh("kubectl", "-n", ns, "patch", "deployment", d.deployment, "--patch-file", patch); err != nil {
@@ -572,7 +686,7 @@ func (x *t) uninstallWithoutHelm(ns string) error {
 // webhook configurations once no old pod is a ready endpoint. It returns
 // when both configurations exist.
 func (x *t) upgrade(ctx context.Context, ns string) error {
-	if err := x.helm("install", "framework-plugins", "installer/helm/framework-plugins", "-n", ns, "--wait"); err != nil {
+	if err := x.helm("install", "framework-plugins", x.o.chartPackage, "-n", ns, "--wait"); err != nil {
 		return err
 	}
 	if err := x.stockAdmitsJobs(ctx); err != nil {
@@ -580,17 +694,9 @@ func (x *t) upgrade(ctx context.Context, ns string) error {
 	}
 	args := []string{"upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
 		"-f", x.o.values, "-f", realNodeValues}
-	// volcano-values.yaml names a placeholder registry: the images are the
-	// tarballs of make images, imported into the node's containerd.
-	for key, image := range map[string]string{
-		"basic.image_registry":        ourRegistry,
-		"basic.controller_image_name": ourPath + "vc-controller-manager",
-		"basic.admission_image_name":  ourPath + "vc-webhook-manager",
-		"basic.scheduler_image_name":  ourPath + "vc-scheduler",
-		"basic.image_tag_version":     x.o.version,
-	} {
-		args = append(args, "--set", key+"="+image)
-	}
+	// volcano-values.yaml names a placeholder registry: the user's is the
+	// cluster's, where push put our images.
+	args = append(args, x.chartImages(x.o.version)...)
 	if err := x.helm(append(args, "--wait", "--timeout", "5m")...); err != nil {
 		return err
 	}
@@ -679,19 +785,16 @@ var ourImages = []string{"vc-controller-manager", "vc-webhook-manager", "vc-sche
 
 // nextReleaseAndBack is docs/install.md's "Upgrade" to a new release of this
 // project and "Roll back to the previous release": Volcano's release upgraded
-// to the images of the next release (here this release's images tagged
-// <version>-next in the node's containerd: the same build under a new tag, so
+// to the images of the next release (here this release's images pushed
+// again under the tag <version>-next: the same build under a new tag, so
 // that every pod is replaced as between two releases), then `helm rollback
 // volcano <revision>` to this release, with a Job created every second
 // through both; afterwards every Deployment runs this release's images again.
 func (x *t) nextReleaseAndBack(ctx context.Context, ns string) error {
 	next := x.o.version + "-next"
 	heading("upgrade to the next release of ours (" + next + ") and roll back to " + x.o.version + " (docs/install.md), creating a Job every second")
-	for _, name := range ourImages {
-		ref := ourRegistry + "/" + ourPath + name
-		if err := x.sh("ctr", "--address", x.containerd, "-n", "k8s.io", "images", "tag", "--force", ref+":"+x.o.version, ref+":"+next); err != nil {
-			return err
-		}
+	if err := x.push(next, false); err != nil {
+		return err
 	}
 	out, err := x.output(filepath.Join(x.o.binDir, "helm"), "history", "volcano", "-n", ns, "--max", "1", "-o", "json")
 	if err != nil {
@@ -705,7 +808,7 @@ func (x *t) nextReleaseAndBack(ctx context.Context, ns string) error {
 	}
 	ours := strconv.Itoa(history[0].Revision)
 	upgrade := func() error {
-		return x.helm("upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values", "--set", "basic.image_tag_version="+next, "--wait", "--timeout", "5m")
+		return x.helm(append(append([]string{"upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values"}, x.chartImages(next)...), "--wait", "--timeout", "5m")...)
 	}
 	back := func() error {
 		if err := x.helm("rollback", "volcano", ours, "-n", ns, "--wait", "--timeout", "5m"); err != nil {
@@ -721,13 +824,26 @@ func (x *t) nextReleaseAndBack(ctx context.Context, ns string) error {
 			return err
 		}
 	}
-	for _, d := range []string{"volcano-controllers", "volcano-admission", "volcano-scheduler"} {
+	// Every Deployment runs this release's image again, and its pods run
+	// what the registry served under the digest push printed.
+	for d, name := range map[string]string{"volcano-controllers": "vc-controller-manager", "volcano-admission": "vc-webhook-manager", "volcano-scheduler": "vc-scheduler"} {
 		dep, err := x.kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
 		if err != nil {
 			return err
 		}
-		if img := dep.Spec.Template.Spec.Containers[0].Image; !strings.HasSuffix(img, ":"+x.o.version) {
-			x.failed = append(x.failed, fmt.Sprintf("after the rollback, deployment %s runs %s, not this release's %s", d, img, x.o.version))
+		if img, want := dep.Spec.Template.Spec.Containers[0].Image, x.chartImage(name, x.o.version); img != want {
+			x.failed = append(x.failed, fmt.Sprintf("after the rollback, deployment %s runs %s, not this release's %s", d, img, want))
+		}
+		pods, err := x.kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(dep.Spec.Selector)})
+		if err != nil {
+			return err
+		}
+		for _, p := range pods.Items {
+			for _, c := range p.Status.ContainerStatuses {
+				if c.Name == dep.Spec.Template.Spec.Containers[0].Name && !strings.HasSuffix(c.ImageID, "@"+x.digests[name]) {
+					x.failed = append(x.failed, fmt.Sprintf("pod %s runs image %s, not the %s the registry served", p.Name, c.ImageID, x.digests[name]))
+				}
+			}
 		}
 	}
 	return x.waitConfigurations()
@@ -796,7 +912,7 @@ func (x *t) nothingOfOursLeft(ctx context.Context, ns string) error {
 	}
 	for _, d := range deps.Items {
 		for _, c := range d.Spec.Template.Spec.Containers {
-			if strings.HasPrefix(c.Image, ourRegistry+"/"+ourPath) {
+			if strings.HasPrefix(c.Image, x.registry+"/"+ourPath) {
 				left = append(left, "Deployment "+d.Name+" image "+c.Image)
 			}
 		}

@@ -8,7 +8,7 @@
 //
 //	local-cluster up     [--dir D] [--bin-dir B] [--nodes N] [--webhook auto|on|off]
 //	                     [--controller-manager FILE] [--real-node auto|on|off]
-//	                     [--image-dir I] [--no-volcano] [--timeout 3m]
+//	                     [--image-dir I] [--no-volcano] [--registry] [--timeout 3m]
 //	local-cluster down   [--dir D]
 //	local-cluster status [--dir D]
 //	local-cluster netns-proxy --netns /run/netns/NAME --forward in:PORT|out:PORT ...
@@ -88,6 +88,7 @@ func up(args []string) error {
 	realNode := fs.String("real-node", string(localcluster.RealNodeAuto), "start the real node (kubelet, containerd, CoreDNS): auto (if this machine can), on or off")
 	images := fs.String("image-dir", "_output/images", "directory of the image tarballs the real node loads (make node-images)")
 	noVolcano := fs.Bool("no-volcano", false, "start no Volcano (CRDs, scheduler, managers): for installing it with Helm onto the real node")
+	registry := fs.Bool("registry", false, "with the real node, start an image registry on 127.0.0.1 (--bin-dir's registry: make _output/bin/registry) that the node's containerd pulls from at the same address")
 	timeout := fs.Duration("timeout", 3*time.Minute, "give up if the cluster is not ready within this time")
 	_ = fs.Parse(args)
 
@@ -103,6 +104,7 @@ func up(args []string) error {
 		RealNode:                localcluster.RealNodeMode(*realNode),
 		ImageDir:                *images,
 		NoVolcano:               *noVolcano,
+		Registry:                *registry,
 		Timeout:                 *timeout,
 		Out:                     os.Stdout,
 	})
@@ -110,11 +112,14 @@ func up(args []string) error {
 		return err
 	}
 	vcctl := filepath.Join(cl.BinDir, "vcctl")
+	if addr := cl.RegistryAddress(); addr != "" {
+		fmt.Printf("\nImage registry: %s (push there, e.g. make images-push-tarballs IMAGE_REPO=%s/framework-plugins; the node pulls from the same address)\n", addr, addr)
+	}
 	fmt.Printf(`
 Use it:
   export KUBECONFIG=%s
   %s job list             # Volcano CLI (make binaries builds it)
-  kubectl get nodes       # any kubectl 1.34 to 1.36 (not shipped here)
+  kubectl get nodes       # make kubectl builds _output/bin/kubectl
 Logs: %s/logs/<component>.log   State: %s/state.json
 Stop: make local-down
 `, cl.Kubeconfig, vcctl, cl.RootDir, cl.RootDir)

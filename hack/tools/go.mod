@@ -3,9 +3,13 @@ module github.com/vcplugins/framework-plugins/hack/tools
 go 1.25.0
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
 	helm.sh/helm/v3 v3.15.4
+	k8s.io/api v0.30.4
+	k8s.io/apimachinery v0.30.4
 	sigs.k8s.io/kwok v0.6.1
+	sigs.k8s.io/yaml v1.4.0
 )
 
 require (
@@ -64,7 +68,6 @@ require (
 	github.com/google/btree v1.0.1 // indirect
 	github.com/google/cel-go v0.17.8 // indirect
 	github.com/google/gnostic-models v0.6.8 // indirect
-	github.com/google/go-cmp v0.7.0 // indirect
 	github.com/google/gofuzz v1.2.0 // indirect
 	github.com/google/shlex v0.0.0-20191202100458-e7afc7fbc510 // indirect
 	github.com/google/uuid v1.6.0 // indirect
@@ -153,9 +156,7 @@ require (
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
-	k8s.io/api v0.30.4 // indirect
 	k8s.io/apiextensions-apiserver v0.30.3 // indirect
-	k8s.io/apimachinery v0.30.4 // indirect
 	k8s.io/apiserver v0.30.4 // indirect
 	k8s.io/cli-runtime v0.30.3 // indirect
 	k8s.io/client-go v0.30.4 // indirect
@@ -172,7 +173,6 @@ require (
 	sigs.k8s.io/kustomize/api v0.17.2 // indirect
 	sigs.k8s.io/kustomize/kyaml v0.17.1 // indirect
 	sigs.k8s.io/structured-merge-diff/v4 v4.4.1 // indirect
-	sigs.k8s.io/yaml v1.4.0 // indirect
 )
 
 // go-containerregistry v0.22.1 (hack/tools/images) asks for docker/cli v29, whose

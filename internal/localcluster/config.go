@@ -116,6 +116,13 @@ type Config struct {
 	// RealNode says whether to start the real node (kubelet, containerd,
 	// CNI bridge, CoreDNS) beside the KWOK nodes. Default RealNodeAuto.
 	RealNode RealNodeMode
+	// Registry starts an image registry with the real node: BinDir/registry
+	// (hack/tools/registry, go-containerregistry's) on 127.0.0.1, its port
+	// forwarded into the node's network namespace, so that images pushed to
+	// State.RegistryAddress are pulled by the node's containerd from the same
+	// address, as a user's nodes pull from their registry. Ignored without
+	// the real node. Default false.
+	Registry bool
 	// ImageDir holds the image tarballs the real node loads (RealNodeImages),
 	// as `make node-images` writes them. Default <module root>/_output/images.
 	ImageDir string

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,6 +32,7 @@ const (
 	Kubelet    = "kubelet"
 	CoreDNS    = "coredns"
 	NetnsProxy = "netns-proxy"
+	Registry   = "registry"
 )
 
 // RealNodeMode says whether Up starts a real node beside the KWOK nodes.
@@ -238,6 +240,49 @@ var RealNodeImages = []string{"pause.tar", "busybox.tar"}
 // pauseImage is the sandbox image containerd runs for every pod.
 const pauseImage = "localhost/framework-plugins/pause:local"
 
+// registry starts Config.Registry's registry on a free port of 127.0.0.1,
+// blobs under <root>/registry, waits until it answers GET /v2/, and returns
+// forwards with the proxy's forward of that port into the node's namespace.
+func (u *upper) registry(ctx context.Context, forwards []string) ([]string, error) {
+	port, err := freePortExcept(u.state.Ports)
+	if err != nil {
+		return nil, err
+	}
+	u.state.Ports[Registry] = port
+	if err := writeState(&u.state); err != nil {
+		return nil, err
+	}
+	addr := u.state.RegistryAddress()
+	if err := u.start(filepath.Join(u.cfg.BinDir, Registry), Registry, nil,
+		"--addr", addr, "--dir", filepath.Join(u.cfg.RootDir, Registry)); err != nil {
+		return nil, err
+	}
+	if err := u.waitFor(ctx, "the registry", Registry, func(ctx context.Context) (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	}); err != nil {
+		return nil, err
+	}
+	return append(forwards, "--forward", Forward{Port: port}.String()), nil
+}
+
+// RegistryAddress is the registry's HOST:PORT (Config.Registry), the same
+// on the host and on the real node; "" when the cluster has none.
+func (s State) RegistryAddress() string {
+	if s.Ports[Registry] == 0 {
+		return ""
+	}
+	return fmt.Sprintf("127.0.0.1:%d", s.Ports[Registry])
+}
+
 // WaitImage is busybox.tar's image (Debian's busybox-static 1.35.0, built by
 // hack/tools/images), the controller manager's --wait-image here: a local
 // name, which no registry serves.
@@ -305,9 +350,16 @@ func (u *upper) realNode(ctx context.Context) error {
 	}
 	bin := func(name string) string { return filepath.Join(cfg.BinDir, name) }
 	self := filepath.Join(cfg.BinDir, "local-cluster")
-	if err := u.startIn("", NetnsProxy, self, nil, append([]string{"netns-proxy", "--netns", nsPath,
+	forwards := []string{
 		"--forward", Forward{Port: u.state.Ports[KubeAPIServer]}.String(),
-		"--forward", Forward{Port: rn.KubeletPort, IntoNetns: true}.String()},
+		"--forward", Forward{Port: rn.KubeletPort, IntoNetns: true}.String(),
+	}
+	if cfg.Registry {
+		if forwards, err = u.registry(ctx, forwards); err != nil {
+			return err
+		}
+	}
+	if err := u.startIn("", NetnsProxy, self, nil, append(append([]string{"netns-proxy", "--netns", nsPath}, forwards...),
 		inClusterProxyArgs(cfg.RootDir, u.state.Ports[KubeAPIServer])...)...); err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@
 //	             [--busybox PATH] [--tools-dir DIR] [--go PATH]
 //	             [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
 //	images list [--only NAMES] [--version V] [--repo-root DIR]
-//	images push --repo REGISTRY/PATH [--dir DIR] [--only NAMES] [--insecure]
+//	images push --repo REGISTRY/PATH [--dir DIR] [--only NAMES] [--insecure] [--tag T]
 //
 // The binary images (gobin.go) are static Go binaries on a distroless-style
 // base (Debian's CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532)
@@ -103,6 +103,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&push.dir, "dir", "_output/install-images", "directory holding <name>.tar (make images)")
 		fs.StringVar(&push.repo, "repo", "", "registry path to push to, e.g. registry.example.com/framework-plugins (required)")
 		fs.BoolVar(&push.insecure, "insecure", false, "plain HTTP to the registry (localhost and 127.0.0.1 always are)")
+		fs.StringVar(&push.tag, "tag", "", "tag to push under (default: the tarball's, the Makefile's VERSION)")
 		*only = strings.Join(pushDefaultNames, ",")
 		fs.Lookup("only").DefValue = *only
 	case "-h", "--help", "help":

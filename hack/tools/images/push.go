@@ -24,10 +24,11 @@ type pushOptions struct {
 	dir      string // where build wrote DIR/<name>.tar
 	repo     string // registry path pushed to, e.g. registry.example.com/framework-plugins
 	insecure bool   // plain HTTP to the registry (localhost and 127.0.0.1 are always)
+	tag      string // tag pushed under; "" for the tarball's own
 }
 
 // pushOne sends DIR/<name>.tar to <repo>/<last element of its repository>:<its
-// tag>, with the credentials of the Docker config (~/.docker/config.json,
+// tag, or o.tag>, with the credentials of the Docker config (~/.docker/config.json,
 // $DOCKER_CONFIG) or anonymously, and prints "pushed REF@sha256:..." (the
 // digest of the manifest the registry now holds, for pinning: docs/install.md).
 // The tarball must hold one image with one tag, as build writes them. Blobs
@@ -49,7 +50,11 @@ func pushOne(ctx context.Context, r *recipe, o *pushOptions, stdout io.Writer) (
 	if o.insecure {
 		nameOpts = append(nameOpts, name.Insecure)
 	}
-	dst, err := name.NewTag(o.repo+"/"+path.Base(src.RepositoryStr())+":"+src.TagStr(), append(nameOpts, name.StrictValidation)...)
+	tag := src.TagStr()
+	if o.tag != "" {
+		tag = o.tag
+	}
+	dst, err := name.NewTag(o.repo+"/"+path.Base(src.RepositoryStr())+":"+tag, append(nameOpts, name.StrictValidation)...)
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("--repo %q: %w", o.repo, err)
 	}

@@ -78,6 +78,24 @@ func TestPushToRegistry(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("digests served by the registry (-tarball +registry):\n%s", diff)
 	}
+
+	// --tag pushes the same image under another tag (the install test's
+	// next release).
+	stdout.Reset()
+	if code := run([]string{"push", "--dir", dir, "--only", "vc-controller-manager", "--repo", host + "/team/fp", "--tag", "v1.15.1-fp.9-next"}, &stdout, &stderr); code != 0 {
+		t.Fatalf("--tag: exit %d: %s", code, stderr.String())
+	}
+	next, err := name.ParseReference(host + "/team/fp/vc-controller-manager:v1.15.1-fp.9-next")
+	if err != nil {
+		t.Fatal(err)
+	}
+	desc, err := remote.Get(next)
+	if err != nil {
+		t.Fatalf("pull %s: %v", next, err)
+	}
+	if w := want[host+"/team/fp/vc-controller-manager:v1.15.1-fp.9"]; desc.Digest.String() != w {
+		t.Errorf("--tag: %s is %s, want %s", next, desc.Digest, w)
+	}
 }
 
 // The push refuses what would send an image nowhere or somewhere unmeant.
