@@ -125,6 +125,9 @@ type t struct {
 	// (v1.15: controller_image_tag_version, ...), which pins by digest
 	// ("<tag>@sha256:..."); v1.14's has image_tag_version only.
 	componentTags bool
+	// doc is docs/install.md's "Onto an existing Volcano" block: the steps
+	// the Helm upgrade runs, as the user copies them.
+	doc docSteps
 }
 
 func run(o options) (code int) {
@@ -207,6 +210,9 @@ func run(o options) (code int) {
 		return fail(err)
 	}
 	if x.componentTags, err = chartHasValue(o.chart, "controller_image_tag_version"); err != nil {
+		return fail(err)
+	}
+	if x.doc, err = readDocSteps(installDoc, installHeading); err != nil {
 		return fail(err)
 	}
 	if err := x.steps(ctx); err != nil {
@@ -571,11 +577,7 @@ func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade
 	phase.Store(step0)
 	stopCreates := x.startCreates(ctx, prefix, &phase)
 	heading("step 0" + pass + ": readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
-	err := x.sh("kubectl", "-n", ns, "patch", "deployment", "volcano-admission",
-		"--patch-file", "installer/volcano-patches/volcano-admission-readiness.yaml")
-	if err == nil {
-		err = x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-admission", "--timeout", "3m")
-	}
+	err := x.docStep(0, subst{docRolloutStatus, "rollout status deployment volcano-admission --timeout 3m"})
 	time.Sleep(3 * time.Second) // the old pod's last calls, if step 0 rolled it
 	var took time.Duration
 	if err == nil {
@@ -686,21 +688,37 @@ func (x *t) uninstallWithoutHelm(ns string) error {
 // webhook configurations once no old pod is a ready endpoint. It returns
 // when both configurations exist.
 func (x *t) upgrade(ctx context.Context, ns string) error {
-	if err := x.helm("install", "framework-plugins", x.o.chartPackage, "-n", ns, "--wait"); err != nil {
+	if err := x.docStep(1, subst{docOurChart, "helm install framework-plugins " + x.o.chartPackage + " "}); err != nil {
 		return err
 	}
 	if err := x.stockAdmitsJobs(ctx); err != nil {
 		x.failed = append(x.failed, err.Error())
 	}
-	args := []string{"upgrade", "volcano", x.o.chart, "-n", ns, "--reuse-values",
-		"-f", x.o.values, "-f", realNodeValues}
-	// volcano-values.yaml names a placeholder registry: the user's is the
-	// cluster's, where push put our images.
-	args = append(args, x.chartImages(x.o.version)...)
-	if err := x.helm(append(args, "--wait", "--timeout", "5m")...); err != nil {
+	// Volcano's chart of the line from the module cache; volcano-values.yaml
+	// names a placeholder registry: the user's is the cluster's, where push
+	// put our images.
+	if err := x.docStep(2,
+		subst{docVolcanoChart, x.o.chart + " "},
+		subst{docVolcanoValues, "-f " + x.o.values + " -f " + realNodeValues + " " +
+			strings.Join(x.chartImages(x.o.version), " ") + " --timeout 5m "}); err != nil {
 		return err
 	}
-	return x.waitConfigurations()
+	return x.docStep(3)
+}
+
+// docStep runs step n of docs/install.md's block (x.doc) with substs, each
+// command with sh -c, printed with its output.
+func (x *t) docStep(n int, substs ...subst) error {
+	cmds, err := x.doc.commands(n, substs...)
+	if err != nil {
+		return err
+	}
+	for _, c := range cmds {
+		if err := x.sh("sh", "-c", c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitConfigurations is step 3: until both of our configurations exist

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestReadDocSteps(t *testing.T) {
+	doc := filepath.Join(t.TempDir(), "install.md")
+	if err := os.WriteFile(doc, []byte(`# Install
+### Onto an existing Volcano
+
+Text.
+
+`+"```sh"+`
+# 0. first
+kubectl patch a \
+  --patch-file b
+kubectl rollout status a
+
+# 1. second
+helm install x y -n z --wait
+`+"```"+`
+
+## Next
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readDocSteps(doc, "### Onto an existing Volcano")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := docSteps{0: {"kubectl patch a --patch-file b", "kubectl rollout status a"}, 1: {"helm install x y -n z --wait"}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("steps (-want +got):\n%s", diff)
+	}
+	if _, err := readDocSteps(doc, "### Missing"); err == nil {
+		t.Error("a missing heading: no error")
+	}
+	cmds, err := got.commands(1, subst{`^helm install x y `, "helm install x /tmp/y.tgz "})
+	if err != nil || cmds[0] != "helm install x /tmp/y.tgz -n z --wait" {
+		t.Errorf("commands: %q, %v", cmds, err)
+	}
+	if _, err := got.commands(1, subst{`absent`, "x"}); err == nil {
+		t.Error("a substitution that matches nothing: no error")
+	}
+}
+
+// The install test can run docs/install.md's block as written: steps 0 to 3
+// are there, every substitution it makes matches once, and the block runs
+// nothing but kubectl, helm and timeout.
+func TestInstallDocSteps(t *testing.T) {
+	steps, err := readDocSteps(filepath.Join("..", "..", installDoc), installHeading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n, olds := range map[int][]string{0: {docRolloutStatus}, 1: {docOurChart}, 2: {docVolcanoChart, docVolcanoValues}, 3: nil} {
+		var substs []subst
+		for _, old := range olds {
+			substs = append(substs, subst{old, "x"})
+		}
+		if _, err := steps.commands(n, substs...); err != nil {
+			t.Error(err)
+		}
+		for _, c := range steps[n] {
+			if !strings.HasPrefix(c, "kubectl ") && !strings.HasPrefix(c, "helm ") && !strings.HasPrefix(c, "timeout ") {
+				t.Errorf("step %d: %q is not a kubectl, helm or timeout command", n, c)
+			}
+		}
+	}
+	if len(steps) != 4 {
+		t.Errorf("%d steps, want 0 to 3 (the install test runs those)", len(steps))
+	}
+}
