@@ -25,15 +25,23 @@ import (
 // killed. The caller waits for what it needs of the new process.
 func RestartComponent(name string) time.Time {
 	ginkgo.GinkgoHelper()
-	tc := Cluster()
-	if tc == nil || tc.Local == nil {
-		ginkgo.Skip("the suite's cluster is not a local cluster: its processes cannot be restarted")
-	}
+	tc := localCluster("restarted")
 	at := time.Now()
 	c, err := localcluster.Restart(tc.Dir, name)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "restarting %s", name)
 	ginkgo.GinkgoWriter.Printf("%s killed (SIGKILL) and started again as pid %d\n", name, c.PID)
 	return at
+}
+
+// localCluster is the suite's cluster; the spec is skipped where it is not
+// a local one, whose processes cannot be what (restarted, stopped).
+func localCluster(what string) *TestCluster {
+	ginkgo.GinkgoHelper()
+	tc := Cluster()
+	if tc == nil || tc.Local == nil {
+		ginkgo.Skip("the suite's cluster is not a local cluster: its processes cannot be " + what)
+	}
+	return tc
 }
 
 // PauseComponent stops component name of the suite's local cluster with
@@ -43,10 +51,7 @@ func RestartComponent(name string) time.Time {
 // The spec is skipped on a cluster that is not local.
 func PauseComponent(name string) (resume func()) {
 	ginkgo.GinkgoHelper()
-	tc := Cluster()
-	if tc == nil || tc.Local == nil {
-		ginkgo.Skip("the suite's cluster is not a local cluster: its processes cannot be stopped")
-	}
+	tc := localCluster("stopped")
 	cont, err := localcluster.Pause(tc.Dir, name)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "stopping %s", name)
 	ginkgo.GinkgoWriter.Printf("%s stopped (SIGSTOP)\n", name)
