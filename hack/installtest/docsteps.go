@@ -29,14 +29,13 @@ const (
 )
 
 // docSteps are the commands of the first ```sh block under a heading of a
-// Markdown file, by step: a comment line "# N. ..." starts step N; a line
-// ending in a backslash continues on the next; blank lines and other
-// comments are skipped.
+// Markdown file, by step: a comment line "# N. ..." starts step N (commands
+// before the first are step -1); a line ending in a backslash continues on
+// the next; blank lines and other comments are skipped.
 type docSteps map[int][]string
 
 // readDocSteps reads the block under heading in file. It returns an error
-// if the file cannot be read or has no such heading or block, or a command
-// comes before the first step.
+// if the file cannot be read or has no such heading or block.
 func readDocSteps(file, heading string) (docSteps, error) {
 	f, err := os.Open(file)
 	if err != nil {
@@ -73,9 +72,6 @@ func readDocSteps(file, heading string) (docSteps, error) {
 		trimmed := strings.TrimSpace(line)
 		if cmd.Len() == 0 && (trimmed == "" || strings.HasPrefix(trimmed, "#")) {
 			continue
-		}
-		if step < 0 {
-			return nil, fmt.Errorf("%s: command %q before the first step under %q", file, trimmed, heading)
 		}
 		if rest, ok := strings.CutSuffix(trimmed, `\`); ok {
 			cmd.WriteString(strings.TrimSpace(rest) + " ")

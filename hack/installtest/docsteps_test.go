@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -74,5 +75,32 @@ func TestInstallDocSteps(t *testing.T) {
 	}
 	if len(steps) != 4 {
 		t.Errorf("%d steps, want 0 to 3 (the install test runs those)", len(steps))
+	}
+}
+
+// The README's install block, what users copy, runs steps 0 to 3 as
+// install.md's, which the install test runs; it adds only the image push
+// before them and the registry to step 2.
+func TestREADMEInstallBlock(t *testing.T) {
+	doc, err := readDocSteps(filepath.Join("..", "..", installDoc), installHeading)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := readDocSteps(filepath.Join("..", "..", "README.md"), "## Install on your Volcano cluster")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const registry = "--set basic.image_registry=registry.example.com "
+	for n := 0; n <= 3; n++ {
+		got := append([]string(nil), readme[n]...)
+		for i := range got {
+			got[i] = strings.Replace(got[i], registry, "", 1)
+		}
+		if diff := cmp.Diff(doc[n], got); diff != "" {
+			t.Errorf("step %d: README.md's block differs from %s's (-install.md +README):\n%s", n, installDoc, diff)
+		}
+	}
+	if !slices.ContainsFunc(readme[-1], func(c string) bool { return strings.HasPrefix(c, "make images-push-tarballs IMAGE_REPO=") }) {
+		t.Errorf("README.md's block pushes no images before step 0: %q", readme[-1])
 	}
 }
