@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/releaseutil"
@@ -47,9 +48,19 @@ var vapAPI = []string{"admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy
 // apiVersions ("group/version/Kind"), with vals.
 func renderChart(t *testing.T, dir, release, kubeVersion string, apiVersions []string, vals map[string]any) (*rendered, error) {
 	t.Helper()
+	return renderEdited(t, dir, release, kubeVersion, apiVersions, vals, nil)
+}
+
+// renderEdited is renderChart with the loaded chart changed by edit first
+// (nil: unchanged), e.g. its appVersion as make chart-package sets it.
+func renderEdited(t *testing.T, dir, release, kubeVersion string, apiVersions []string, vals map[string]any, edit func(*chart.Chart)) (*rendered, error) {
+	t.Helper()
 	ch, err := loader.Load(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(ch)
 	}
 	in := action.NewInstall(&action.Configuration{})
 	in.DryRun, in.ClientOnly, in.Replace = true, true, true
@@ -343,6 +354,15 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	}
 	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --wait"; !strings.Contains(r.notes, want) {
 		t.Errorf("NOTES with volcano.line=v1.14.1 lack %q:\n%s", want, r.notes)
+	}
+	// The chart as make chart-package LINE=v1.14.1 packs it (appVersion
+	// v1.14.1-fp.<n>) says the same without volcano.line.
+	r, err = renderEdited(t, chartDir, "framework-plugins", "1.35.3", nil, values(t, ""), func(c *chart.Chart) { c.Metadata.AppVersion = "v1.14.1-fp.3" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --wait"; !strings.Contains(r.notes, want) {
+		t.Errorf("NOTES of the chart packed for v1.14.1 lack %q:\n%s", want, r.notes)
 	}
 	if _, err := render(t, "1.35.3", values(t, "volcano: {line: '1.14'}")); err == nil {
 		t.Errorf("volcano.line=1.14 rendered; want the schema to refuse it")

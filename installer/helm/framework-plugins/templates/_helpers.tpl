@@ -138,12 +138,14 @@ kubectl -n {{ .Values.volcano.namespace }} patch deployment volcano-admission --
 
 {{/*
 The helm upgrade of Volcano's release onto this project's images: the chart
-version and values file of the Volcano line (volcano.line, default the
-vcplugins.io/volcano-version annotation).
+version and values file of the Volcano line (volcano.line, default the line
+of the chart's appVersion, "<line>-fp.<n>": make chart-package LINE=v1.14.1
+packs v1.14.1-fp.<n>). The default line (the vcplugins.io/volcano-version
+annotation) has installer/helm/volcano-values.yaml, another lines/<line>/.
 */}}
 {{- define "framework-plugins.volcanoUpgrade" -}}
 {{- $default := index .Chart.Annotations "vcplugins.io/volcano-version" -}}
-{{- $line := .Values.volcano.line | default $default -}}
+{{- $line := .Values.volcano.line | default (regexReplaceAll "-fp\\.[0-9]+$" .Chart.AppVersion "") -}}
 {{- $file := "installer/helm/volcano-values.yaml" -}}
 {{- if ne $line $default }}{{ $file = printf "lines/%s/volcano-values.yaml" $line }}{{ end -}}
 helm upgrade volcano volcano-sh/volcano --version {{ $line | trimPrefix "v" }} -n {{ .Values.volcano.namespace }} --reuse-values -f {{ $file }} --wait
