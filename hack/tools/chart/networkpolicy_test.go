@@ -43,7 +43,13 @@ func TestAdmissionNetworkPolicy(t *testing.T) {
 		PodSelector: metav1.LabelSelector{MatchLabels: map[string]string{"app": "volcano-admission"}},
 		PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
 		Ingress: []networkingv1.NetworkPolicyIngressRule{
-			{Ports: tcp(8443), From: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: "172.18.0.2/32"}}}},
+			// The API server's addresses, and the admission pods: each
+			// manager calls every endpoint before it creates or repoints
+			// the framework webhook configurations.
+			{Ports: tcp(8443), From: []networkingv1.NetworkPolicyPeer{
+				{IPBlock: &networkingv1.IPBlock{CIDR: "172.18.0.2/32"}},
+				{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "volcano-admission"}}},
+			}},
 			{Ports: tcp(11251), From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"name": "monitoring"}}}}},
 		},
 	}
