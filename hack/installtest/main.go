@@ -218,6 +218,12 @@ func run(o options) (code int) {
 	if err := x.steps(ctx); err != nil {
 		fmt.Println("FAILED:", err)
 		x.failed = append(x.failed, err.Error())
+		// What kept the step from finishing: the nodes' conditions and
+		// taints (a node under disk pressure schedules nothing), every pod,
+		// the recent events.
+		heading("the cluster when the step failed")
+		x.printKubectl([]string{"describe", "nodes"}, []string{"get", "pods", "-A", "-o", "wide"},
+			[]string{"get", "events", "-A", "--sort-by=.lastTimestamp"})
 	}
 	heading("results")
 	for _, r := range x.results {
