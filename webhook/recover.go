@@ -209,9 +209,6 @@ func CapBody(max int64, next http.Handler) http.Handler {
 			}
 			r.Body = &bodyReader{b: body}
 			r.ContentLength = int64(len(body))
-		} else if r.ContentLength > max {
-			refuseBody(w, r, errTooLarge)
-			return
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -332,12 +332,13 @@ func (x *t) chartImages(tag string) []string {
 		args = append(args, "--set", kv[0]+"="+kv[1])
 	}
 	if x.componentTags {
-		for key, name := range map[string]string{
-			"basic.controller_image_tag_version": "vc-controller-manager",
-			"basic.admission_image_tag_version":  "vc-webhook-manager",
-			"basic.scheduler_image_tag_version":  "vc-scheduler",
+		// In a fixed order, so that the printed command is the same each run.
+		for _, kv := range [][2]string{
+			{"basic.controller_image_tag_version", "vc-controller-manager"},
+			{"basic.admission_image_tag_version", "vc-webhook-manager"},
+			{"basic.scheduler_image_tag_version", "vc-scheduler"},
 		} {
-			args = append(args, "--set", key+"="+tag+"@"+x.digests[name])
+			args = append(args, "--set", kv[0]+"="+tag+"@"+x.digests[kv[1]])
 		}
 	}
 	return args
