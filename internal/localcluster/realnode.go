@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -258,16 +257,7 @@ func (u *upper) registry(ctx context.Context, forwards []string) ([]string, erro
 		return nil, err
 	}
 	if err := u.waitFor(ctx, "the registry", Registry, func(ctx context.Context) (bool, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v2/", nil)
-		if err != nil {
-			return false, err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return false, nil
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, nil
+		return httpOK(ctx, "http://"+addr+"/v2/")
 	}); err != nil {
 		return nil, err
 	}
