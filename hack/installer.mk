@@ -56,7 +56,7 @@ IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unk
 # More `docker buildx build` flags, e.g. --builder, --cache-to, --provenance=false.
 IMAGE_BUILD_FLAGS  ?=
 
-.PHONY: test-install-real-node chart-package helm-lint manifests verify-manifests test-install images images-load images-docker images-push images-push-tarballs \
+.PHONY: test-install-real-node install-prereqs install-prereqs-real-node chart-package helm-lint manifests verify-manifests test-install images images-load images-docker images-push images-push-tarballs \
 	image-vc-controller-manager image-vc-webhook-manager
 
 # The chart rendered behind a header, on stdout: $(1) is the file it is
@@ -200,7 +200,14 @@ INSTALL_LINE_FLAGS := $(if $(filter-out $(DEFAULT_LINE),$(LINE)),--volcano-value
 
 # Starts a real node, one per machine: under the lock every real node takes.
 # Its kubectl commands run make kubectl's, not whatever the host has.
-test-install-real-node: $(INSTALL_CLUSTER_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images chart-package
+# What the install test builds, only where it runs (make test builds it beside
+# the e2e suite: test-e2e-beside).
+install-prereqs: node-prereqs
+	@if [ -f $(NODE_PREREQS_STATE) ]; then $(MAKE) --no-print-directory install-prereqs-real-node; \
+	else echo "install test: nothing built for it (the real node is skipped here)"; fi
+install-prereqs-real-node: $(INSTALL_CLUSTER_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images chart-package
 	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
+
+test-install-real-node: install-prereqs-real-node
 	PATH=$(LOCAL_BIN_ABS):$$PATH flock /tmp/realnode.lock $(LOCAL_BIN)/installtest --version $(VERSION) --bin-dir $(LOCAL_BIN) --install-images $(INSTALL_IMAGES_DIR) \
 		--images-tool $(IMAGES_TOOL) --chart-package $(CHART_PACKAGE)$(if $(INSTALL_LINE_FLAGS), $(INSTALL_LINE_FLAGS))

@@ -77,7 +77,7 @@ binaries: $(LOCAL_THIRD_PARTY_BINARIES) $(LOCAL_OWN_BINARIES) $(LOCAL_BIN)/local
 CLUSTER_BINARIES := etcd kube-apiserver kube-controller-manager kube-scheduler kubelet
 ifneq ($(LINE),$(DEFAULT_LINE))
 CLUSTER_MODFILE := $(CURDIR)/_output/$(LINE)/cluster.mod
-$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): GOFLAGS := -buildvcs=false -modfile=$(CLUSTER_MODFILE) -mod=mod
+$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): GOFLAGS := $(BUILD_GOFLAGS) -modfile=$(CLUSTER_MODFILE) -mod=mod
 # Order-only: like every third-party binary, built when missing (delete them
 # after changing the line's versions); the go command may rewrite the file.
 $(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES)): | $(CLUSTER_MODFILE)
@@ -115,7 +115,7 @@ KUBE_VERSION_LDFLAGS = -X k8s.io/component-base/version.gitVersion=$(KUBE_VERSIO
 # kubectl of the same Kubernetes release, for the docs' commands; not part of
 # make binaries. Always the default line's go.mod (kubectl 1.35 serves 1.34 too).
 kubectl: $(LOCAL_BIN)/kubectl ## Build kubectl (of go.mod's Kubernetes release) into _output/bin.
-$(LOCAL_BIN)/kubectl: GOFLAGS := -buildvcs=false
+$(LOCAL_BIN)/kubectl: GOFLAGS := $(BUILD_GOFLAGS)
 $(LOCAL_BIN)/kubectl:
 	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kubectl)
 # Only in a cluster without Volcano (local-cluster up --no-volcano, make test-install).
