@@ -278,7 +278,7 @@ const ourPath = "framework-plugins/"
 // registry does not serve an image under the digest the tool printed.
 func (x *t) push(tag string, record bool) error {
 	heading("push our images to the cluster's registry " + x.registry + " (tag " + tag + ")")
-	out, err := x.output(x.o.imagesTool, "push", "--dir", x.o.installImages, "--only", strings.Join(ourImages, ","),
+	out, err := x.output(x.o.imagesTool, "push", "--dir", x.o.installImages, "--only", strings.Join(ourImages(), ","),
 		"--repo", x.registry+"/"+strings.TrimSuffix(ourPath, "/"), "--tag", tag)
 	fmt.Print(string(out))
 	if err != nil {
@@ -287,7 +287,7 @@ func (x *t) push(tag string, record bool) error {
 	if !record {
 		return nil
 	}
-	for _, name := range ourImages {
+	for _, name := range ourImages() {
 		m := regexp.MustCompile(regexp.QuoteMeta(x.ref(name, tag)) + `@(sha256:[0-9a-f]{64})\n`).FindSubmatch(out)
 		if m == nil {
 			return fmt.Errorf("images push printed no digest for %s", x.ref(name, tag))
@@ -321,24 +321,14 @@ func (x *t) pinned(name, tag string) string {
 // images under tag: registry, names and tag, and, where the chart has a tag
 // per component, each pinned by digest.
 func (x *t) chartImages(tag string) []string {
-	var args []string
-	for _, kv := range [][2]string{
-		{"basic.image_registry", x.registry},
-		{"basic.controller_image_name", ourPath + "vc-controller-manager"},
-		{"basic.admission_image_name", ourPath + "vc-webhook-manager"},
-		{"basic.scheduler_image_name", ourPath + "vc-scheduler"},
-		{"basic.image_tag_version", tag},
-	} {
-		args = append(args, "--set", kv[0]+"="+kv[1])
+	args := []string{"--set", "basic.image_registry=" + x.registry}
+	for _, c := range ourComponents {
+		args = append(args, "--set", c.nameValue+"="+ourPath+c.image)
 	}
+	args = append(args, "--set", "basic.image_tag_version="+tag)
 	if x.componentTags {
-		// In a fixed order, so that the printed command is the same each run.
-		for _, kv := range [][2]string{
-			{"basic.controller_image_tag_version", "vc-controller-manager"},
-			{"basic.admission_image_tag_version", "vc-webhook-manager"},
-			{"basic.scheduler_image_tag_version", "vc-scheduler"},
-		} {
-			args = append(args, "--set", kv[0]+"="+tag+"@"+x.digests[kv[1]])
+		for _, c := range ourComponents {
+			args = append(args, "--set", c.tagValue+"="+tag+"@"+x.digests[c.image])
 		}
 	}
 	return args
@@ -633,10 +623,10 @@ func (x *t) upgradeWithoutHelm(ns string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	for _, d := range []struct{ deployment, image string }{
-		{"volcano-controllers", "vc-controller-manager"},
-		{"volcano-admission", "vc-webhook-manager"},
-	} {
+	for _, d := range ourComponents {
+		if !d.patched {
+			continue
+		}
 		src := filepath.Join(x.o.patches, d.deployment+".yaml")
 		data, err := os.ReadFile(src)
 		if err != nil {
@@ -805,8 +795,27 @@ func (x *t) rollback(ns string) error {
 	return x.helm("uninstall", "framework-plugins", "-n", ns, "--wait")
 }
 
-// ourImages are the names of this project's images in Volcano's Deployments.
-var ourImages = []string{"vc-controller-manager", "vc-webhook-manager", "vc-scheduler"}
+// ourComponents are this project's images in Volcano's chart: the Deployment
+// each runs in, the chart's values that name its image and (Volcano v1.15 on)
+// give it a tag of its own, and whether "Install without Helm" patches it
+// (installer/volcano-patches/<deployment>.yaml).
+var ourComponents = []struct {
+	deployment, image, nameValue, tagValue string
+	patched                                bool
+}{
+	{"volcano-controllers", "vc-controller-manager", "basic.controller_image_name", "basic.controller_image_tag_version", true},
+	{"volcano-admission", "vc-webhook-manager", "basic.admission_image_name", "basic.admission_image_tag_version", true},
+	{"volcano-scheduler", "vc-scheduler", "basic.scheduler_image_name", "basic.scheduler_image_tag_version", false},
+}
+
+// ourImages are the names of this project's images (ourComponents).
+func ourImages() []string {
+	names := make([]string, len(ourComponents))
+	for i, c := range ourComponents {
+		names[i] = c.image
+	}
+	return names
+}
 
 // nextReleaseAndBack is docs/install.md's "Upgrade" to a new release of this
 // project and "Roll back to the previous release": Volcano's release upgraded
@@ -851,7 +860,8 @@ func (x *t) nextReleaseAndBack(ctx context.Context, ns string) error {
 	}
 	// Every Deployment runs this release's image again, and its pods run
 	// what the registry served under the digest push printed.
-	for d, name := range map[string]string{"volcano-controllers": "vc-controller-manager", "volcano-admission": "vc-webhook-manager", "volcano-scheduler": "vc-scheduler"} {
+	for _, c := range ourComponents {
+		d, name := c.deployment, c.image
 		dep, err := x.kube.AppsV1().Deployments(ns).Get(ctx, d, metav1.GetOptions{})
 		if err != nil {
 			return err
