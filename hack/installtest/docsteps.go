@@ -9,18 +9,21 @@ import (
 	"strings"
 )
 
-// installDoc and installHeading locate the block of commands the install
-// test runs as the user would: docs/install.md, "Onto an existing Volcano".
+// installDoc and its headings locate the blocks of commands the install
+// test runs as the user would: docs/install.md's "Onto an existing Volcano"
+// (with Helm) and "Install without Helm".
 const (
 	installDoc     = "docs/install.md"
 	installHeading = "### Onto an existing Volcano"
+	noHelmHeading  = "## Install without Helm"
 )
 
-// What the test replaces in installDoc's block (regular expressions): step
-// 0's rollout wait gets a timeout; step 1 installs the packaged chart
-// instead of the directory; step 2 takes Volcano's chart of the line from
-// the module cache, and adds to the user's values the real node's and the
-// images pushed to the cluster's registry.
+// What the test replaces in installDoc's blocks (regular expressions): the
+// rollout waits get a timeout; with Helm, step 1 installs the packaged chart
+// instead of the directory, step 2 takes Volcano's chart of the line from
+// the module cache and adds to the user's values the real node's and the
+// images pushed to the cluster's registry; without Helm, step 2 applies the
+// patches with the pushed images written in (docPatchFile).
 const (
 	docRolloutStatus = `rollout status deployment volcano-admission$`
 	docOurChart      = `^helm install framework-plugins installer/helm/framework-plugins `
@@ -90,6 +93,12 @@ func readDocSteps(file, heading string) (docSteps, error) {
 	return steps, nil
 }
 
+// docPatchFile matches the --patch-file argument of deployment's patch in
+// the block without Helm.
+func docPatchFile(deployment string) string {
+	return `--patch-file installer/volcano-patches/` + regexp.QuoteMeta(deployment) + `\.yaml$`
+}
+
 // subst replaces what the regular expression old matches by new: what the
 // test runs in place of the user's (its chart paths, registry, values).
 type subst struct{ old, new string }
@@ -100,7 +109,7 @@ type subst struct{ old, new string }
 func (d docSteps) commands(n int, substs ...subst) ([]string, error) {
 	cmds := append([]string(nil), d[n]...)
 	if len(cmds) == 0 {
-		return nil, fmt.Errorf("%s has no step %d under %q", installDoc, n, installHeading)
+		return nil, fmt.Errorf("no step %d", n)
 	}
 	for _, s := range substs {
 		re := regexp.MustCompile(s.old)
@@ -112,7 +121,7 @@ func (d docSteps) commands(n int, substs ...subst) ([]string, error) {
 			}
 		}
 		if hits != 1 {
-			return nil, fmt.Errorf("%s step %d: %d commands match %q, want 1 (update hack/installtest with the doc)", installDoc, n, hits, s.old)
+			return nil, fmt.Errorf("step %d: %d commands match %q, want 1 (update hack/installtest with the doc)", n, hits, s.old)
 		}
 	}
 	return cmds, nil

@@ -51,30 +51,44 @@ helm install x y -n z --wait
 	}
 }
 
-// The install test can run docs/install.md's block as written: steps 0 to 3
-// are there, every substitution it makes matches once, and the block runs
-// nothing but kubectl, helm and timeout.
+// The install test can run docs/install.md's blocks as written, with Helm
+// and without: steps 0 to 3 are there, every substitution it makes matches
+// once, and the blocks run nothing but kubectl, helm and timeout.
 func TestInstallDocSteps(t *testing.T) {
-	steps, err := readDocSteps(filepath.Join("..", "..", installDoc), installHeading)
-	if err != nil {
-		t.Fatal(err)
+	var patched []string
+	for _, c := range ourComponents {
+		if c.patched {
+			patched = append(patched, docPatchFile(c.deployment))
+		}
 	}
-	for n, olds := range map[int][]string{0: {docRolloutStatus}, 1: {docOurChart}, 2: {docVolcanoChart, docVolcanoValues}, 3: nil} {
-		var substs []subst
-		for _, old := range olds {
-			substs = append(substs, subst{old, "x"})
+	for _, tc := range []struct {
+		heading string
+		substs  map[int][]string
+	}{
+		{installHeading, map[int][]string{0: {docRolloutStatus}, 1: {docOurChart}, 2: {docVolcanoChart, docVolcanoValues}, 3: nil}},
+		{noHelmHeading, map[int][]string{0: {docRolloutStatus}, 1: nil, 2: append([]string{docRolloutStatus}, patched...), 3: nil}},
+	} {
+		steps, err := readDocSteps(filepath.Join("..", "..", installDoc), tc.heading)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if _, err := steps.commands(n, substs...); err != nil {
-			t.Error(err)
-		}
-		for _, c := range steps[n] {
-			if !strings.HasPrefix(c, "kubectl ") && !strings.HasPrefix(c, "helm ") && !strings.HasPrefix(c, "timeout ") {
-				t.Errorf("step %d: %q is not a kubectl, helm or timeout command", n, c)
+		for n, olds := range tc.substs {
+			var substs []subst
+			for _, old := range olds {
+				substs = append(substs, subst{old, "x"})
+			}
+			if _, err := steps.commands(n, substs...); err != nil {
+				t.Errorf("%s: %v", tc.heading, err)
+			}
+			for _, c := range steps[n] {
+				if !strings.HasPrefix(c, "kubectl ") && !strings.HasPrefix(c, "helm ") && !strings.HasPrefix(c, "timeout ") {
+					t.Errorf("%s step %d: %q is not a kubectl, helm or timeout command", tc.heading, n, c)
+				}
 			}
 		}
-	}
-	if len(steps) != 4 {
-		t.Errorf("%d steps, want 0 to 3 (the install test runs those)", len(steps))
+		if len(steps) != 4 {
+			t.Errorf("%s: %d steps, want 0 to 3 (the install test runs those)", tc.heading, len(steps))
+		}
 	}
 }
 

@@ -126,8 +126,9 @@ type t struct {
 	// ("<tag>@sha256:..."); v1.14's has image_tag_version only.
 	componentTags bool
 	// doc is docs/install.md's "Onto an existing Volcano" block: the steps
-	// the Helm upgrade runs, as the user copies them.
-	doc docSteps
+	// the Helm upgrade runs, as the user copies them; noHelm is its
+	// "Install without Helm" block.
+	doc, noHelm docSteps
 }
 
 func run(o options) (code int) {
@@ -213,6 +214,9 @@ func run(o options) (code int) {
 		return fail(err)
 	}
 	if x.doc, err = readDocSteps(installDoc, installHeading); err != nil {
+		return fail(err)
+	}
+	if x.noHelm, err = readDocSteps(installDoc, noHelmHeading); err != nil {
 		return fail(err)
 	}
 	if err := x.steps(ctx); err != nil {
@@ -384,7 +388,7 @@ func (x *t) steps(ctx context.Context) error {
 	// Volcano's manager drops its connections on SIGTERM, which the API server
 	// may still be using. That is Volcano's own behaviour on any rollout of
 	// its admission pod, reported by countedUpgrade but not failed on.
-	if err := x.countedUpgrade(ctx, ns, "", "probe-", func() error { return x.upgrade(ctx, ns) }); err != nil {
+	if err := x.countedUpgrade(ctx, ns, "", "probe-", x.doc, func() error { return x.upgrade(ctx, ns) }); err != nil {
 		return err
 	}
 
@@ -548,7 +552,7 @@ func (x *t) chartConfigured(images string) {
 // no create. Then a framework Job on our images, the uninstall without Helm
 // and the check that nothing of ours is left.
 func (x *t) withoutHelm(ctx context.Context, ns string) error {
-	if err := x.countedUpgrade(ctx, ns, " without Helm", "nohelm-probe-", func() error { return x.upgradeWithoutHelm(ns) }); err != nil {
+	if err := x.countedUpgrade(ctx, ns, " without Helm", "nohelm-probe-", x.noHelm, func() error { return x.upgradeWithoutHelm(ns) }); err != nil {
 		return err
 	}
 	heading("without Helm: a TensorFlow Job with this project's plugin")
@@ -568,13 +572,13 @@ func (x *t) withoutHelm(ctx context.Context, ns string) error {
 // and records a failure for every create that failed during the upgrade
 // (step 0's are Volcano's own behaviour, reported only). It returns the error
 // of step 0 or of upgrade.
-func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade func() error) error {
+func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, doc docSteps, upgrade func() error) error {
 	var phase atomic.Pointer[createCounts]
 	step0, upgraded := &createCounts{}, &createCounts{}
 	phase.Store(step0)
 	stopCreates := x.startCreates(ctx, prefix, &phase)
 	heading("step 0" + pass + ": readiness probe and preStop pause for Volcano's admission (docs/install.md), creating a Job every second")
-	err := x.docStep(0, subst{docRolloutStatus, "rollout status deployment volcano-admission --timeout 3m"})
+	err := x.runDoc(doc, 0, subst{docRolloutStatus, "rollout status deployment volcano-admission --timeout 3m"})
 	time.Sleep(3 * time.Second) // the old pod's last calls, if step 0 rolled it
 	var took time.Duration
 	if err == nil {
@@ -610,12 +614,13 @@ func (x *t) countedUpgrade(ctx context.Context, ns, pass, prefix string, upgrade
 // resolves: the test puts the local name of make images's tarballs there.
 const patchPlaceholder = "REGISTRY.example.invalid/"
 
-// upgradeWithoutHelm is steps 1-3 of "Install without Helm": the chart's
-// default render (RBAC; it creates no webhook configuration), the two
-// patches with the placeholder registry replaced, and the wait for the
-// configurations the new webhook manager creates.
+// upgradeWithoutHelm is steps 1-3 of docs/install.md's "Install without
+// Helm", its commands as the page shows them (x.noHelm) but for the patch
+// files: copies of the line's, with the placeholder registry replaced by the
+// image pushed, by digest, as the page says to. Then both Deployments have
+// rolled out (the page waits for the admission only).
 func (x *t) upgradeWithoutHelm(ns string) error {
-	if err := x.sh("kubectl", "apply", "-f", "installer/framework-plugins.yaml"); err != nil {
+	if err := x.runDoc(x.noHelm, 1); err != nil {
 		return err
 	}
 	dir, err := os.MkdirTemp("", "installtest-patches-")
@@ -623,6 +628,7 @@ func (x *t) upgradeWithoutHelm(ns string) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	substs := []subst{{docRolloutStatus, "rollout status deployment volcano-admission --timeout 3m"}}
 	for _, d := range ourComponents {
 		if !d.patched {
 			continue
@@ -638,21 +644,19 @@ func (x *t) upgradeWithoutHelm(ns string) error {
 		if !strings.Contains(string(data), "image: "+want+"\n") {
 			return fmt.Errorf("%s does not name image %s", src, want)
 		}
-		// Replaced as docs/install.md says: by the image pushed, by digest.
 		patch := filepath.Join(dir, d.deployment+".yaml")
 		if err := os.WriteFile(patch, []byte(strings.ReplaceAll(string(data), "image: "+want+"\n", "image: "+x.pinned(d.image, x.o.version)+"\n")), 0o600); err != nil {
 			return err
 		}
-		if err := x.sh("kubectl", "-n", ns, "patch", "deployment", d.deployment, "--patch-file", patch); err != nil {
-			return err
-		}
+		substs = append(substs, subst{docPatchFile(d.deployment), "--patch-file " + patch})
 	}
-	for _, d := range []string{"volcano-admission", "volcano-controllers"} {
-		if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", d, "--timeout", "3m"); err != nil {
-			return err
-		}
+	if err := x.runDoc(x.noHelm, 2, substs...); err != nil {
+		return err
 	}
-	return x.waitConfigurations()
+	if err := x.sh("kubectl", "-n", ns, "rollout", "status", "deployment", "volcano-controllers", "--timeout", "3m"); err != nil {
+		return err
+	}
+	return x.runDoc(x.noHelm, 3)
 }
 
 // uninstallWithoutHelm is "Uninstall" without Helm: the configurations
@@ -703,12 +707,17 @@ func (x *t) upgrade(ctx context.Context, ns string) error {
 	return x.docStep(3)
 }
 
-// docStep runs step n of docs/install.md's block (x.doc) with substs, each
-// command with sh -c, printed with its output.
+// docStep runs step n of docs/install.md's block with Helm (x.doc).
 func (x *t) docStep(n int, substs ...subst) error {
-	cmds, err := x.doc.commands(n, substs...)
+	return x.runDoc(x.doc, n, substs...)
+}
+
+// runDoc runs step n of one of docs/install.md's blocks with substs, each
+// command with sh -c, printed with its output.
+func (x *t) runDoc(doc docSteps, n int, substs ...subst) error {
+	cmds, err := doc.commands(n, substs...)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", installDoc, err)
 	}
 	for _, c := range cmds {
 		if err := x.sh("sh", "-c", c); err != nil {
