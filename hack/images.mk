@@ -26,7 +26,7 @@ IMAGES_TOOL := _output/bin/images
 # line's module file.
 images-tool:
 	@mkdir -p _output/bin
-	cd hack/tools && GOFLAGS=$(SUBMODULE_GOFLAGS) $(GO) build -o ../../$(IMAGES_TOOL) ./images
+	cd hack/tools && GOFLAGS='$(SUBMODULE_GOFLAGS)' $(GO) build -o ../../$(IMAGES_TOOL) ./images
 
 node-images: images-tool ## Build the busybox and pause image tarballs into _output/images.
 	$(IMAGES_TOOL) build --out $(IMAGES_DIR) --only busybox,pause $(IMAGES_FLAGS)
