@@ -343,9 +343,9 @@ func TestSampleCheck(t *testing.T) {
 	worker := utiltesting.Env(runPod(t, job, "worker", 1), 0)
 	bad := map[string]func(map[string]string){
 		`PADDLE_MASTER="pd-worker-0.pd.default.svc.cluster.local:37777", want "pd-master-0.pd.default.svc.cluster.local:37777"`: func(e map[string]string) { e[EnvMaster] = "pd-worker-0.pd.default.svc.cluster.local:37777" },
-		`PADDLE_NNODES="2", want "3"`:                                       func(e map[string]string) { e[EnvNNodes] = "2" },
-		`PADDLE_JOB_ID="", want "pd"`:                                       func(e map[string]string) { delete(e, EnvJobID) },
-		`PADDLE_SERVER_NUM="1", want it unset`:                              func(e map[string]string) { e[EnvServerNum] = "1" },
+		`PADDLE_NNODES="2", want "3"`:          func(e map[string]string) { e[EnvNNodes] = "2" },
+		`PADDLE_JOB_ID="", want "pd"`:          func(e map[string]string) { delete(e, EnvJobID) },
+		`PADDLE_SERVER_NUM="1", want it unset`: func(e map[string]string) { e[EnvServerNum] = "1" },
 	}
 	for want, edit := range bad {
 		env := map[string]string{}
