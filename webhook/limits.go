@@ -132,7 +132,8 @@ func svcSizes(job *batch.Job) map[string]int {
 	for i := range job.Spec.Tasks {
 		t := &job.Spec.Tasks[i]
 		n := jobs.DistinctHostCount(t)
-		joined := jobs.DistinctHostsLen(job, t) + max(n-1, 0)
+		// Volcano's hosts are <hostname>.<subdomain>: ours less the qualifier.
+		joined := jobs.DistinctHostsLen(job, t) - n*len(jobs.Domain("").Qualifier(job)) + max(n-1, 0)
 		key := strings.ReplaceAll(t.Name, "-", "_")
 		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
 		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined

@@ -231,7 +231,7 @@ func TestGraphCycle(t *testing.T) {
 
 func TestValidateJobLimits(t *testing.T) {
 	// Hostnames: <job>-<task>-<index>; the job name is the subdomain.
-	job53 := longName("j", 53)
+	job53, job54 := longName("j", 53), longName("j", 54)
 	tests := []struct {
 		name string
 		job  *batch.Job
@@ -239,8 +239,8 @@ func TestValidateJobLimits(t *testing.T) {
 	}{
 		{
 			name: "the last pod's hostname is 64 characters",
-			job:  mkJob(job53).Task(MakeTask("worker", 1000).Obj()).Plugin("tensorflow").Obj(),
-			want: []string{`spec.tasks[0].name: Invalid value: "` + job53 + `-worker-999": plugin tensorflow: the hostname of pod 999 of task "worker" would be 64 characters; a pod hostname is a DNS label of at most 63, so the pod could not be created: shorten the job or task name`},
+			job:  mkJob(job54).Task(MakeTask("worker", 100).Obj()).Plugin("tensorflow").Obj(),
+			want: []string{`spec.tasks[0].name: Invalid value: "` + job54 + `-worker-99": plugin tensorflow: the hostname of pod 99 of task "worker" would be 64 characters; a pod hostname is a DNS label of at most 63, so the pod could not be created: shorten the job or task name`},
 		},
 		{
 			name: "63 characters are fine",
@@ -290,7 +290,7 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 			// Find the largest job whose TF_CONFIG fits and check both sides of the
 			// limit: the figure in the message is the exact size.
 			fits, over := int32(0), int32(0)
-			for n := int32(600); n < 800; n++ {
+			for n := int32(300); n < 800; n++ {
 				if len(ValidateJob(tfConfigJob(name, n, n, mode))) == 0 {
 					fits = n
 					continue

@@ -54,6 +54,7 @@ func main() {
 	controllers.AddFlags(fs)
 	apiflags.SetDefaults(fs) // 500 QPS, burst 1000: large jobs stall at 50/100
 	applyGPUResources := apiflags.GPUResources(fs)
+	applyClusterDomain := apiflags.ClusterDomain(fs)
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 	commonutil.LeaderElectionDefault(&opts.LeaderElection)
 	opts.LeaderElection.ResourceName = "vc-controller-manager"
@@ -63,6 +64,10 @@ func main() {
 
 	if opts.PrintVersion {
 		version.PrintVersionAndExit()
+	}
+	if err := applyClusterDomain(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	if err := opts.CheckOptionOrDie(); err != nil {
 		fmt.Fprintln(os.Stderr, err)

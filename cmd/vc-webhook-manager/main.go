@@ -60,11 +60,17 @@ func main() {
 	maxInFlight := fs.Int("max-requests-in-flight", defaultMaxInFlight,
 		"The most admission requests served at once, on every path; one more is answered 429 Too Many Requests at once (the API server counts it as a failed call). 0 means no limit.")
 	applyGPUResources := apiflags.GPUResources(fs)
+	applyClusterDomain := apiflags.ClusterDomain(fs)
 	cliflag.InitFlags()
 	gpuResources := applyGPUResources()
 
 	if config.PrintVersion {
 		version.PrintVersionAndExit()
+	}
+	// The admission bounds measure hosts as the controller names them.
+	if err := applyClusterDomain(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	klog.StartFlushDaemon(*flushFreq)
 	defer klog.Flush()

@@ -360,7 +360,10 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 		if err := registerChartWebhooks(ctx, u.kube, cfg.BinDir, ports[WebhookManager], ca); err != nil {
 			return err
 		}
-		args = append(args, "--create-framework-webhook-configurations=false")
+		args = append(args, "--create-framework-webhook-configurations=false",
+			// The domain CoreDNS serves and the kubelet names (the default, given
+			// so that the three agree by construction).
+			"--cluster-domain", ClusterDomain)
 	}
 	// Readiness is awaited after the other components have started:
 	// Volcano's manager polls for its configurations one at a time,
@@ -407,7 +410,7 @@ func (u *upper) startControllerManager(context.Context) error {
 		"--enable-healthz", "--healthz-address", fmt.Sprintf("127.0.0.1:%d", u.state.Ports[ControllerManagerHealthz]),
 	}
 	if u.cfg.ControllerManagerBinary == ControllerManager { // Volcano's has no such flag
-		args = append(args, "--wait-image", WaitImage)
+		args = append(args, "--wait-image", WaitImage, "--cluster-domain", ClusterDomain)
 	}
 	return u.start(bins[ControllerManager], ControllerManager, volcanoEnv(root), args...)
 }

@@ -46,6 +46,11 @@ type Hello struct {
 	PerPod int
 }
 
+// qualified matches what follows <hostname>.<subdomain> in the hosts the
+// plugins inject: .<namespace>.svc.cluster.local (the local cluster's domain,
+// in any namespace).
+const qualified = `\.[a-z0-9-]+\.svc\.cluster\.local`
+
 // Hellos are the examples a user meets first (README's "A Job",
 // docs/install.md's Verify, the chart's NOTES) and the minimal example of
 // every framework. The GPU examples (example/*/*-gpu.yaml) are not here:
@@ -61,11 +66,11 @@ var Hellos = []Hello{
 	},
 	{
 		Source: "example/pytorch/pytorch.yaml", Name: "pytorch-dist", Container: "pytorch",
-		Success: regexp.MustCompile(`(?m)^rank [0-2]: OK, (all 3 ranks joined at|joined the master at) pytorch-dist-master-0\.pytorch-dist:23456`), Tasks: []string{"master", "worker"}, PerPod: 1,
+		Success: regexp.MustCompile(`(?m)^rank [0-2]: OK, (all 3 ranks joined at|joined the master at) pytorch-dist-master-0\.pytorch-dist` + qualified + `:23456`), Tasks: []string{"master", "worker"}, PerPod: 1,
 	},
 	{
 		Source: "example/mxnet/mxnet.yaml", Name: "mxnet-dist", Container: "mxnet",
-		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 1 servers and 2 workers registered|(server|worker) mxnet-dist-(server|worker)-\d: OK, registered with the scheduler at mxnet-dist-scheduler-0\.mxnet-dist:9091)$`), Tasks: []string{"scheduler", "server", "worker"}, PerPod: 1,
+		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 1 servers and 2 workers registered|(server|worker) mxnet-dist-(server|worker)-\d: OK, registered with the scheduler at mxnet-dist-scheduler-0\.mxnet-dist` + qualified + `:9091)$`), Tasks: []string{"scheduler", "server", "worker"}, PerPod: 1,
 	},
 	{
 		Source: "example/mpi/mpi.yaml", Name: "mpi-dist", Container: "mpi",
@@ -76,19 +81,19 @@ var Hellos = []Hello{
 		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
 	}, {
 		Source: "example/dask/dask.yaml", Name: "dask-dist", Container: "dask",
-		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 2 workers \(dask-dist-worker-0 dask-dist-worker-1\) and 1 client connected|(worker dask-dist-worker-[01]|client): OK, connected to the scheduler at tcp://dask-dist-scheduler-0\.dask-dist:8786)$`), Tasks: []string{"scheduler", "worker", "client"}, PerPod: 1,
+		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 2 workers \(dask-dist-worker-0 dask-dist-worker-1\) and 1 client connected|(worker dask-dist-worker-[01]|client): OK, connected to the scheduler at tcp://dask-dist-scheduler-0\.dask-dist` + qualified + `:8786)$`), Tasks: []string{"scheduler", "worker", "client"}, PerPod: 1,
 	},
 	{
 		Source: "example/xgboost/xgboost.yaml", Name: "xgboost-dist", Container: "xgboost",
-		Success: regexp.MustCompile(`(?m)^(master: OK, ranks 1 to 2 joined|rank [12] of 3: OK, joined) the tracker at xgboost-dist-master-0\.xgboost-dist:9999$`), Tasks: []string{"master", "worker"}, PerPod: 1,
+		Success: regexp.MustCompile(`(?m)^(master: OK, ranks 1 to 2 joined|rank [12] of 3: OK, joined) the tracker at xgboost-dist-master-0\.xgboost-dist` + qualified + `:9999$`), Tasks: []string{"master", "worker"}, PerPod: 1,
 	},
 	{
 		Source: "example/paddle/paddle.yaml", Name: "paddle-dist", Container: "paddle",
-		Success: regexp.MustCompile(`(?m)^(rank 0 paddle-dist-worker-0: OK, served the rendezvous at [0-9a-f.:]+:36543 to 2 nodes of job paddle-dist|node paddle-dist-worker-[12]: OK, registered at the rendezvous paddle-dist-worker-0\.paddle-dist:36543 of job paddle-dist with 3 nodes)$`), Tasks: []string{"worker"}, PerPod: 1,
+		Success: regexp.MustCompile(`(?m)^(rank 0 paddle-dist-worker-0: OK, served the rendezvous at [0-9a-f.:]+:36543 to 2 nodes of job paddle-dist|node paddle-dist-worker-[12]: OK, registered at the rendezvous paddle-dist-worker-0\.paddle-dist` + qualified + `:36543 of job paddle-dist with 3 nodes)$`), Tasks: []string{"worker"}, PerPod: 1,
 	},
 	{
 		Source: "example/jax/jax.yaml", Name: "jax-dist", Container: "jax",
-		Success: regexp.MustCompile(`(?m)^process [0-2] of 3: OK, (all 3 processes registered at|registered with the coordinator at) jax-dist-worker-0\.jax-dist:6666$`), Tasks: []string{"worker"}, PerPod: 1,
+		Success: regexp.MustCompile(`(?m)^process [0-2] of 3: OK, (all 3 processes registered at|registered with the coordinator at) jax-dist-worker-0\.jax-dist` + qualified + `:6666$`), Tasks: []string{"worker"}, PerPod: 1,
 	},
 }
 

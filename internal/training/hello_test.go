@@ -87,7 +87,7 @@ func TestHelloJudge(t *testing.T) {
 	}
 	tfPods := []*corev1.Pod{pod("tf-dist-ps-0", "ps"), pod("tf-dist-worker-0", "worker"), pod("tf-dist-worker-1", "worker")}
 	tfLogs := map[string]string{
-		"tf-dist-ps-0":     "ps:0 serves tf-dist-ps-0.tf-dist:2222\nps:0: OK, reached and heard from 2 tasks\n",
+		"tf-dist-ps-0":     "ps:0 serves tf-dist-ps-0.tf-dist.ns.svc.cluster.local:2222\nps:0: OK, reached and heard from 2 tasks\n",
 		"tf-dist-worker-0": "worker:0: OK, reached and heard from 2 tasks\n",
 		"tf-dist-worker-1": "worker:1: OK, reached and heard from 2 tasks\n",
 	}
@@ -109,7 +109,7 @@ func TestHelloJudge(t *testing.T) {
 	}{
 		{"every task said OK", hello("example/tensorflow/tensorflow.yaml"), Run{Pods: tfPods, Logs: tfLogs}, 3, ""},
 		{"the ps hung: TF_CONFIG printed, port never served (issue #25)", hello("example/tensorflow/tensorflow.yaml"),
-			Run{Pods: tfPods, Logs: with(tfLogs, "tf-dist-ps-0", `{'cluster': {'ps': ['tf-dist-ps-0.tf-dist:2222']}}`+"\n")}, 0, "pod tf-dist-ps-0 printed 0"},
+			Run{Pods: tfPods, Logs: with(tfLogs, "tf-dist-ps-0", `{'cluster': {'ps': ['tf-dist-ps-0.tf-dist.ns.svc.cluster.local:2222']}}`+"\n")}, 0, "pod tf-dist-ps-0 printed 0"},
 		{"a task of the Job had no pod", hello("example/tensorflow/tensorflow.yaml"), Run{Pods: tfPods[:1], Logs: tfLogs}, 0, "no pod of task worker"},
 		{"the launcher printed both ranks", hello("example/mpi/mpi.yaml"),
 			Run{Pods: mpiPods, Logs: map[string]string{"mpi-dist-master-0": "rank 1 of 2 on mpi-dist-worker-1\nrank 0 of 2 on mpi-dist-worker-0\n"}}, 2, ""},

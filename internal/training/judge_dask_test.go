@@ -23,7 +23,7 @@ func TestJudgeDask(t *testing.T) {
 		worker0 = "dask-digits-worker-0"
 		worker1 = "dask-digits-worker-1"
 		client  = "dask-digits-client-0"
-		address = "tcp://dask-digits-scheduler-0.dask-digits:8786"
+		address = "tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786"
 	)
 	w0 := "tcp://" + byName[worker0].Status.PodIP + ":41000"
 	w1 := "tcp://" + byName[worker1].Status.PodIP + ":42000"

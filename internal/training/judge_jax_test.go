@@ -19,7 +19,7 @@ func TestJudgeJAX(t *testing.T) {
 	for i, p := range pods {
 		p.Status.PodIP = fmt.Sprintf("10.245.0.%d", i+2)
 	}
-	address := fmt.Sprintf("%s-worker-0.%s:6666", job.Name, job.Name)
+	address := fmt.Sprintf("%s-worker-0.%s.ns.svc.cluster.local:6666", job.Name, job.Name)
 	if got := envOf(pods[0], ex.Container)[jax.EnvJAXCoordinatorAddress]; got != address {
 		t.Fatalf("%s = %q, want %q", jax.EnvJAXCoordinatorAddress, got, address)
 	}
@@ -141,19 +141,19 @@ func TestJAXHelloSuccess(t *testing.T) {
 		t.Fatal("no Hello of example/jax/jax.yaml")
 	}
 	for _, line := range []string{
-		"process 0 of 3: OK, all 3 processes registered at jax-dist-worker-0.jax-dist:6666",
-		"process 1 of 3: OK, registered with the coordinator at jax-dist-worker-0.jax-dist:6666",
-		"process 2 of 3: OK, registered with the coordinator at jax-dist-worker-0.jax-dist:6666",
+		"process 0 of 3: OK, all 3 processes registered at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
+		"process 1 of 3: OK, registered with the coordinator at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
+		"process 2 of 3: OK, registered with the coordinator at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
 	} {
 		if !h.Success.MatchString(line) {
 			t.Errorf("Success %q does not match %q", h.Success, line)
 		}
 	}
 	for _, line := range []string{
-		"process 1 of 3: the coordinator at jax-dist-worker-0.jax-dist:6666 never released it",
-		"MISMATCH process 1 of 2: JAX_* say ('jax-dist-worker-0.jax-dist:6666', 2, 1), JAXJob's ('jax-dist-worker-0.jax-dist:6666', 2, 0)",
-		"process 1 of 2: OK, registered with the coordinator at jax-dist-worker-0.jax-dist:6666",
-		"process 1 of 3: OK, registered with the coordinator at jax-dist-worker-1.jax-dist:6666",
+		"process 1 of 3: the coordinator at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666 never released it",
+		"MISMATCH process 1 of 2: JAX_* say ('jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666', 2, 1), JAXJob's ('jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666', 2, 0)",
+		"process 1 of 2: OK, registered with the coordinator at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
+		"process 1 of 3: OK, registered with the coordinator at jax-dist-worker-1.jax-dist.ns.svc.cluster.local:6666",
 	} {
 		if h.Success.MatchString(line) {
 			t.Errorf("Success %q matches %q", h.Success, line)

@@ -140,7 +140,7 @@ func TestPaddleHello(t *testing.T) {
 	}
 	pods := []*corev1.Pod{pod(0), pod(1), pod(2)}
 	node := func(i int) string {
-		return fmt.Sprintf("node paddle-dist-worker-%d: OK, registered at the rendezvous paddle-dist-worker-0.paddle-dist:36543 of job paddle-dist with 3 nodes\n", i)
+		return fmt.Sprintf("node paddle-dist-worker-%d: OK, registered at the rendezvous paddle-dist-worker-0.paddle-dist.ns.svc.cluster.local:36543 of job paddle-dist with 3 nodes\n", i)
 	}
 	good := map[string]string{
 		"paddle-dist-worker-0": "registered paddle-dist-worker-2\nregistered paddle-dist-worker-1\nrank 0 paddle-dist-worker-0: OK, served the rendezvous at 10.244.1.7:36543 to 2 nodes of job paddle-dist\n",
@@ -152,7 +152,7 @@ func TestPaddleHello(t *testing.T) {
 	}
 	for name, log := range map[string]string{
 		"rank 0 served fewer nodes":         strings.Replace(good["paddle-dist-worker-0"], "to 2 nodes", "to 1 nodes", 1),
-		"rank 0 served at a DNS name":       strings.Replace(good["paddle-dist-worker-0"], "10.244.1.7", "paddle-dist-worker-0.paddle-dist", 1),
+		"rank 0 served at a DNS name":       strings.Replace(good["paddle-dist-worker-0"], "10.244.1.7", "paddle-dist-worker-0.paddle-dist.ns.svc.cluster.local", 1),
 		"rank 0 exited with the node count": "registered paddle-dist-worker-2\nrank 0: only 2 of 3 nodes registered\n",
 	} {
 		logs := map[string]string{"paddle-dist-worker-0": log, "paddle-dist-worker-1": node(1), "paddle-dist-worker-2": node(2)}

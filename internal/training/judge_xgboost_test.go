@@ -62,7 +62,7 @@ func TestJudgeXGBoost(t *testing.T) {
 	}
 	// The workers join the tracker at the master's name, the master at its
 	// own address ($(POD_IP)).
-	const tracker = "xgboost-digits-master-0.xgboost-digits:9999"
+	const tracker = "xgboost-digits-master-0.xgboost-digits.ns.svc.cluster.local:9999"
 	const masterIP = "10.245.0.7"
 	for _, p := range pods {
 		if envOf(p, ex.Container)["RANK"] == "0" {
@@ -149,7 +149,7 @@ func TestJudgeXGBoost(t *testing.T) {
 		{name: "a pod never joined", wantErr: true,
 			logs: func() map[string]string {
 				out := logs(nil)
-				out["xgboost-digits-worker-0"] = "[05:00:18] Connecting to (failed): [xgboost-digits-master-0.xgboost-digits]\n"
+				out["xgboost-digits-worker-0"] = "[05:00:18] Connecting to (failed): [xgboost-digits-master-0.xgboost-digits.ns.svc.cluster.local]\n"
 				return out
 			}(),
 			want: "pod xgboost-digits-worker-0 joined the tracker 0 times"},
@@ -229,9 +229,9 @@ func TestXGBoostHello(t *testing.T) {
 	}
 	pods := []*corev1.Pod{pod("xgboost-dist-master-0", "master"), pod("xgboost-dist-worker-0", "worker"), pod("xgboost-dist-worker-1", "worker")}
 	good := map[string]string{
-		"xgboost-dist-master-0": "master: OK, ranks 1 to 2 joined the tracker at xgboost-dist-master-0.xgboost-dist:9999\n",
-		"xgboost-dist-worker-0": "rank 1 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist:9999\n",
-		"xgboost-dist-worker-1": "rank 2 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist:9999\n",
+		"xgboost-dist-master-0": "master: OK, ranks 1 to 2 joined the tracker at xgboost-dist-master-0.xgboost-dist.ns.svc.cluster.local:9999\n",
+		"xgboost-dist-worker-0": "rank 1 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist.ns.svc.cluster.local:9999\n",
+		"xgboost-dist-worker-1": "rank 2 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist.ns.svc.cluster.local:9999\n",
 	}
 	if n, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || n != 3 {
 		t.Errorf("good run: %d lines, %v", n, err)
@@ -256,13 +256,13 @@ func TestSameTracker(t *testing.T) {
 		joined, injected, podIP string
 		want                    bool
 	}{
-		{"m-0.m:9999", "m-0.m:9999", "", true},
-		{"m-1.m:9999", "m-0.m:9999", "", false},
+		{"m-0.m.ns.svc.cluster.local:9999", "m-0.m.ns.svc.cluster.local:9999", "", true},
+		{"m-1.m.ns.svc.cluster.local:9999", "m-0.m.ns.svc.cluster.local:9999", "", false},
 		{"10.245.0.7:9999", "$(POD_IP):9999", "10.245.0.7", true},
 		{"10.245.0.8:9999", "$(POD_IP):9999", "10.245.0.7", false},
 		// A finished pod may no longer show its IP: any IPv4 address.
 		{"10.245.0.8:9999", "$(POD_IP):9999", "", true},
-		{"m-0.m:9999", "$(POD_IP):9999", "", false},
+		{"m-0.m.ns.svc.cluster.local:9999", "$(POD_IP):9999", "", false},
 		{"10.245.0.8:9998", "$(POD_IP):9999", "", false},
 	} {
 		if got := sameTracker(tc.joined, tc.injected, tc.podIP); got != tc.want {

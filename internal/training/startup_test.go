@@ -245,38 +245,38 @@ func TestExampleLines(t *testing.T) {
 			listening: []string{"Server listening on 0.0.0.0 port 2222."},
 		},
 		"example/tensorflow/tensorflow-contract.yaml": {
-			joined:    []string{"chief:0 serves tf-config-check-chief-0.tf-config-check:2222"},
-			listening: []string{"ps:0 serves tf-config-check-ps-0.tf-config-check:2222"},
+			joined:    []string{"chief:0 serves tf-config-check-chief-0.tf-config-check.ns.svc.cluster.local:2222"},
+			listening: []string{"ps:0 serves tf-config-check-ps-0.tf-config-check.ns.svc.cluster.local:2222"},
 			neither:   []string{"MISMATCH chief:0 is not in the cluster {}"},
 		},
 		"example/mxnet/mxnet-contract.yaml": {
 			joined: []string{"scheduler: registered server 10.88.0.12:41235", "worker 9: the scheduler listed 4 nodes"},
 		},
 		"example/xgboost/xgboost-digits.yaml": {
-			joined: []string{"rank 1 of 3 joined tracker at xgboost-digits-master-0.xgboost-digits:9999"},
+			joined: []string{"rank 1 of 3 joined tracker at xgboost-digits-master-0.xgboost-digits.ns.svc.cluster.local:9999"},
 		},
 		"example/dask/dask-digits.yaml": {
 			joined: []string{
 				"2026-11-26 04:58:56,316 - distributed.scheduler - INFO -   Scheduler at:   tcp://10.88.0.9:8786",
-				"2026-11-26 04:58:56,316 - distributed.worker - INFO -         Registered to:      tcp://dask-digits-scheduler-0.dask-digits:8786",
-				"client: connected to the scheduler at tcp://10.88.0.9:8786 (DASK_SCHEDULER_ADDRESS=tcp://dask-digits-scheduler-0.dask-digits:8786)",
+				"2026-11-26 04:58:56,316 - distributed.worker - INFO -         Registered to:      tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786",
+				"client: connected to the scheduler at tcp://10.88.0.9:8786 (DASK_SCHEDULER_ADDRESS=tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786)",
 			},
 			listening: []string{"2026-11-26 04:58:56,316 - distributed.scheduler - INFO -   Scheduler at:   tcp://10.88.0.9:8786"},
 			neither:   []string{"2026-11-26 04:58:55,001 - distributed.scheduler - INFO - -----------------------------------------------"},
 		},
 		"example/paddle/paddle-contract.yaml": {
 			joined: []string{
-				"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check:36543)",
+				"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)",
 				"paddle collective rank 2 of 3 on paddle-check-worker-2: OK, job paddle-check, rendezvous 10.88.0.5:36543 hosted by a, nodes a,b,c; x",
 			},
-			listening: []string{"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check:36543)"},
+			listening: []string{"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)"},
 		},
 		"example/jax/jax-contract.yaml": {
 			joined: []string{
-				"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check:6666",
-				"process 2 of 3: OK, registered with the coordinator at jax-contract-check-worker-0.jax-contract-check:6666",
+				"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
+				"process 2 of 3: OK, registered with the coordinator at jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
 			},
-			listening: []string{"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check:6666"},
+			listening: []string{"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666"},
 			neither:   []string{"process 1 of 3: the coordinator at a:6666 unreachable: refused"},
 		},
 	}

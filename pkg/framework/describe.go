@@ -85,6 +85,10 @@ type Wait struct {
 	// FirstOnly waits for pod 0 of To only (pytorch's master address); pod 0
 	// of From does not wait when From is To.
 	FirstOnly bool
+	// Domain is the cluster domain the targets are named in; "": the
+	// process-wide one (jobs.Domain). mpi sets its --cluster-domain, so that
+	// the launcher waits for the hosts its hostfile names.
+	Domain jobs.Domain
 }
 
 // SizedEnv is the size of a variable a plugin gives one pod, computed from
@@ -133,13 +137,13 @@ func Describer[A any](parse func([]string, *batch.Job) (A, field.ErrorList), des
 
 // WaitTargets returns the hosts the pods of w.From wait for, each with
 // w.Port: pod 0 of w.To with FirstOnly, else its pods' distinct hosts in
-// index order (jobs.DistinctHosts). The job must have task w.To.
+// index order (jobs.DistinctHosts), named in w.Domain. The job must have task w.To.
 func WaitTargets(job *batch.Job, w Wait) []wait.Target {
 	to, _ := jobs.Task(job, w.To)
 	if w.FirstOnly {
-		return []wait.Target{{Host: jobs.Host(job, to, 0), Port: w.Port}}
+		return []wait.Target{{Host: w.Domain.Host(job, to, 0), Port: w.Port}}
 	}
-	hosts := jobs.DistinctHosts(job, to)
+	hosts := w.Domain.DistinctHosts(job, to)
 	out := make([]wait.Target, len(hosts))
 	for i, h := range hosts {
 		out[i] = wait.Target{Host: h, Port: w.Port}
@@ -153,9 +157,9 @@ func WaitTargets(job *batch.Job, w Wait) []wait.Target {
 func WaitTargetsLen(job *batch.Job, w Wait) int {
 	to, _ := jobs.Task(job, w.To)
 	if w.FirstOnly {
-		return wait.TargetsFileLen(len(jobs.Host(job, to, 0)), 1, w.Port)
+		return wait.TargetsFileLen(len(w.Domain.Host(job, to, 0)), 1, w.Port)
 	}
-	return wait.TargetsFileLen(jobs.DistinctHostsLen(job, to), jobs.DistinctHostCount(to), w.Port)
+	return wait.TargetsFileLen(w.Domain.DistinctHostsLen(job, to), jobs.DistinctHostCount(to), w.Port)
 }
 
 // Waiters holds the wait container of each task whose pods wait, built once
@@ -178,18 +182,17 @@ func NewWaiters(job *batch.Job, waits []Wait, o wait.Options) Waiters {
 	if !o.Enabled {
 		return w
 	}
-	type key struct {
-		to        string
-		port      int
-		firstOnly bool
-	}
-	edges := map[string][]key{}
+	// Each task's edges, From left out so that tasks with the same edges
+	// share one template.
+	edges := map[string][]Wait{}
 	var order []string
 	for _, e := range waits {
 		if _, ok := edges[e.From]; !ok {
 			order = append(order, e.From)
 		}
-		edges[e.From] = append(edges[e.From], key{e.To, e.Port, e.FirstOnly})
+		to := e
+		to.From = ""
+		edges[e.From] = append(edges[e.From], to)
 	}
 	shared := map[string]*wait.Template{}
 	for _, from := range order {
@@ -197,15 +200,15 @@ func NewWaiters(job *batch.Job, waits []Wait, o wait.Options) Waiters {
 		t, ok := shared[id]
 		if !ok {
 			var targets []wait.Target
-			for _, k := range edges[from] {
-				targets = append(targets, WaitTargets(job, Wait{From: from, To: k.to, Port: k.port, FirstOnly: k.firstOnly})...)
+			for _, e := range edges[from] {
+				targets = append(targets, WaitTargets(job, e)...)
 			}
 			t = wait.NewTemplate(targets, o)
 			shared[id] = t
 		}
 		skip := false
-		for _, k := range edges[from] {
-			skip = skip || (k.to == from && k.firstOnly)
+		for _, e := range edges[from] {
+			skip = skip || (e.To == from && e.FirstOnly)
 		}
 		w.byTask[from] = waiter{t: t, skipFirst: skip}
 	}

@@ -27,14 +27,15 @@ func TestWaiters(t *testing.T) {
 		index int
 		want  string // WAIT_TARGETS; "": no wait container
 	}{
-		"every pod of the target":         {waits: []Wait{{From: "worker", To: "ps", Port: 2222}}, opts: on, task: "worker", index: 1, want: "j-ps-0.j:2222 j-ps-1.j:2222"},
+		"every pod of the target":         {waits: []Wait{{From: "worker", To: "ps", Port: 2222}}, opts: on, task: "worker", index: 1, want: "j-ps-0.j.default.svc.cluster.local:2222 j-ps-1.j.default.svc.cluster.local:2222"},
 		"target task does not wait":       {waits: []Wait{{From: "worker", To: "ps", Port: 2222}}, opts: on, task: "ps", index: 0},
-		"DNS only":                        {waits: []Wait{{From: "chief", To: "ps"}}, opts: on, task: "chief", want: "j-ps-0.j j-ps-1.j"},
-		"shared hostname listed once":     {waits: []Wait{{From: "worker", To: "shared", Port: 22}}, opts: on, task: "worker", want: "one.net:22"},
-		"first only":                      {waits: []Wait{{From: "worker", To: "chief", FirstOnly: true}}, opts: on, task: "worker", want: "j-chief-0.j"},
+		"DNS only":                        {waits: []Wait{{From: "chief", To: "ps"}}, opts: on, task: "chief", want: "j-ps-0.j.default.svc.cluster.local j-ps-1.j.default.svc.cluster.local"},
+		"shared hostname listed once":     {waits: []Wait{{From: "worker", To: "shared", Port: 22}}, opts: on, task: "worker", want: "one.net.default.svc.cluster.local:22"},
+		"first only":                      {waits: []Wait{{From: "worker", To: "chief", FirstOnly: true}}, opts: on, task: "worker", want: "j-chief-0.j.default.svc.cluster.local"},
 		"own pod 0 does not wait":         {waits: []Wait{{From: "worker", To: "worker", FirstOnly: true}}, opts: on, task: "worker", index: 0},
-		"own pod 0 waited for by pod 2":   {waits: []Wait{{From: "worker", To: "worker", FirstOnly: true}}, opts: on, task: "worker", index: 2, want: "j-worker-0.j"},
-		"two edges from one task":         {waits: []Wait{{From: "chief", To: "ps", Port: 1}, {From: "chief", To: "worker", Port: 2}}, opts: on, task: "chief", want: "j-ps-0.j:1 j-ps-1.j:1 j-worker-0.j:2 j-worker-1.j:2 j-worker-2.j:2"},
+		"own pod 0 waited for by pod 2":   {waits: []Wait{{From: "worker", To: "worker", FirstOnly: true}}, opts: on, task: "worker", index: 2, want: "j-worker-0.j.default.svc.cluster.local"},
+		"two edges from one task":         {waits: []Wait{{From: "chief", To: "ps", Port: 1}, {From: "chief", To: "worker", Port: 2}}, opts: on, task: "chief", want: "j-ps-0.j.default.svc.cluster.local:1 j-ps-1.j.default.svc.cluster.local:1 j-worker-0.j.default.svc.cluster.local:2 j-worker-1.j.default.svc.cluster.local:2 j-worker-2.j.default.svc.cluster.local:2"},
+		"edge's own domain":               {waits: []Wait{{From: "worker", To: "chief", Port: 22, Domain: "corp.example"}}, opts: on, task: "worker", want: "j-chief-0.j.default.svc.corp.example:22"},
 		"waiting off":                     {waits: []Wait{{From: "worker", To: "ps", Port: 2222}}, task: "worker"},
 		"edges only from tasks with pods": {waits: nil, opts: on, task: "idle"},
 	}
@@ -97,6 +98,8 @@ func TestWaitTargetsLen(t *testing.T) {
 		{From: "worker", To: "master", Port: 29500, FirstOnly: true},
 		{From: "worker", To: "master"},
 		{From: "master", To: "shared", Port: 8080},
+		{From: "master", To: "worker", Port: 22, Domain: "corp.example"},
+		{From: "master", To: "shared", Domain: "corp.example"},
 	} {
 		if got, want := WaitTargetsLen(job, w), len(wait.TargetsFile(WaitTargets(job, w))); got != want {
 			t.Errorf("WaitTargetsLen(%+v) = %d, want %d", w, got, want)

@@ -2,10 +2,13 @@ package framework
 
 import (
 	"fmt"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
 // Sample describes a framework to the project's generated tests and
@@ -74,6 +77,19 @@ type SampleCheck struct {
 	Env map[string]string
 	// ConfigMaps are the ConfigMaps the plugin created, by name.
 	ConfigMaps map[string]*v1.ConfigMap
+	// InTree: the pod is of Volcano's in-tree plugin (the benchmarks run
+	// the same check on it), which names hosts <hostname>.<subdomain>.
+	InTree bool
+}
+
+// Host returns the host the plugin must name the index-th pod of task by:
+// jobs.Host, or with InTree Volcano's <hostname>.<subdomain>.
+func (c SampleCheck) Host(task *batch.TaskSpec, index int) string {
+	h := jobs.Host(c.Job, task, index)
+	if c.InTree {
+		return strings.TrimSuffix(h, jobs.Domain("").Qualifier(c.Job))
+	}
+	return h
 }
 
 // Flags returns every flag of the Sample: the role flags, then ValueFlags,

@@ -95,17 +95,11 @@ func NewPod(job *batch.Job, task *batch.TaskSpec, index int) *v1.Pod {
 	}
 }
 
-// Host returns the DNS name under which the index-th pod of task is reachable:
-// <hostname>.<subdomain>. Like Volcano's svc plugin it uses the pod name
-// (<job>-<task>-<index>) and the Job name unless the task template sets its own
-// hostname or subdomain. A template hostname is shared by every replica, exactly
-// as Kubernetes would apply it.
+// Host returns the DNS name under which the index-th pod of task is reachable,
+// in the process-wide cluster domain (SetClusterDomain):
+// <hostname>.<subdomain>.<namespace>.svc.<cluster domain> (Domain.Host).
 func Host(job *batch.Job, task *batch.TaskSpec, index int) string {
-	hostname := task.Template.Spec.Hostname
-	if hostname == "" {
-		hostname = PodName(job.Name, task.Name, index)
-	}
-	return hostname + "." + Subdomain(job, task)
+	return Domain("").Host(job, task, index)
 }
 
 // Subdomain returns the subdomain of task's pods: the template's, else the Job
@@ -120,15 +114,7 @@ func Subdomain(job *batch.Job, task *batch.TaskSpec) string {
 // Hosts returns Host for every replica of task, in index order. With port > 0
 // each entry is "host:port".
 func Hosts(job *batch.Job, task *batch.TaskSpec, port int) []string {
-	out := make([]string, task.Replicas)
-	suffix := ""
-	if port > 0 {
-		suffix = ":" + strconv.Itoa(port)
-	}
-	for i := range out {
-		out[i] = Host(job, task, i) + suffix
-	}
-	return out
+	return Domain("").Hosts(job, task, port)
 }
 
 // Hostname returns the pod hostname (the first DNS label of Host) of the
@@ -267,16 +253,9 @@ func NamedPort(task *batch.TaskSpec, name string, def int) int {
 	return def
 }
 
-// HostParts returns what Host(job, task, i) is made of: prefix + strconv.Itoa(i)
-// + suffix when indexed is true; when the template sets a hostname, every
-// replica's host is prefix and indexed is false. Callers use it to compute the
-// length of host lists from the replica count, without building them.
+// HostParts returns what Host(job, task, i) is made of (Domain.HostParts).
 func HostParts(job *batch.Job, task *batch.TaskSpec) (prefix, suffix string, indexed bool) {
-	subdomain := Subdomain(job, task)
-	if h := task.Template.Spec.Hostname; h != "" {
-		return h + "." + subdomain, "", false
-	}
-	return job.Name + "-" + task.Name + "-", "." + subdomain, true
+	return Domain("").HostParts(job, task)
 }
 
 // IndexDigits returns the number of decimal digits of the indices 0 to n-1
@@ -291,21 +270,9 @@ func IndexDigits(n int) int {
 }
 
 // HostsLen returns the total length, in bytes, of the strings Hosts(job, task,
-// port) returns (no separators), computed from the names and the replica count.
+// port) returns (Domain.HostsLen).
 func HostsLen(job *batch.Job, task *batch.TaskSpec, port int) int {
-	n := int(task.Replicas)
-	if n <= 0 {
-		return 0
-	}
-	suffixLen := 0
-	if port > 0 {
-		suffixLen = 1 + len(strconv.Itoa(port))
-	}
-	prefix, suffix, indexed := HostParts(job, task)
-	if !indexed {
-		return n * (len(prefix) + suffixLen)
-	}
-	return n*(len(prefix)+len(suffix)+suffixLen) + IndexDigits(n)
+	return Domain("").HostsLen(job, task, port)
 }
 
 // PresentTask returns the task named name and true when the Job has it with at
@@ -331,14 +298,10 @@ func sharedHost(task *batch.TaskSpec) bool {
 	return task.Replicas > 0 && task.Template.Spec.Hostname != ""
 }
 
-// DistinctHosts returns the distinct DNS names of task's pods in index order:
-// Hosts(job, task, 0), or the one name all replicas share when the template
-// sets a hostname (as Volcano's svc plugin and in-tree mpi plugin list it).
+// DistinctHosts returns the distinct DNS names of task's pods in index order
+// (Domain.DistinctHosts).
 func DistinctHosts(job *batch.Job, task *batch.TaskSpec) []string {
-	if sharedHost(task) {
-		return []string{Host(job, task, 0)}
-	}
-	return Hosts(job, task, 0)
+	return Domain("").DistinctHosts(job, task)
 }
 
 // DistinctHostCount is len(DistinctHosts(job, task)), computed.
@@ -350,10 +313,8 @@ func DistinctHostCount(task *batch.TaskSpec) int {
 }
 
 // DistinctHostsLen is the total length of DistinctHosts(job, task) (no
-// separators), computed from the names and the replica count.
+// separators), computed from the names and the replica count
+// (Domain.DistinctHostsLen).
 func DistinctHostsLen(job *batch.Job, task *batch.TaskSpec) int {
-	if sharedHost(task) {
-		return len(Host(job, task, 0))
-	}
-	return HostsLen(job, task, 0)
+	return Domain("").DistinctHostsLen(job, task)
 }

@@ -13,13 +13,13 @@ import (
 )
 
 func TestHosts(t *testing.T) {
-	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "tf"}}
+	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "tf", Namespace: "ml"}}
 	plain := &batch.TaskSpec{Name: "worker", Replicas: 2}
 	named := &batch.TaskSpec{Name: "ps", Replicas: 1, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{Hostname: "params", Subdomain: "net"}}}
-	if diff := cmp.Diff([]string{"tf-worker-0.tf:22", "tf-worker-1.tf:22"}, Hosts(job, plain, 22)); diff != "" {
+	if diff := cmp.Diff([]string{"tf-worker-0.tf.ml.svc.cluster.local:22", "tf-worker-1.tf.ml.svc.cluster.local:22"}, Hosts(job, plain, 22)); diff != "" {
 		t.Errorf("Hosts (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"params.net"}, Hosts(job, named, 0)); diff != "" {
+	if diff := cmp.Diff([]string{"params.net.ml.svc.cluster.local"}, Hosts(job, named, 0)); diff != "" {
 		t.Errorf("Hosts with template names (-want +got):\n%s", diff)
 	}
 	if got := Hostname(job, plain, 1); got != "tf-worker-1" {

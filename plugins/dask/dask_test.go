@@ -35,7 +35,7 @@ func TestEnv(t *testing.T) {
 	mk := utiltesting.MakeTask
 	full := utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 3).Obj()).
 		Task(mk("client", 1).Obj()).Task(mk("dashboard", 1).Obj()).Plugin(Name).Obj()
-	const addr = "tcp://dk-scheduler-0.dk:8786"
+	const addr = "tcp://dk-scheduler-0.dk.default.svc.cluster.local:8786"
 	cases := map[string]struct {
 		job   *batch.Job
 		task  string
@@ -51,19 +51,19 @@ func TestEnv(t *testing.T) {
 				Plugin(Name, "--scheduler=sched", "--worker=dask-worker", "--client=runner", "--port=9000").Obj(),
 			task:  "dask-worker",
 			index: 1,
-			want:  daskEnv("tcp://dk-sched-0.dk:9000", "dk-dask-worker-1"),
+			want:  daskEnv("tcp://dk-sched-0.dk.default.svc.cluster.local:9000", "dk-dask-worker-1"),
 		},
 		"renamed client": {
 			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
 				Plugin(Name, "--scheduler=sched", "--worker=dask-worker", "--client=runner", "--port=9000").Obj(),
 			task: "runner",
-			want: daskEnv("tcp://dk-sched-0.dk:9000", ""),
+			want: daskEnv("tcp://dk-sched-0.dk.default.svc.cluster.local:9000", ""),
 		},
 		"template hostname and subdomain of the scheduler are honoured": {
 			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Hostname("sched").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
 			task: "client",
-			want: daskEnv("tcp://sched.net:8786", ""),
+			want: daskEnv("tcp://sched.net.default.svc.cluster.local:8786", ""),
 		},
 		"a template hostname shared by the workers leaves their names distinct": {
 			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
@@ -76,7 +76,7 @@ func TestEnv(t *testing.T) {
 			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
 				Task(mk("worker", 1).Obj()).Task(mk("client", 1).Obj()).Plugin(Name, "--port=9000").Obj(),
 			task: "worker",
-			want: daskEnv("tcp://dk-scheduler-0.dk:8790", "dk-worker-0"),
+			want: daskEnv("tcp://dk-scheduler-0.dk.default.svc.cluster.local:8790", "dk-worker-0"),
 		},
 		"tasks that play no role are left alone": {job: full, task: "dashboard"},
 	}
@@ -113,7 +113,7 @@ func TestUserSettingsWin(t *testing.T) {
 	if diff := cmp.Diff(want, pod.Spec.Containers[0].Env); diff != "" {
 		t.Errorf("first container env (-want +got), the user's values must stay and not be duplicated:\n%s", diff)
 	}
-	others := daskEnv("tcp://dk-scheduler-0.dk:8786", "dk-worker-1")
+	others := daskEnv("tcp://dk-scheduler-0.dk.default.svc.cluster.local:8786", "dk-worker-1")
 	for _, c := range []v1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[1]} {
 		if diff := cmp.Diff(others, c.Env); diff != "" {
 			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
@@ -172,7 +172,7 @@ func TestWaitForScheduler(t *testing.T) {
 			Task(mk("client", 1).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
-	schedulerTarget := []wait.Target{{Host: "dk-scheduler-0.dk", Port: 8786}}
+	schedulerTarget := []wait.Target{{Host: "dk-scheduler-0.dk.default.svc.cluster.local", Port: 8786}}
 	cases := map[string]struct {
 		job     *batch.Job
 		task    string
@@ -197,14 +197,14 @@ func TestWaitForScheduler(t *testing.T) {
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Task(mk("client", 1).Obj()).
 				Plugin(Name, "--scheduler=sched", "--port=9000").Obj(),
 			task:    "worker",
-			targets: []wait.Target{{Host: "root.net", Port: 9000}},
+			targets: []wait.Target{{Host: "root.net.default.svc.cluster.local", Port: 9000}},
 			opts:    defaults,
 		},
 		"the scheduler's tcp-comm port is waited for": {
 			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
 			task:    "worker",
-			targets: []wait.Target{{Host: "dk-scheduler-0.dk", Port: 8790}},
+			targets: []wait.Target{{Host: "dk-scheduler-0.dk.default.svc.cluster.local", Port: 8790}},
 			opts:    defaults,
 		},
 	}
@@ -297,7 +297,7 @@ func TestSampleCheck(t *testing.T) {
 			}
 		}
 	}
-	addr := "tcp://dk-scheduler-0.dk:9000"
+	addr := "tcp://dk-scheduler-0.dk.default.svc.cluster.local:9000"
 	cases := map[string]struct {
 		role    string
 		index   int
@@ -305,12 +305,12 @@ func TestSampleCheck(t *testing.T) {
 		wantErr string
 	}{
 		"wrong port": {
-			role: "client", env: map[string]string{EnvSchedulerAddress: "tcp://dk-scheduler-0.dk:8786"},
-			wantErr: `dask: client pod 0: DASK_SCHEDULER_ADDRESS="tcp://dk-scheduler-0.dk:8786", want "tcp://dk-scheduler-0.dk:9000"`,
+			role: "client", env: map[string]string{EnvSchedulerAddress: "tcp://dk-scheduler-0.dk.default.svc.cluster.local:8786"},
+			wantErr: `dask: client pod 0: DASK_SCHEDULER_ADDRESS="tcp://dk-scheduler-0.dk.default.svc.cluster.local:8786", want "tcp://dk-scheduler-0.dk.default.svc.cluster.local:9000"`,
 		},
 		"no address": {
 			role: "scheduler", env: map[string]string{},
-			wantErr: `dask: scheduler pod 0: DASK_SCHEDULER_ADDRESS="", want "tcp://dk-scheduler-0.dk:9000"`,
+			wantErr: `dask: scheduler pod 0: DASK_SCHEDULER_ADDRESS="", want "tcp://dk-scheduler-0.dk.default.svc.cluster.local:9000"`,
 		},
 		"another worker's name": {
 			role: "worker", index: 1, env: map[string]string{EnvSchedulerAddress: addr, EnvWorkerName: "dk-worker-0"},

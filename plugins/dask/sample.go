@@ -36,7 +36,7 @@ func checkSample(c framework.SampleCheck) error {
 		return fmt.Errorf("dask: the benchmarked Job's arguments: %v", errs.ToAggregate())
 	}
 	scheduler, _ := jobs.Task(c.Job, a.Scheduler)
-	want := SchedulerAddress(jobs.Host(c.Job, scheduler, 0), jobs.NamedPort(scheduler, PortName, a.Port))
+	want := SchedulerAddress(c.Host(scheduler, 0), jobs.NamedPort(scheduler, PortName, a.Port))
 	if got := c.Env[EnvSchedulerAddress]; got != want {
 		return fmt.Errorf("dask: %s pod %d: %s=%q, want %q", c.Role, c.Index, EnvSchedulerAddress, got, want)
 	}

@@ -49,31 +49,31 @@ func TestEnv(t *testing.T) {
 		index int
 		want  []v1.EnvVar // nil: nothing injected
 	}{
-		"process 0": {job: three, task: "worker", want: jaxEnv("jx-worker-0.jx", "6666", "3", 0)},
-		"process 1": {job: three, task: "worker", index: 1, want: jaxEnv("jx-worker-0.jx", "6666", "3", 1)},
-		"process 2": {job: three, task: "worker", index: 2, want: jaxEnv("jx-worker-0.jx", "6666", "3", 2)},
+		"process 0": {job: three, task: "worker", want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "3", 0)},
+		"process 1": {job: three, task: "worker", index: 1, want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "3", 1)},
+		"process 2": {job: three, task: "worker", index: 2, want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "3", 2)},
 		"a single process": {
 			job:  utiltesting.MakeJob("jx").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker",
-			want: jaxEnv("jx-worker-0.jx", "6666", "1", 0),
+			want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "1", 0),
 		},
 		"renamed worker and --port": {
 			job:   utiltesting.MakeJob("jx").Task(mk("trainer", 2).Obj()).Plugin(Name, "--worker=trainer", "--port=1234").Obj(),
 			task:  "trainer",
 			index: 1,
-			want:  jaxEnv("jx-trainer-0.jx", "1234", "2", 1),
+			want:  jaxEnv("jx-trainer-0.jx.default.svc.cluster.local", "1234", "2", 1),
 		},
 		"jaxjob-port on the worker overrides --port": {
 			job:   utiltesting.MakeJob("jx").Task(mk("worker", 2).Port(PortName, 7777).Obj()).Plugin(Name, "--port=1234").Obj(),
 			task:  "worker",
 			index: 1,
-			want:  jaxEnv("jx-worker-0.jx", "7777", "2", 1),
+			want:  jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "7777", "2", 1),
 		},
 		"template subdomain is honoured": {
 			job:   utiltesting.MakeJob("jx").Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
-			want:  jaxEnv("jx-worker-0.net", "6666", "2", 1),
+			want:  jaxEnv("jx-worker-0.net.default.svc.cluster.local", "6666", "2", 1),
 		},
 		"tasks that play no role are left alone": {job: three, task: "tensorboard"},
 	}
@@ -109,7 +109,7 @@ func TestUserSettingsWin(t *testing.T) {
 		{Name: EnvProcessID, Value: "7"},
 		{Name: EnvJAXNumProcesses, Value: "2"},
 		{Name: EnvJAXProcessID, Value: "1"},
-		{Name: EnvCoordinatorAddress, Value: "jx-worker-0.jx"},
+		{Name: EnvCoordinatorAddress, Value: "jx-worker-0.jx.default.svc.cluster.local"},
 		{Name: EnvCoordinatorPort, Value: "6666"},
 		{Name: EnvNumProcesses, Value: "2"},
 		{Name: EnvPythonUnbuffered, Value: "1"},
@@ -117,7 +117,7 @@ func TestUserSettingsWin(t *testing.T) {
 	if diff := cmp.Diff(want, pod.Spec.Containers[0].Env); diff != "" {
 		t.Errorf("first container env (-want +got), the user's values must stay and not be duplicated:\n%s", diff)
 	}
-	others := jaxEnv("jx-worker-0.jx", "6666", "2", 1)
+	others := jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "2", 1)
 	for _, c := range []v1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[1]} {
 		if diff := cmp.Diff(others, c.Env); diff != "" {
 			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
@@ -173,7 +173,7 @@ func TestWaitForProcessZero(t *testing.T) {
 		return utiltesting.MakeJob("jx").Task(mk("worker", replicas).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
-	coordinator := []wait.Target{{Host: "jx-worker-0.jx", Port: 6666}}
+	coordinator := []wait.Target{{Host: "jx-worker-0.jx.default.svc.cluster.local", Port: 6666}}
 	cases := map[string]struct {
 		job     *batch.Job
 		index   int
@@ -188,14 +188,14 @@ func TestWaitForProcessZero(t *testing.T) {
 		"timeout, image and port are passed on": {
 			job:     jxJob(3, "--wait-timeout=30", "--wait-image=registry.local/busybox:1", "--port=1234"),
 			index:   1,
-			targets: []wait.Target{{Host: "jx-worker-0.jx", Port: 1234}},
+			targets: []wait.Target{{Host: "jx-worker-0.jx.default.svc.cluster.local", Port: 1234}},
 			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
 		},
 		"the jaxjob-port is waited for": {
 			job: utiltesting.MakeJob("jx").Task(mk("worker", 2).Port(PortName, 7777).InitContainer("user-init").Obj()).
 				Plugin(Name).Obj(),
 			index:   1,
-			targets: []wait.Target{{Host: "jx-worker-0.jx", Port: 7777}},
+			targets: []wait.Target{{Host: "jx-worker-0.jx.default.svc.cluster.local", Port: 7777}},
 			opts:    defaults,
 		},
 	}

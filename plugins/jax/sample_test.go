@@ -44,10 +44,12 @@ func TestSampleCheck(t *testing.T) {
 		}
 	}
 	bad := map[string]func(map[string]string){
-		EnvJAXProcessID:          func(e map[string]string) { e[EnvJAXProcessID] = "0" },
-		EnvProcessID:             func(e map[string]string) { delete(e, EnvProcessID) },
-		EnvJAXNumProcesses:       func(e map[string]string) { e[EnvJAXNumProcesses] = "3" },
-		EnvJAXCoordinatorAddress: func(e map[string]string) { e[EnvJAXCoordinatorAddress] = "jx-worker-0.jx:6666" },
+		EnvJAXProcessID:    func(e map[string]string) { e[EnvJAXProcessID] = "0" },
+		EnvProcessID:       func(e map[string]string) { delete(e, EnvProcessID) },
+		EnvJAXNumProcesses: func(e map[string]string) { e[EnvJAXNumProcesses] = "3" },
+		EnvJAXCoordinatorAddress: func(e map[string]string) {
+			e[EnvJAXCoordinatorAddress] = "jx-worker-0.jx.default.svc.cluster.local:6666"
+		},
 	}
 	for name, edit := range bad {
 		if err := check(2, edit); err == nil || !strings.Contains(err.Error(), name) {

@@ -1,12 +1,10 @@
 package mpi
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -26,15 +24,6 @@ const (
 	DefaultImplementation = OpenMPI
 	// MaxSlotsPerWorker caps --slots-per-worker.
 	MaxSlotsPerWorker = 1024
-	// DefaultClusterDomain is the DNS domain of the cluster's Services: the
-	// default of the kubelet's clusterDomain in kubeadm and most distributions,
-	// and the local cluster's.
-	DefaultClusterDomain = "cluster.local"
-	// MaxClusterDomainLength caps --cluster-domain so that every search domain
-	// the plugin adds, <subdomain>.<namespace>.svc.<cluster domain>, is a DNS
-	// subdomain (253 characters at most) for the longest subdomain and
-	// namespace (a DNS label each, 63): 253 - 63 - 63 - len("..svc.") = 121.
-	MaxClusterDomainLength = validation.DNS1123SubdomainMaxLength - 2*validation.DNS1123LabelMaxLength - len("..svc.")
 )
 
 // Implementation is the MPI implementation the launcher runs, which decides
@@ -70,10 +59,13 @@ type Args struct {
 	// hostfile and the worker task becomes optional. --launcher-as-worker, or
 	// true for a master-only job (see ParseArgs).
 	LauncherAsWorker bool
-	// ClusterDomain is the cluster's DNS domain. With Intel MPI and MPICH the
-	// MPI pods search <subdomain>.<namespace>.svc.<ClusterDomain>, so that the
-	// job's short host names resolve (the launcher's is what Hydra's proxies
-	// connect back to when no interface is given).
+	// ClusterDomain is the cluster's DNS domain: the hostfile's, MPI_HOST's
+	// and the wait targets' hosts are named in it (jobs.Domain), and with
+	// Intel MPI and MPICH the MPI pods search
+	// <subdomain>.<namespace>.svc.<ClusterDomain>, so that the job's short
+	// host names resolve (the launcher's is what Hydra's proxies connect back
+	// to when no interface is given). Default: the manager's --cluster-domain
+	// (jobs.ClusterDomain).
 	ClusterDomain string
 	// Wait holds the master back until every worker's ssh port accepts connections.
 	Wait wait.Options
@@ -85,7 +77,8 @@ type Args struct {
 // Flags: --master, --worker (task names), --port (1-65535), --mpi-implementation
 // (openmpi, intel or mpich, case-insensitive), --slots-per-worker (1-1024),
 // --launcher-as-worker, --cluster-domain (a DNS subdomain of at most
-// MaxClusterDomainLength characters), --wait, --wait-timeout, --wait-image.
+// jobs.MaxClusterDomainLength characters; default jobs.ClusterDomain()),
+// --wait, --wait-timeout, --wait-image.
 //
 // Against a job it also reads the Job's other plugins as Volcano v1.15 does:
 //
@@ -124,14 +117,11 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	s.Int(&a.SlotsPerWorker, "slots-per-worker", 0, 1, MaxSlotsPerWorker,
 		"slots per worker host (default: the GPUs the worker's first container requests, else 1)")
 	s.Bool(&a.LauncherAsWorker, "launcher-as-worker", false, "also run ranks on the master pod")
-	a.ClusterDomain = DefaultClusterDomain
-	s.Func("cluster-domain", "the cluster's DNS domain (intel, mpich: the pods' DNS search path)",
+	a.ClusterDomain = jobs.ClusterDomain()
+	s.Func("cluster-domain", "the cluster's DNS domain of the hosts (default: the manager's --cluster-domain)",
 		func() string { return a.ClusterDomain }, func(v string) error {
-			if len(validation.IsDNS1123Subdomain(v)) > 0 {
-				return errors.New("must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local")
-			}
-			if len(v) > MaxClusterDomainLength {
-				return fmt.Errorf("must be at most %d characters, so that <subdomain>.<namespace>.svc.<cluster domain> is a DNS name", MaxClusterDomainLength)
+			if err := jobs.CheckClusterDomain(v); err != nil {
+				return err
 			}
 			a.ClusterDomain = v
 			return nil
@@ -241,10 +231,10 @@ func (a *Args) hostGroups(job *batch.Job) []hostGroup {
 // measureHosts returns the lengths in bytes of the hostfile and of MPI_HOST
 // that renderHosts builds from groups, computed from the names and replica
 // counts without building them (admission runs it on Jobs of any size).
-func measureHosts(job *batch.Job, impl Implementation, groups []hostGroup) (hostfile, mpiHost int) {
+func measureHosts(job *batch.Job, domain jobs.Domain, impl Implementation, groups []hostGroup) (hostfile, mpiHost int) {
 	hosts := 0
 	for _, g := range groups {
-		n, namesLen := jobs.DistinctHostCount(g.task), jobs.DistinctHostsLen(job, g.task)
+		n, namesLen := jobs.DistinctHostCount(g.task), domain.DistinctHostsLen(job, g.task)
 		hostfile += namesLen + n*(len(impl.hostfileSep())+len(strconv.Itoa(g.slots))+1)
 		mpiHost += namesLen
 		hosts += n
@@ -258,7 +248,7 @@ func measureHosts(job *batch.Job, impl Implementation, groups []hostGroup) (host
 // hostfile exceeds that; the admission webhook runs the same check through
 // it.
 func HostfileSize(job *batch.Job, a *Args) int {
-	n, _ := measureHosts(job, a.Implementation, a.hostGroups(job))
+	n, _ := measureHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, a.hostGroups(job))
 	return n
 }
 
@@ -266,6 +256,6 @@ func HostfileSize(job *batch.Job, a *Args) int {
 // comma-separated hosts of the hostfile), computed like HostfileSize. a must be
 // ParseArgs' result for job, without errors.
 func MPIHostSize(job *batch.Job, a *Args) int {
-	_, n := measureHosts(job, a.Implementation, a.hostGroups(job))
+	_, n := measureHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, a.hostGroups(job))
 	return n
 }

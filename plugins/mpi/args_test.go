@@ -67,9 +67,9 @@ func TestParseArgs(t *testing.T) {
 			want: with(func(a *Args) { a.LauncherAsWorker = true }),
 		},
 		"cluster domain of the longest length": {
-			args: []string{"--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+			args: []string{"--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
 			want: with(func(a *Args) {
-				a.ClusterDomain = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+				a.ClusterDomain = "aaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 			}),
 		},
 		"cluster domain not a DNS name": {
@@ -81,8 +81,8 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[mpi][0]: Invalid value: "--cluster-domain=cluster.local.": plugin mpi: --cluster-domain=cluster.local.: must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local`,
 		},
 		"cluster domain too long for a search domain": {
-			args:    []string{"--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
-			wantErr: `spec.plugins[mpi][0]: Invalid value: "--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb": plugin mpi: --cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb: must be at most 121 characters, so that <subdomain>.<namespace>.svc.<cluster domain> is a DNS name`,
+			args:    []string{"--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbb"},
+			wantErr: `spec.plugins[mpi][0]: Invalid value: "--cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbb": plugin mpi: --cluster-domain=aaaaaaaaaaaaaaaaaaaaaaaaaaaaa.bbbbbbbbbbbbbbbbbbbbbbbbbbbb: must be at most 57 characters, so that <hostname>.<subdomain>.<namespace>.svc.<cluster domain> is a DNS name`,
 		},
 		"unknown flag": {
 			args:    []string{"--slots=4"},
@@ -227,19 +227,20 @@ func TestParseArgs(t *testing.T) {
 				`which puts port 22 into the pods' ssh config; give the port once, in --ssh-port (mpi then uses it), or the same in both`,
 		},
 		"hostfile larger than a ConfigMap": {
-			// 50000 lines "big-worker-<i>.big slots=1\n": 24 bytes plus the digits of i.
+			// 50000 lines "big-worker-<i>.big.default.svc.cluster.local slots=1\n":
+			// 50 bytes plus the digits of i.
 			job:  utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Obj(),
 			args: []string{"--wait=false"},
-			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile would be 1438890 bytes, ` +
+			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile would be 2738890 bytes, ` +
 				`more than the 1048576 bytes a ConfigMap holds; use fewer worker replicas`,
 		},
 		"hostfile and wait targets larger than a ConfigMap": {
-			// 21000 hostfile lines (24 bytes plus the digits of i) and as many
-			// wait targets "big-worker-<i>.big:22\n" (19 bytes plus the
-			// digits): each fits, together they do not.
-			job: utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 21000).Obj()).Obj(),
-			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile (597890 bytes) and ` +
-				`the master's wait targets (492890 bytes) would be 1090780 bytes, ` +
+			// 11000 hostfile lines (50 bytes plus the digits of i) and as many
+			// wait targets "big-worker-<i>.big.default.svc.cluster.local:22\n"
+			// (45 bytes plus the digits): each fits, together they do not.
+			job: utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 11000).Obj()).Obj(),
+			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile (593890 bytes) and ` +
+				`the master's wait targets (538890 bytes) would be 1132780 bytes, ` +
 				`more than the 1048576 bytes a ConfigMap holds; use fewer worker replicas`,
 		},
 	}
@@ -275,12 +276,12 @@ func TestHostfileSize(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if got, want := HostfileSize(job, a), 1438890; got != want {
+	if got, want := HostfileSize(job, a), 2738890; got != want {
 		t.Errorf("HostfileSize = %d, want %d", got, want)
 	}
 	// The size is exactly that of the hostfile.
 	small := utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
-	if got, want := HostfileSize(small, a), len("mpi-worker-0.mpi slots=1\nmpi-worker-1.mpi slots=1\n"); got != want {
+	if got, want := HostfileSize(small, a), len("mpi-worker-0.mpi.default.svc.cluster.local slots=1\nmpi-worker-1.mpi.default.svc.cluster.local slots=1\n"); got != want {
 		t.Errorf("HostfileSize = %d, want %d", got, want)
 	}
 }

@@ -6,7 +6,9 @@
 //
 // Compatibility with Volcano's in-tree mpi plugin: the flags --master, --worker
 // and --port, the MPI_HOST variable on the master (the comma-separated worker
-// hosts, <hostname>.<subdomain>) and the container port name are the same.
+// hosts) and the container port name are the same; the hosts are
+// <hostname>.<subdomain>.<namespace>.svc.<cluster domain> where Volcano's are
+// <hostname>.<subdomain> (docs/security.md, M1).
 // What Volcano v1.15 adds keeps its meaning: the ssh plugin's --ssh-port is
 // the port unless --port is given (SSHPluginPort), and a job without worker
 // pods is single-node MPI on the launcher (see ParseArgs).
@@ -160,6 +162,9 @@ func describe(a *Args, job *batch.Job) framework.Description {
 	d.AddRoles(job, framework.Role{Name: RoleMaster, Task: a.Master}, framework.Role{Name: RoleWorker, Task: a.Worker})
 	if a.Wait.Enabled {
 		d.AddWaits(job, a.Worker, a.Port, false, a.Master)
+		for i := range d.Waits {
+			d.Waits[i].Domain = jobs.Domain(a.ClusterDomain)
+		}
 	}
 	if jobs.Present(job, a.Master) {
 		d.Completion = a.Master
@@ -223,7 +228,7 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	masterTask, _ := jobs.Task(job, a.Master)
 	workerTask, _ := jobs.PresentTask(job, a.Worker)
 	groups := a.hostGroups(job)
-	hostfile, mpiHost := renderHosts(job, a.Implementation, groups)
+	hostfile, mpiHost := renderHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, groups)
 	// The launcher's default slots are the workers' (the master's when it is
 	// the only host task): the last group's.
 	slots := a.slots(nil)
@@ -280,7 +285,7 @@ func dnsSearches(job *batch.Job, clusterDomain string, tasks ...*batch.TaskSpec)
 		if t == nil {
 			continue
 		}
-		d := jobs.Subdomain(job, t) + "." + job.Namespace + ".svc." + clusterDomain
+		d := jobs.Subdomain(job, t) + jobs.Domain(clusterDomain).Qualifier(job)
 		if !slices.Contains(out, d) {
 			out = append(out, d)
 		}
@@ -326,12 +331,13 @@ func launcherEnv(impl Implementation, slots, port int) []v1.EnvVar {
 // Hostfile returns the hostfile of a job whose arguments a were checked against
 // it (ParseArgs): one line per host, the master first with LauncherAsWorker, then
 // the workers in index order. Open MPI lines are "<host> slots=<n>", Intel MPI and
-// MPICH lines "<host>:<n>", each ending in "\n". Hosts are <hostname>.<subdomain>
-// (jobs.Host); a task whose template sets a hostname has a single host, as all its
+// MPICH lines "<host>:<n>", each ending in "\n". Hosts are
+// <hostname>.<subdomain>.<namespace>.svc.<a.ClusterDomain> (jobs.Domain.Host);
+// a task whose template sets a hostname has a single host, as all its
 // replicas share that name. Slots: --slots-per-worker, else the GPUs the task's
 // first container requests, else 1.
 func Hostfile(job *batch.Job, a *Args) string {
-	hostfile, _ := renderHosts(job, a.Implementation, a.hostGroups(job))
+	hostfile, _ := renderHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, a.hostGroups(job))
 	return hostfile
 }
 
@@ -351,15 +357,15 @@ func ConfigMapSize(job *batch.Job, a *Args) (hostfile, waitTargets int) {
 // renderHosts builds the hostfile and MPI_HOST (the same hosts joined by
 // commas) of groups in one pass over their hosts, each into a buffer of the
 // size measureHosts computes.
-func renderHosts(job *batch.Job, impl Implementation, groups []hostGroup) (hostfile, mpiHost string) {
+func renderHosts(job *batch.Job, domain jobs.Domain, impl Implementation, groups []hostGroup) (hostfile, mpiHost string) {
 	var file, list strings.Builder
-	fileLen, listLen := measureHosts(job, impl, groups)
+	fileLen, listLen := measureHosts(job, domain, impl, groups)
 	file.Grow(fileLen)
 	list.Grow(listLen)
 	sep := impl.hostfileSep()
 	for _, g := range groups {
 		n := strconv.Itoa(g.slots)
-		for _, h := range jobs.DistinctHosts(job, g.task) {
+		for _, h := range domain.DistinctHosts(job, g.task) {
 			if list.Len() > 0 {
 				list.WriteByte(',')
 			}

@@ -22,6 +22,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
@@ -71,76 +72,76 @@ func TestHostfile(t *testing.T) {
 	}{
 		"open mpi by default": {
 			job:  standard().Obj(),
-			want: "mpi-worker-0.mpi slots=1\nmpi-worker-1.mpi slots=1\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local slots=1\nmpi-worker-1.mpi.default.svc.cluster.local slots=1\n",
 		},
 		"intel": {
 			job:  standard("--mpi-implementation=intel").Obj(),
-			want: "mpi-worker-0.mpi:1\nmpi-worker-1.mpi:1\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local:1\nmpi-worker-1.mpi.default.svc.cluster.local:1\n",
 		},
 		"mpich": {
 			job:  standard("--mpi-implementation=mpich").Obj(),
-			want: "mpi-worker-0.mpi:1\nmpi-worker-1.mpi:1\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local:1\nmpi-worker-1.mpi.default.svc.cluster.local:1\n",
 		},
 		"slots from the worker's nvidia GPUs": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).GPU(4).Obj()).Plugin(Name).Obj(),
-			want: "mpi-worker-0.mpi slots=4\nmpi-worker-1.mpi slots=4\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local slots=4\nmpi-worker-1.mpi.default.svc.cluster.local slots=4\n",
 		},
 		"slots from another GPU resource": {
 			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Resource("amd.com/gpu", "2").Obj()).
 				Plugin(Name, "--mpi-implementation=mpich").Obj(),
-			want: "mpi-worker-0.mpi:2\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local:2\n",
 		},
 		"GPUs of a sidecar do not count": {
 			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).
 				Task(sidecarResource(mk("worker", 1), "nvidia.com/gpu", "2")).Plugin(Name).Obj(),
-			want: "mpi-worker-0.mpi slots=1\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local slots=1\n",
 		},
 		"--slots-per-worker wins over GPUs": {
 			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).GPU(4).Obj()).
 				Plugin(Name, "--slots-per-worker=2", "--mpi-implementation=intel").Obj(),
-			want: "mpi-worker-0.mpi:2\nmpi-worker-1.mpi:2\n",
+			want: "mpi-worker-0.mpi.default.svc.cluster.local:2\nmpi-worker-1.mpi.default.svc.cluster.local:2\n",
 		},
 		"launcher as worker: the master first, with its own GPUs": {
 			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Task(mk("worker", 2).GPU(8).Obj()).
 				Plugin(Name, "--launcher-as-worker").Obj(),
-			want: "mpi-master-0.mpi slots=2\nmpi-worker-0.mpi slots=8\nmpi-worker-1.mpi slots=8\n",
+			want: "mpi-master-0.mpi.default.svc.cluster.local slots=2\nmpi-worker-0.mpi.default.svc.cluster.local slots=8\nmpi-worker-1.mpi.default.svc.cluster.local slots=8\n",
 		},
 		"launcher as worker: a CPU master has one slot": {
 			job:  standard("--launcher-as-worker", "--mpi-implementation=intel").Obj(),
-			want: "mpi-master-0.mpi:1\nmpi-worker-0.mpi:1\nmpi-worker-1.mpi:1\n",
+			want: "mpi-master-0.mpi.default.svc.cluster.local:1\nmpi-worker-0.mpi.default.svc.cluster.local:1\nmpi-worker-1.mpi.default.svc.cluster.local:1\n",
 		},
 		"launcher as worker with --slots-per-worker": {
 			job:  standard("--launcher-as-worker", "--slots-per-worker=3").Obj(),
-			want: "mpi-master-0.mpi slots=3\nmpi-worker-0.mpi slots=3\nmpi-worker-1.mpi slots=3\n",
+			want: "mpi-master-0.mpi.default.svc.cluster.local slots=3\nmpi-worker-0.mpi.default.svc.cluster.local slots=3\nmpi-worker-1.mpi.default.svc.cluster.local slots=3\n",
 		},
 		"launcher as worker, no worker task": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
-			want: "mpi-master-0.mpi slots=1\n",
+			want: "mpi-master-0.mpi.default.svc.cluster.local slots=1\n",
 		},
 		// Master-only MPI (Volcano v1.15): the launcher lists itself with its
 		// own slots, without --launcher-as-worker.
 		"master-only: the launcher with its GPUs": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name).Obj(),
-			want: "mpi-master-0.mpi slots=4\n",
+			want: "mpi-master-0.mpi.default.svc.cluster.local slots=4\n",
 		},
 		"master-only, intel, --slots-per-worker": {
 			job: utiltesting.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Task(mk("worker", 0).Obj()).
 				Plugin(Name, "--master=launcher", "--mpi-implementation=intel", "--slots-per-worker=8").Obj(),
-			want: "mpi-launcher-0.mpi:8\n",
+			want: "mpi-launcher-0.mpi.default.svc.cluster.local:8\n",
 		},
 		"template subdomain is honoured": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
-			want: "mpi-worker-0.net slots=1\nmpi-worker-1.net slots=1\n",
+			want: "mpi-worker-0.net.default.svc.cluster.local slots=1\nmpi-worker-1.net.default.svc.cluster.local slots=1\n",
 		},
 		"template hostname is one host for all replicas": {
 			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Hostname("node").Subdomain("net").Obj()).
 				Plugin(Name).Obj(),
-			want: "node.net slots=1\n",
+			want: "node.net.default.svc.cluster.local slots=1\n",
 		},
 		"upstream spellings": {
 			job: utiltesting.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 2).Obj()).
 				Plugin(Name, "--master=mpimaster", "--worker=mpiworker", "--port=2222").Obj(),
-			want: "mpi-mpiworker-0.mpi slots=1\nmpi-mpiworker-1.mpi slots=1\n",
+			want: "mpi-mpiworker-0.mpi.default.svc.cluster.local slots=1\nmpi-mpiworker-1.mpi.default.svc.cluster.local slots=1\n",
 		},
 	}
 	for name, tc := range cases {
@@ -175,7 +176,7 @@ func TestMasterEnv(t *testing.T) {
 		}
 	}
 	noGPU := []v1.EnvVar{{Name: "NVIDIA_VISIBLE_DEVICES", Value: ""}, {Name: "NVIDIA_DRIVER_CAPABILITIES", Value: ""}}
-	workers := "mpi-worker-0.mpi,mpi-worker-1.mpi"
+	workers := "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local"
 	cases := map[string]struct {
 		job  *batch.Job
 		want []v1.EnvVar
@@ -216,19 +217,19 @@ func TestMasterEnv(t *testing.T) {
 		},
 		"launcher as worker: listed first, GPUs not hidden": {
 			job:  standard("--launcher-as-worker").Obj(),
-			want: openMPI("mpi-master-0.mpi,"+workers, "1", "22"),
+			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local,"+workers, "1", "22"),
 		},
 		"launcher as worker without workers": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
-			want: openMPI("mpi-master-0.mpi", "4", "22"),
+			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local", "4", "22"),
 		},
 		"master-only: ranks on the launcher's slots, GPUs not hidden": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Plugin(Name).Obj(),
-			want: openMPI("mpi-master-0.mpi", "2", "22"),
+			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local", "2", "22"),
 		},
 		"master-only, CPU launcher: one slot, CPU not hidden from its own ranks": {
 			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
-			want: openMPI("mpi-master-0.mpi", "1", "22"),
+			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local", "1", "22"),
 		},
 		"the ssh plugin's --ssh-port without --port": {
 			job:  standard().Plugin("ssh", "--ssh-port=2222").Obj(),
@@ -237,12 +238,12 @@ func TestMasterEnv(t *testing.T) {
 		"upstream spellings": {
 			job: utiltesting.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 3).Obj()).
 				Plugin(Name, "--master=mpimaster", "--worker=mpiworker", "--port=2222").Obj(),
-			want: append(openMPI("mpi-mpiworker-0.mpi,mpi-mpiworker-1.mpi,mpi-mpiworker-2.mpi", "1", "2222"), noGPU...),
+			want: append(openMPI("mpi-mpiworker-0.mpi.default.svc.cluster.local,mpi-mpiworker-1.mpi.default.svc.cluster.local,mpi-mpiworker-2.mpi.default.svc.cluster.local", "1", "2222"), noGPU...),
 		},
 		"template hostname listed once, as Volcano's in-tree plugin": {
 			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
 				Plugin(Name).Obj(),
-			want: append(openMPI("w.mpi", "1", "22"), noGPU...),
+			want: append(openMPI("w.mpi.default.svc.cluster.local", "1", "22"), noGPU...),
 		},
 	}
 	for name, tc := range cases {
@@ -465,17 +466,17 @@ func TestWaitForWorkers(t *testing.T) {
 		"master waits for every worker's ssh port": {
 			job:         utiltesting.MakeJob("mpi").Task(mk("master", 1).InitContainer("user-init").Obj()).Task(mk("worker", 3).Obj()).Plugin(Name, "--port=2222").Obj(),
 			task:        "master",
-			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi", Port: 2222}, {Host: "mpi-worker-1.mpi", Port: 2222}, {Host: "mpi-worker-2.mpi", Port: 2222}},
+			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi.default.svc.cluster.local", Port: 2222}, {Host: "mpi-worker-1.mpi.default.svc.cluster.local", Port: 2222}, {Host: "mpi-worker-2.mpi.default.svc.cluster.local", Port: 2222}},
 		},
 		"launcher as worker waits for the workers only": {
 			job:         standard("--launcher-as-worker").Obj(),
 			task:        "master",
-			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi", Port: 22}, {Host: "mpi-worker-1.mpi", Port: 22}},
+			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi.default.svc.cluster.local", Port: 22}, {Host: "mpi-worker-1.mpi.default.svc.cluster.local", Port: 22}},
 		},
 		"the ssh plugin's --ssh-port without --port": {
 			job:         standard().Plugin("ssh", "--ssh-key-file-path=/home/mpiuser/.ssh", "--ssh-port=2200").Obj(),
 			task:        "master",
-			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi", Port: 2200}, {Host: "mpi-worker-1.mpi", Port: 2200}},
+			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi.default.svc.cluster.local", Port: 2200}, {Host: "mpi-worker-1.mpi.default.svc.cluster.local", Port: 2200}},
 		},
 		"master-only waits for none":              {job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(), task: "master"},
 		"workers do not wait":                     {job: standard().Obj(), task: "worker"},
@@ -556,8 +557,8 @@ func TestJobHooksAreIdempotent(t *testing.T) {
 		t.Errorf("ConfigMap metadata (-want +got):\n%s", diff)
 	}
 	wantData := map[string]string{
-		"hostfile":     "mpi-worker-0.mpi slots=1\nmpi-worker-1.mpi slots=1\n",
-		"wait-targets": "mpi-worker-0.mpi:22\nmpi-worker-1.mpi:22\n",
+		"hostfile":     "mpi-worker-0.mpi.default.svc.cluster.local slots=1\nmpi-worker-1.mpi.default.svc.cluster.local slots=1\n",
+		"wait-targets": "mpi-worker-0.mpi.default.svc.cluster.local:22\nmpi-worker-1.mpi.default.svc.cluster.local:22\n",
 	}
 	if diff := cmp.Diff(wantData, cm.Data); diff != "" {
 		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
@@ -619,8 +620,8 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"hostfile":     "mpi-worker-0.mpi:1\nmpi-worker-1.mpi:1\nmpi-worker-2.mpi:1\n",
-		"wait-targets": "mpi-worker-0.mpi:22\nmpi-worker-1.mpi:22\nmpi-worker-2.mpi:22\n",
+		"hostfile":     "mpi-worker-0.mpi.default.svc.cluster.local:1\nmpi-worker-1.mpi.default.svc.cluster.local:1\nmpi-worker-2.mpi.default.svc.cluster.local:1\n",
+		"wait-targets": "mpi-worker-0.mpi.default.svc.cluster.local:22\nmpi-worker-1.mpi.default.svc.cluster.local:22\nmpi-worker-2.mpi.default.svc.cluster.local:22\n",
 	}
 	if diff := cmp.Diff(want, configMapOf(t, kube, job).Data); diff != "" {
 		t.Errorf("hostfile after scaling (-want +got):\n%s", diff)
@@ -630,7 +631,7 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
 		t.Fatal(err)
 	}
-	if got := utiltesting.Env(pod, 0)["MPI_HOST"]; got != "mpi-worker-0.mpi,mpi-worker-1.mpi,mpi-worker-2.mpi" {
+	if got := utiltesting.Env(pod, 0)["MPI_HOST"]; got != "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local,mpi-worker-2.mpi.default.svc.cluster.local" {
 		t.Errorf("MPI_HOST after scaling = %q", got)
 	}
 
@@ -889,7 +890,7 @@ func TestUncachedPlanFollowsTheJob(t *testing.T) {
 		}
 		return utiltesting.Env(pod, 0)[EnvMPIHost]
 	}
-	two, three := "mpi-worker-0.mpi,mpi-worker-1.mpi", "mpi-worker-0.mpi,mpi-worker-1.mpi,mpi-worker-2.mpi"
+	two, three := "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local", "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local,mpi-worker-2.mpi.default.svc.cluster.local"
 	if got := mpiHost(New, at(2)); got != two {
 		t.Fatalf("MPI_HOST = %q, want %q", got, two)
 	}
@@ -898,5 +899,56 @@ func TestUncachedPlanFollowsTheJob(t *testing.T) {
 	}
 	if got := mpiHost(Framework.NewUncached, at(3)); got != three {
 		t.Errorf("uncached builder: MPI_HOST = %q, want %q", got, three)
+	}
+}
+
+// The hostfile, MPI_HOST, the launcher's wait targets and the DNS search path
+// name hosts in one cluster domain: --cluster-domain, else the manager's
+// (jobs.SetClusterDomain).
+func TestClusterDomainAgrees(t *testing.T) {
+	defer func() { _ = jobs.SetClusterDomain("") }()
+	type names struct {
+		Hostfile, MPIHost, WaitTargets string
+		Searches                       []string
+	}
+	want := func(domain string) names {
+		w := func(i int) string { return fmt.Sprintf("mpi-worker-%d.mpi.team-a.svc.%s", i, domain) }
+		return names{
+			Hostfile:    w(0) + ":1\n" + w(1) + ":1\n",
+			MPIHost:     w(0) + "," + w(1),
+			WaitTargets: w(0) + ":22\n" + w(1) + ":22\n",
+			Searches:    []string{"mpi.team-a.svc." + domain},
+		}
+	}
+	cases := map[string]struct {
+		process string // the manager's --cluster-domain
+		args    []string
+		want    names
+	}{
+		"default":               {want: want("cluster.local")},
+		"the manager's domain":  {process: "corp.internal", want: want("corp.internal")},
+		"--cluster-domain":      {args: []string{"--cluster-domain=k8s.corp.example"}, want: want("k8s.corp.example")},
+		"--cluster-domain wins": {process: "corp.internal", args: []string{"--cluster-domain=k8s.corp.example"}, want: want("k8s.corp.example")},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if err := jobs.SetClusterDomain(tc.process); err != nil {
+				t.Fatal(err)
+			}
+			job := fresh(t, standard(append([]string{"--mpi-implementation=intel"}, tc.args...)...).Namespace("team-a").Obj())
+			kube := fake.NewSimpleClientset()
+			if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+				t.Fatalf("OnJobAdd: %v", err)
+			}
+			cm := configMapOf(t, kube, job)
+			master := utiltesting.RunPod(t, New, Name, job, "master", 0)
+			got := names{Hostfile: cm.Data[HostfileKey], MPIHost: utiltesting.Env(master, 0)[EnvMPIHost], WaitTargets: cm.Data[WaitTargetsKey]}
+			if master.Spec.DNSConfig != nil {
+				got.Searches = master.Spec.DNSConfig.Searches
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("hosts (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

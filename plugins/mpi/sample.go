@@ -39,7 +39,7 @@ func checkSample(c framework.SampleCheck) error {
 	hosts := make([]string, c.Workers)
 	lines := make([]string, c.Workers)
 	for i := range hosts {
-		hosts[i] = jobs.Host(c.Job, worker, i)
+		hosts[i] = c.Host(worker, i)
 		lines[i] = hosts[i] + " slots=1\n"
 	}
 	if err := framework.WantEnv(c.Env, EnvMPIHost, strings.Join(hosts, ",")); err != nil {

@@ -35,7 +35,7 @@ func (p SSHPort) Flag() string { return "--ssh-port=" + p.Value }
 //
 // The launcher cannot leave the port to that config: its entries match the
 // short host names ("Host <hostname>"), while the hostfile names hosts
-// <hostname>.<subdomain>, so ssh would use port 22 for them; the plugin
+// <hostname>.<subdomain>.<namespace>.svc.<cluster domain>, so ssh would use port 22 for them; the plugin
 // passes the port to ssh as -p instead (see ParseArgs).
 func SSHPluginPort(job *batch.Job) (SSHPort, bool) {
 	argv, ok := job.Spec.Plugins[framework.SSHPlugin]

@@ -51,61 +51,61 @@ func TestEnv(t *testing.T) {
 		"scheduler": {
 			job:  full,
 			task: "scheduler",
-			want: dmlc("scheduler", "mx-scheduler-0.mx", "9091", "2", "3", -1),
+			want: dmlc("scheduler", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "2", "3", -1),
 		},
 		"server 1": {
 			job:   full,
 			task:  "server",
 			index: 1,
-			want:  dmlc("server", "mx-scheduler-0.mx", "9091", "2", "3", -1),
+			want:  dmlc("server", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "2", "3", -1),
 		},
 		"worker 0": {
 			job:  full,
 			task: "worker",
-			want: dmlc("worker", "mx-scheduler-0.mx", "9091", "2", "3", 0),
+			want: dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "2", "3", 0),
 		},
 		"worker 2": {
 			job:   full,
 			task:  "worker",
 			index: 2,
-			want:  dmlc("worker", "mx-scheduler-0.mx", "9091", "2", "3", 2),
+			want:  dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "2", "3", 2),
 		},
 		"no server task: DMLC_NUM_SERVER=0": {
 			job:   utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
-			want:  dmlc("worker", "mx-scheduler-0.mx", "9091", "0", "2", 1),
+			want:  dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "0", "2", 1),
 		},
 		"server task without replicas counts as none": {
 			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 0).Obj()).
 				Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task: "scheduler",
-			want: dmlc("scheduler", "mx-scheduler-0.mx", "9091", "0", "2", -1),
+			want: dmlc("scheduler", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "0", "2", -1),
 		},
 		"renamed roles and port": {
 			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--scheduler=sched", "--server=ps", "--worker=trainer", "--port=9000").Obj(),
 			task:  "trainer",
 			index: 1,
-			want:  dmlc("worker", "mx-sched-0.mx", "9000", "1", "2", 1),
+			want:  dmlc("worker", "mx-sched-0.mx.default.svc.cluster.local", "9000", "1", "2", 1),
 		},
 		"renamed server": {
 			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--scheduler=sched", "--server=ps", "--worker=trainer", "--port=9000").Obj(),
 			task: "ps",
-			want: dmlc("server", "mx-sched-0.mx", "9000", "1", "2", -1),
+			want: dmlc("server", "mx-sched-0.mx.default.svc.cluster.local", "9000", "1", "2", -1),
 		},
 		"template hostname and subdomain of the scheduler are honoured": {
 			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
-			want: dmlc("worker", "root.net", "9091", "0", "1", 0),
+			want: dmlc("worker", "root.net.default.svc.cluster.local", "9091", "0", "1", 0),
 		},
 		"mxjob-port on the scheduler overrides --port": {
 			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Port(PortName, 9991).Obj()).
 				Task(mk("worker", 1).Obj()).Plugin(Name, "--port=9000").Obj(),
 			task: "worker",
-			want: dmlc("worker", "mx-scheduler-0.mx", "9991", "0", "1", 0),
+			want: dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9991", "0", "1", 0),
 		},
 		"tasks that play no role are left alone": {
 			job:  full,
@@ -149,7 +149,7 @@ func TestUserSettingsWin(t *testing.T) {
 	if diff := cmp.Diff(want, pod.Spec.Containers[0].Env); diff != "" {
 		t.Errorf("first container env (-want +got), the user's values must stay and not be duplicated:\n%s", diff)
 	}
-	others := dmlc("worker", "mx-scheduler-0.mx", "9091", "0", "2", 1)
+	others := dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "0", "2", 1)
 	for _, c := range []v1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[1]} {
 		if diff := cmp.Diff(others, c.Env); diff != "" {
 			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
@@ -208,7 +208,7 @@ func TestWaitForScheduler(t *testing.T) {
 			Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
-	schedulerTarget := []wait.Target{{Host: "mx-scheduler-0.mx", Port: 9091}}
+	schedulerTarget := []wait.Target{{Host: "mx-scheduler-0.mx.default.svc.cluster.local", Port: 9091}}
 	cases := map[string]struct {
 		job     *batch.Job
 		task    string
@@ -230,7 +230,7 @@ func TestWaitForScheduler(t *testing.T) {
 			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, "--scheduler=sched", "--port=9000").Obj(),
 			task:    "worker",
-			targets: []wait.Target{{Host: "root.net", Port: 9000}},
+			targets: []wait.Target{{Host: "root.net.default.svc.cluster.local", Port: 9000}},
 			opts:    defaults,
 		},
 	}

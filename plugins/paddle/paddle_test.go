@@ -59,7 +59,7 @@ func TestEnv(t *testing.T) {
 			job:   collective,
 			task:  "worker",
 			index: 2,
-			want:  paddleEnv("pd-worker-0.pd:36543", "3", "pd", ""),
+			want:  paddleEnv("pd-worker-0.pd.default.svc.cluster.local:36543", "3", "pd", ""),
 		},
 		"collective: tasks that play no role are left alone": {job: collective, task: "tensorboard"},
 		"ps: master 0 is rank 0 and runs a server": {
@@ -71,56 +71,56 @@ func TestEnv(t *testing.T) {
 			job:   ps,
 			task:  "master",
 			index: 1,
-			want:  paddleEnv("pd-master-0.pd:36543", "5", "pd", EnvServerNum),
+			want:  paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "5", "pd", EnvServerNum),
 		},
 		"ps: worker 0 is not rank 0 and runs a trainer": {
 			job:  ps,
 			task: "worker",
-			want: paddleEnv("pd-master-0.pd:36543", "5", "pd", EnvTrainerNum),
+			want: paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "5", "pd", EnvTrainerNum),
 		},
 		"ps: worker 2": {
 			job:   ps,
 			task:  "worker",
 			index: 2,
-			want:  paddleEnv("pd-master-0.pd:36543", "5", "pd", EnvTrainerNum),
+			want:  paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "5", "pd", EnvTrainerNum),
 		},
 		"ps: masters only": {
 			job:   utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Plugin(Name).Obj(),
 			task:  "master",
 			index: 1,
-			want:  paddleEnv("pd-master-0.pd:36543", "2", "pd", EnvServerNum),
+			want:  paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "2", "pd", EnvServerNum),
 		},
 		"a master task without replicas means collective mode": {
 			job:   utiltesting.MakeJob("pd").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
-			want:  paddleEnv("pd-worker-0.pd:36543", "2", "pd", ""),
+			want:  paddleEnv("pd-worker-0.pd.default.svc.cluster.local:36543", "2", "pd", ""),
 		},
 		"renamed roles and port": {
 			job: utiltesting.MakeJob("job").Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--master=ps", "--worker=trainer", "--port=37777").Obj(),
 			task:  "trainer",
 			index: 1,
-			want:  paddleEnv("job-ps-0.job:37777", "3", "job", EnvTrainerNum),
+			want:  paddleEnv("job-ps-0.job.default.svc.cluster.local:37777", "3", "job", EnvTrainerNum),
 		},
 		"a port named master on the rank-0 task overrides --port": {
 			job: utiltesting.MakeJob("pd").Task(mk("worker", 2).Port(PortName, 37777).Obj()).
 				Plugin(Name, "--port=30000").Obj(),
 			task:  "worker",
 			index: 1,
-			want:  paddleEnv("pd-worker-0.pd:37777", "2", "pd", ""),
+			want:  paddleEnv("pd-worker-0.pd.default.svc.cluster.local:37777", "2", "pd", ""),
 		},
 		"a port named master on another task does not": {
 			job: utiltesting.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Port(PortName, 37777).Obj()).
 				Plugin(Name).Obj(),
 			task: "worker",
-			want: paddleEnv("pd-master-0.pd:36543", "2", "pd", EnvTrainerNum),
+			want: paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "2", "pd", EnvTrainerNum),
 		},
 		"template hostname and subdomain of the rank-0 task are honoured": {
 			job: utiltesting.MakeJob("pd").Task(mk("master", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
-			want: paddleEnv("root.net:36543", "2", "pd", EnvTrainerNum),
+			want: paddleEnv("root.net.default.svc.cluster.local:36543", "2", "pd", EnvTrainerNum),
 		},
 	}
 	for name, tc := range cases {
@@ -215,7 +215,7 @@ func TestWaitForRank0(t *testing.T) {
 	}
 	collective := utiltesting.MakeJob("pd").Task(mk("worker", 3).InitContainer("user-init").Obj()).Plugin(Name).Obj()
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
-	master0 := []wait.Target{{Host: "pd-master-0.pd", Port: 36543}}
+	master0 := []wait.Target{{Host: "pd-master-0.pd.default.svc.cluster.local", Port: 36543}}
 	cases := map[string]struct {
 		job     *batch.Job
 		task    string
@@ -227,12 +227,12 @@ func TestWaitForRank0(t *testing.T) {
 		"ps: master 1 waits for master 0":         {job: psJob(), task: "master", index: 1, targets: master0, opts: defaults},
 		"ps: master 0 does not wait":              {job: psJob(), task: "master"},
 		"collective: worker 0 does not wait":      {job: collective, task: "worker"},
-		"collective: worker 2 waits for worker 0": {job: collective, task: "worker", index: 2, targets: []wait.Target{{Host: "pd-worker-0.pd", Port: 36543}}, opts: defaults},
+		"collective: worker 2 waits for worker 0": {job: collective, task: "worker", index: 2, targets: []wait.Target{{Host: "pd-worker-0.pd.default.svc.cluster.local", Port: 36543}}, opts: defaults},
 		"--wait=false switches it off":            {job: psJob("--wait=false"), task: "worker"},
 		"timeout, image and port are passed on": {
 			job:     psJob("--wait-timeout=30", "--wait-image=registry.local/busybox:1", "--port=37777"),
 			task:    "worker",
-			targets: []wait.Target{{Host: "pd-master-0.pd", Port: 37777}},
+			targets: []wait.Target{{Host: "pd-master-0.pd.default.svc.cluster.local", Port: 37777}},
 			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
 		},
 	}
@@ -342,10 +342,10 @@ func TestSampleCheck(t *testing.T) {
 	}
 	worker := utiltesting.Env(runPod(t, job, "worker", 1), 0)
 	bad := map[string]func(map[string]string){
-		`PADDLE_MASTER="pd-worker-0.pd:37777", want "pd-master-0.pd:37777"`: func(e map[string]string) { e[EnvMaster] = "pd-worker-0.pd:37777" },
-		`PADDLE_NNODES="2", want "3"`:                                       func(e map[string]string) { e[EnvNNodes] = "2" },
-		`PADDLE_JOB_ID="", want "pd"`:                                       func(e map[string]string) { delete(e, EnvJobID) },
-		`PADDLE_SERVER_NUM="1", want it unset`:                              func(e map[string]string) { e[EnvServerNum] = "1" },
+		`PADDLE_MASTER="pd-worker-0.pd.default.svc.cluster.local:37777", want "pd-master-0.pd.default.svc.cluster.local:37777"`: func(e map[string]string) { e[EnvMaster] = "pd-worker-0.pd.default.svc.cluster.local:37777" },
+		`PADDLE_NNODES="2", want "3"`:          func(e map[string]string) { e[EnvNNodes] = "2" },
+		`PADDLE_JOB_ID="", want "pd"`:          func(e map[string]string) { delete(e, EnvJobID) },
+		`PADDLE_SERVER_NUM="1", want it unset`: func(e map[string]string) { e[EnvServerNum] = "1" },
 	}
 	for want, edit := range bad {
 		env := map[string]string{}

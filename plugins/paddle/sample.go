@@ -44,7 +44,7 @@ func check(c framework.SampleCheck) error {
 	if c.Role == "master" {
 		task = a.Master
 	}
-	master := jobs.Host(c.Job, t, 0) + ":" + port
+	master := c.Host(t, 0) + ":" + port
 	if task == rank0 && c.Index == 0 {
 		// The rank-0 pod's own IP.
 		master = framework.OwnIP(c.Env, EnvPodIP) + ":" + port

@@ -36,25 +36,25 @@ func TestEnv(t *testing.T) {
 		index int
 		want  map[string]string
 	}{
-		"master":             {job: masterWorkers(), task: "master", want: base("pt-master-0.pt", "4", "4", "auto", "0")},
-		"worker 2 is rank 3": {job: masterWorkers(), task: "worker", index: 2, want: base("pt-master-0.pt", "4", "4", "auto", "3")},
+		"master":             {job: masterWorkers(), task: "master", want: base("pt-master-0.pt.default.svc.cluster.local", "4", "4", "auto", "0")},
+		"worker 2 is rank 3": {job: masterWorkers(), task: "worker", index: 2, want: base("pt-master-0.pt.default.svc.cluster.local", "4", "4", "auto", "3")},
 		"integer nproc multiplies the world size": {
-			job: masterWorkers("--nproc-per-node=8"), task: "worker", want: base("pt-master-0.pt", "32", "4", "8", "1"),
+			job: masterWorkers("--nproc-per-node=8"), task: "worker", want: base("pt-master-0.pt.default.svc.cluster.local", "32", "4", "8", "1"),
 		},
 		"gpu nproc keeps world size in pods": {
-			job: masterWorkers("--nproc-per-node=gpu"), task: "worker", want: base("pt-master-0.pt", "4", "4", "gpu", "1"),
+			job: masterWorkers("--nproc-per-node=gpu"), task: "worker", want: base("pt-master-0.pt.default.svc.cluster.local", "4", "4", "gpu", "1"),
 		},
 		"worker-only job: worker 0 is rank 0 and the master": {
 			job:  utiltesting.MakeJob("pt").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
-			task: "worker", index: 1, want: base("pt-worker-0.pt", "2", "2", "auto", "1"),
+			task: "worker", index: 1, want: base("pt-worker-0.pt.default.svc.cluster.local", "2", "2", "auto", "1"),
 		},
 		"upstream spellings": {
 			job: utiltesting.MakeJob("pt").Task(mk("chief", 1).Obj()).Task(mk("trainer", 1).Obj()).
 				Plugin(Name, "--master=chief", "--worker=trainer", "--port=30000").Obj(),
 			task: "trainer",
 			want: map[string]string{
-				"MASTER_ADDR": "pt-chief-0.pt", "MASTER_PORT": "30000", "WORLD_SIZE": "2", "RANK": "1",
-				"PET_MASTER_ADDR": "pt-chief-0.pt", "PET_MASTER_PORT": "30000", "PET_NNODES": "2", "PET_NODE_RANK": "1",
+				"MASTER_ADDR": "pt-chief-0.pt.default.svc.cluster.local", "MASTER_PORT": "30000", "WORLD_SIZE": "2", "RANK": "1",
+				"PET_MASTER_ADDR": "pt-chief-0.pt.default.svc.cluster.local", "PET_MASTER_PORT": "30000", "PET_NNODES": "2", "PET_NODE_RANK": "1",
 				"PET_NPROC_PER_NODE": "auto", "PYTHONUNBUFFERED": "1",
 			},
 		},
@@ -62,9 +62,9 @@ func TestEnv(t *testing.T) {
 			job:  masterWorkers("--min-nodes=2", "--max-nodes=8", "--rdzv-backend=etcd-v2", "--max-restarts=5"),
 			task: "worker", index: 0,
 			want: func() map[string]string {
-				m := base("pt-master-0.pt", "4", "2:8", "auto", "1")
+				m := base("pt-master-0.pt.default.svc.cluster.local", "4", "2:8", "auto", "1")
 				m["PET_RDZV_BACKEND"] = "etcd-v2"
-				m["PET_RDZV_ENDPOINT"] = "pt-master-0.pt:23456"
+				m["PET_RDZV_ENDPOINT"] = "pt-master-0.pt.default.svc.cluster.local:23456"
 				m["PET_RDZV_ID"] = "uid-pt"
 				m["PET_MAX_RESTARTS"] = "5"
 				return m
@@ -73,10 +73,10 @@ func TestEnv(t *testing.T) {
 		"elastic with only a maximum": {
 			job: masterWorkers("--max-nodes=6"), task: "master",
 			want: func() map[string]string {
-				m := base("pt-master-0.pt", "4", "4:6", "auto", "0")
+				m := base("pt-master-0.pt.default.svc.cluster.local", "4", "4:6", "auto", "0")
 				m["PET_RDZV_BACKEND"] = "c10d"
 				m["PET_RDZV_CONF"] = "is_host=1"
-				m["PET_RDZV_ENDPOINT"] = "pt-master-0.pt:23456"
+				m["PET_RDZV_ENDPOINT"] = "pt-master-0.pt.default.svc.cluster.local:23456"
 				m["PET_RDZV_ID"] = "uid-pt"
 				m["PET_MAX_RESTARTS"] = "3"
 				return m
@@ -87,22 +87,22 @@ func TestEnv(t *testing.T) {
 				Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: map[string]string{
-				"MASTER_ADDR": "pt-master-0.pt", "MASTER_PORT": "29500", "WORLD_SIZE": "2", "RANK": "1",
-				"PET_MASTER_ADDR": "pt-master-0.pt", "PET_MASTER_PORT": "29500", "PET_NNODES": "2", "PET_NODE_RANK": "1",
+				"MASTER_ADDR": "pt-master-0.pt.default.svc.cluster.local", "MASTER_PORT": "29500", "WORLD_SIZE": "2", "RANK": "1",
+				"PET_MASTER_ADDR": "pt-master-0.pt.default.svc.cluster.local", "PET_MASTER_PORT": "29500", "PET_NNODES": "2", "PET_NODE_RANK": "1",
 				"PET_NPROC_PER_NODE": "auto", "PYTHONUNBUFFERED": "1",
 			},
 		},
 		"template hostname and subdomain": {
 			job: utiltesting.MakeJob("pt").Task(mk("master", 1).Hostname("boss").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
-			task: "worker", want: base("boss.net", "2", "2", "auto", "1"),
+			task: "worker", want: base("boss.net.default.svc.cluster.local", "2", "2", "auto", "1"),
 		},
 		// Volcano since v1.12 counts the master and worker tasks only: a
 		// TensorBoard task is no rank.
 		"WORLD_SIZE counts master and worker pods only": {
 			job: utiltesting.MakeJob("pt").Task(mk("tensorboard", 2).Obj()).Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).
 				Task(mk("loader", 1).Obj()).Plugin(Name).Obj(),
-			task: "worker", index: 1, want: base("pt-master-0.pt", "3", "3", "auto", "2"),
+			task: "worker", index: 1, want: base("pt-master-0.pt.default.svc.cluster.local", "3", "3", "auto", "2"),
 		},
 		"tasks that play no role are left alone": {
 			job:  utiltesting.MakeJob("pt").Task(mk("worker", 2).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
@@ -160,44 +160,44 @@ func TestWaitForMaster(t *testing.T) {
 	}{
 		"worker waits for the master's name": {
 			job: withMaster(), task: "worker",
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt"}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local"}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
 		},
 		"and for its port when asked": {
 			job: withMaster("--wait-master-port"), task: "worker", index: 1,
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
 		},
 		// Volcano v1.14+ waits for the master's port (nc -z) when a Job
 		// writes --wait-master-*: so does a Job that writes any of them here.
 		"upstream wait flags wait for the master's port": {
 			job: withMaster("--wait-master-enabled=true", "--wait-master-timeout=120", "--wait-master-image=busybox:1.35"), task: "worker",
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 120 * time.Second, Image: "busybox:1.35"})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: 120 * time.Second, Image: "busybox:1.35"})),
 		},
 		"--wait-master-enabled alone: the port, upstream's 300 s": {
 			job: withMaster("--wait-master-enabled"), task: "worker", index: 1,
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
 		},
 		"--wait-master-timeout alone: the port": {
 			job: withMaster("--wait-master-timeout=30"), task: "worker",
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 30 * time.Second})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: 30 * time.Second})),
 		},
 		"--wait-master-image alone: the port": {
 			job: withMaster("--wait-master-image=mirror/busybox"), task: "worker",
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second, Image: "mirror/busybox"})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second, Image: "mirror/busybox"})),
 		},
 		"upstream flags and --port: that port": {
 			job: withMaster("--port=29500", "--wait-master-enabled=true"), task: "worker",
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt", Port: 29500}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 29500}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
 		},
 		"upstream flags in a worker-only job: worker 0's port": {
 			job: utiltesting.MakeJob("pt").Task(mk("worker", 3).Obj()).Plugin(Name, "--wait-master-enabled").Obj(), task: "worker", index: 2,
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-worker-0.pt", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-worker-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
 		},
 		"the master does not wait":            {job: withMaster(), task: "master"},
 		"--wait-master-enabled=false":         {job: withMaster("--wait-master-enabled=false"), task: "worker"},
 		"worker-only: worker 0 is the master": {job: workerOnly, task: "worker"},
 		"worker-only: worker 1 waits for worker 0": {
 			job: workerOnly, task: "worker", index: 1,
-			want: ptr(wait.Container([]wait.Target{{Host: "pt-worker-0.pt"}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
+			want: ptr(wait.Container([]wait.Target{{Host: "pt-worker-0.pt.default.svc.cluster.local"}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})),
 		},
 	}
 	for name, tc := range cases {

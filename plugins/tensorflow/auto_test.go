@@ -102,9 +102,9 @@ func TestAutoPods(t *testing.T) {
 	largeCluster := func() string {
 		hosts := []string{}
 		for i := range 60 {
-			hosts = append(hosts, `"tf-worker-`+strconv.Itoa(i)+`.tf:2222"`)
+			hosts = append(hosts, `"tf-worker-`+strconv.Itoa(i)+`.tf.default.svc.cluster.local:2222"`)
 		}
-		return `{"ps":["tf-ps-0.tf:2222"],"worker":[` + strings.Join(hosts, ",") + `]}`
+		return `{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":[` + strings.Join(hosts, ",") + `]}`
 	}()
 	cases := map[string]struct {
 		job         *batch.Job
@@ -115,8 +115,8 @@ func TestAutoPods(t *testing.T) {
 	}{
 		"1 ps and 2 workers: inline": {
 			job:     utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
-			wantEnv: []v1.EnvVar{{Name: EnvTFConfig, Value: `{"cluster":{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222","tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`}},
-			wantTF:  `{"cluster":{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222","tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`,
+			wantEnv: []v1.EnvVar{{Name: EnvTFConfig, Value: `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`}},
+			wantTF:  `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`,
 		},
 		"1 ps and 60 workers: reference": {
 			job:         large,

@@ -64,7 +64,7 @@ func TestReferenceEnv(t *testing.T) {
 	mk := utiltesting.MakeTask
 	cluster := v1.EnvVar{Name: EnvCluster, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
 		LocalObjectReference: v1.LocalObjectReference{Name: "tf-tf-cluster"}, Key: ClusterKey}}}
-	inline := `{"cluster":{"worker":["tf-worker-0.tf:2222","tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`
+	inline := `{"cluster":{"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`
 	cases := map[string]struct {
 		job  *batch.Job
 		want []v1.EnvVar
@@ -138,7 +138,7 @@ func TestClusterConfigMap(t *testing.T) {
 			t.Fatal(err)
 		}
 		cm := clusterConfigMap(t, kube, job)
-		want := map[string]string{ClusterKey: `{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222","tf-worker-1.tf:2222"]}`}
+		want := map[string]string{ClusterKey: `{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]}`}
 		if diff := cmp.Diff(want, cm.Data); diff != "" {
 			t.Errorf("data (-want +got):\n%s", diff)
 		}

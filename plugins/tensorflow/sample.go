@@ -46,7 +46,7 @@ func checkSample(c framework.SampleCheck) error {
 		return fmt.Errorf("%s task %s %d, want %s %d", EnvTFConfig, tf.Task.Type, tf.Task.Index, c.Role, c.Index)
 	}
 	worker, _ := jobs.Task(c.Job, DefaultWorker)
-	last := jobs.Host(c.Job, worker, c.Workers-1) + ":" + strconv.Itoa(DefaultPort)
+	last := c.Host(worker, c.Workers-1) + ":" + strconv.Itoa(DefaultPort)
 	if w := tf.Cluster[RoleWorker]; len(w) != c.Workers || w[c.Workers-1] != last {
 		return fmt.Errorf("%s lists %d workers, want %d ending in %s", EnvTFConfig, len(w), c.Workers, last)
 	}

@@ -62,24 +62,24 @@ func TestTFConfig(t *testing.T) {
 			job:   utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
-			want:  `{"cluster":{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222","tf-worker-1.tf:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`,
+			want:  `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`,
 		},
 		"ps pod": {
 			job:  utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task: "ps",
-			want: `{"cluster":{"ps":["tf-ps-0.tf:2222"],"worker":["tf-worker-0.tf:2222","tf-worker-1.tf:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"}`,
 		},
 		"chief, workers and evaluator: the evaluator stays out of cluster": {
 			job: utiltesting.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("worker", 1).Obj()).
 				Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj(),
 			task: "evaluator",
-			want: `{"cluster":{"chief":["tf-chief-0.tf:2222"],"worker":["tf-worker-0.tf:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"chief":["tf-chief-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"}`,
 		},
 		"chief pod": {
 			job: utiltesting.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("worker", 1).Obj()).
 				Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj(),
 			task: "chief",
-			want: `{"cluster":{"chief":["tf-chief-0.tf:2222"],"worker":["tf-worker-0.tf:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"chief":["tf-chief-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"}`,
 		},
 		"one pod in all gets no TF_CONFIG": {
 			job:  utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
@@ -89,24 +89,24 @@ func TestTFConfig(t *testing.T) {
 			job: utiltesting.MakeJob("tf").Task(mk("pserver", 1).Obj()).Task(mk("trainer", 1).Obj()).
 				Plugin(Name, "--port=5000", "--worker=trainer", "--ps=pserver").Obj(),
 			task: "trainer",
-			want: `{"cluster":{"ps":["tf-pserver-0.tf:5000"],"worker":["tf-trainer-0.tf:5000"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"ps":["tf-pserver-0.tf.default.svc.cluster.local:5000"],"worker":["tf-trainer-0.tf.default.svc.cluster.local:5000"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"single-dash flag with separate value": {
 			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "-port", "3000").Obj(),
 			task: "worker",
-			want: `{"cluster":{"worker":["tf-worker-0.tf:3000","tf-worker-1.tf:3000"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"worker":["tf-worker-0.tf.default.svc.cluster.local:3000","tf-worker-1.tf.default.svc.cluster.local:3000"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"tfjob-port on a role overrides --port for that role": {
 			job: utiltesting.MakeJob("tf").Task(mk("ps", 1).Port(PortName, 3333).Obj()).Task(mk("worker", 1).Obj()).
 				Plugin(Name).Obj(),
 			task: "worker",
-			want: `{"cluster":{"ps":["tf-ps-0.tf:3333"],"worker":["tf-worker-0.tf:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:3333"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"template hostname and subdomain are honoured": {
 			job: utiltesting.MakeJob("tf").Task(mk("ps", 1).Hostname("params").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
-			want: `{"cluster":{"ps":["params.net:2222"],"worker":["tf-worker-0.net:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
+			want: `{"cluster":{"ps":["params.net.default.svc.cluster.local:2222"],"worker":["tf-worker-0.net.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"one worker beside a task with no role is not distributed": {
 			job:  utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
@@ -200,7 +200,7 @@ func TestWaitForPS(t *testing.T) {
 			if !hasWait {
 				return
 			}
-			want := wait.Container([]wait.Target{{Host: "tf-ps-0.tf", Port: 2222}, {Host: "tf-ps-1.tf", Port: 2222}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})
+			want := wait.Container([]wait.Target{{Host: "tf-ps-0.tf.default.svc.cluster.local", Port: 2222}, {Host: "tf-ps-1.tf.default.svc.cluster.local", Port: 2222}}, wait.Options{Enabled: true, Timeout: wait.DefaultTimeout})
 			if diff := cmp.Diff(want, pod.Spec.InitContainers[0]); diff != "" {
 				t.Errorf("wait container (-want +got):\n%s", diff)
 			}

@@ -39,7 +39,7 @@ func wantTFConfig(t *testing.T, replicas map[string]int, task string, index int)
 	cluster := map[string][]string{}
 	for _, role := range []string{"ps", "worker", "chief"} {
 		for i := 0; i < replicas[role]; i++ {
-			cluster[role] = append(cluster[role], fmt.Sprintf("tf-%s-%d.tf:2222", role, i))
+			cluster[role] = append(cluster[role], fmt.Sprintf("tf-%s-%d.tf.default.svc.cluster.local:2222", role, i))
 		}
 	}
 	type taskSpec struct {

@@ -44,7 +44,7 @@ func checkSample(c framework.SampleCheck) error {
 	if !ok {
 		return fmt.Errorf("the job has no master task %q", a.Master)
 	}
-	tracker := jobs.Host(c.Job, master, 0)
+	tracker := c.Host(master, 0)
 	if c.Role == "master" {
 		tracker = framework.OwnIP(c.Env, EnvPodIP)
 	}

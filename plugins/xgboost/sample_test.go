@@ -50,7 +50,7 @@ func TestSampleCheck(t *testing.T) {
 		"rank of the index":      {func(env map[string]string) { env[EnvRank] = "2" }, `worker 2: RANK = "2" (set: true), want "3"`},
 		"task id not the rank":   {func(env map[string]string) { env[EnvTaskID] = "0" }, `worker 2: DMLC_TASK_ID = "0" (set: true), want "3"`},
 		"workers only counted":   {func(env map[string]string) { env[EnvNumWorker] = "6" }, `worker 2: DMLC_NUM_WORKER = "6" (set: true), want "7"`},
-		"tracker somewhere else": {func(env map[string]string) { env[EnvTrackerURI] = "xgb-worker-0.xgb" }, `worker 2: DMLC_TRACKER_URI = "xgb-worker-0.xgb" (set: true), want "xgb-master-0.xgb"`},
+		"tracker somewhere else": {func(env map[string]string) { env[EnvTrackerURI] = "xgb-worker-0.xgb.default.svc.cluster.local" }, `worker 2: DMLC_TRACKER_URI = "xgb-worker-0.xgb.default.svc.cluster.local" (set: true), want "xgb-master-0.xgb.default.svc.cluster.local"`},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

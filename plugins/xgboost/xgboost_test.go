@@ -63,7 +63,7 @@ func TestEnv(t *testing.T) {
 	mk := utiltesting.MakeTask
 	full := utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).
 		Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
-	const addrs = "xgb-worker-0.xgb,xgb-worker-1.xgb,xgb-worker-2.xgb"
+	const addrs = "xgb-worker-0.xgb.default.svc.cluster.local,xgb-worker-1.xgb.default.svc.cluster.local,xgb-worker-2.xgb.default.svc.cluster.local"
 	cases := map[string]struct {
 		job   *batch.Job
 		task  string
@@ -73,47 +73,47 @@ func TestEnv(t *testing.T) {
 		"master is rank 0": {
 			job:  full,
 			task: "master",
-			want: xgbMasterEnv("xgb-master-0.xgb", "9999", "4", "9999", addrs),
+			want: xgbMasterEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "4", "9999", addrs),
 		},
 		"worker 0 is rank 1": {
 			job:  full,
 			task: "worker",
-			want: xgbEnv("xgb-master-0.xgb", "9999", "4", "9999", addrs, 1),
+			want: xgbEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "4", "9999", addrs, 1),
 		},
 		"worker 2 is rank 3": {
 			job:   full,
 			task:  "worker",
 			index: 2,
-			want:  xgbEnv("xgb-master-0.xgb", "9999", "4", "9999", addrs, 3),
+			want:  xgbEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "4", "9999", addrs, 3),
 		},
 		"master alone: world of 1, no WORKER_*": {
 			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
 			task: "master",
-			want: xgbMasterEnv("xgb-master-0.xgb", "9999", "1", "", ""),
+			want: xgbMasterEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "1", "", ""),
 		},
 		"worker task without replicas counts as none": {
 			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Plugin(Name).Obj(),
 			task: "master",
-			want: xgbMasterEnv("xgb-master-0.xgb", "9999", "1", "", ""),
+			want: xgbMasterEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "1", "", ""),
 		},
 		"renamed roles and port": {
 			job: utiltesting.MakeJob("xgb").Task(mk("tracker", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--master=tracker", "--worker=trainer", "--port=29500").Obj(),
 			task:  "trainer",
 			index: 1,
-			want:  xgbEnv("xgb-tracker-0.xgb", "29500", "3", "29500", "xgb-trainer-0.xgb,xgb-trainer-1.xgb", 2),
+			want:  xgbEnv("xgb-tracker-0.xgb.default.svc.cluster.local", "29500", "3", "29500", "xgb-trainer-0.xgb.default.svc.cluster.local,xgb-trainer-1.xgb.default.svc.cluster.local", 2),
 		},
 		"template hostname and subdomain are honoured": {
 			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Hostname("tracker").Subdomain("net").Obj()).
 				Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
-			want: xgbEnv("tracker.net", "9999", "3", "9999", "xgb-worker-0.net,xgb-worker-1.net", 1),
+			want: xgbEnv("tracker.net.default.svc.cluster.local", "9999", "3", "9999", "xgb-worker-0.net.default.svc.cluster.local,xgb-worker-1.net.default.svc.cluster.local", 1),
 		},
 		"xgboostjob-port on the master sets MASTER_PORT, on the workers WORKER_PORT": {
 			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).
 				Task(mk("worker", 1).Port(PortName, 9992).Obj()).Plugin(Name, "--port=9000").Obj(),
 			task: "worker",
-			want: xgbEnv("xgb-master-0.xgb", "9991", "2", "9992", "xgb-worker-0.xgb", 1),
+			want: xgbEnv("xgb-master-0.xgb.default.svc.cluster.local", "9991", "2", "9992", "xgb-worker-0.xgb.default.svc.cluster.local", 1),
 		},
 		"tasks that play no role are left alone": {
 			job:  full,
@@ -148,12 +148,12 @@ func TestUserSettingsWin(t *testing.T) {
 	want := []v1.EnvVar{
 		{Name: EnvTrackerURI, Value: "10.0.0.1"},
 		{Name: EnvRank, Value: "7"},
-		{Name: EnvMasterAddr, Value: "xgb-master-0.xgb"},
+		{Name: EnvMasterAddr, Value: "xgb-master-0.xgb.default.svc.cluster.local"},
 		{Name: EnvMasterPort, Value: "9999"},
 		{Name: EnvWorldSize, Value: "3"},
 		{Name: EnvPythonUnbuffered, Value: "1"},
 		{Name: EnvWorkerPort, Value: "9999"},
-		{Name: EnvWorkerAddrs, Value: "xgb-worker-0.xgb,xgb-worker-1.xgb"},
+		{Name: EnvWorkerAddrs, Value: "xgb-worker-0.xgb.default.svc.cluster.local,xgb-worker-1.xgb.default.svc.cluster.local"},
 		{Name: EnvTrackerPort, Value: "9999"},
 		{Name: EnvNumWorker, Value: "3"},
 		{Name: EnvTaskID, Value: "2"},
@@ -161,7 +161,7 @@ func TestUserSettingsWin(t *testing.T) {
 	if diff := cmp.Diff(want, pod.Spec.Containers[0].Env); diff != "" {
 		t.Errorf("first container env (-want +got), the user's values must stay and not be duplicated:\n%s", diff)
 	}
-	others := xgbEnv("xgb-master-0.xgb", "9999", "3", "9999", "xgb-worker-0.xgb,xgb-worker-1.xgb", 2)
+	others := xgbEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "3", "9999", "xgb-worker-0.xgb.default.svc.cluster.local,xgb-worker-1.xgb.default.svc.cluster.local", 2)
 	for _, c := range []v1.Container{pod.Spec.Containers[1], pod.Spec.InitContainers[1]} {
 		if diff := cmp.Diff(others, c.Env); diff != "" {
 			t.Errorf("container %s env (-want +got):\n%s", c.Name, diff)
@@ -245,7 +245,7 @@ func TestWaitForTracker(t *testing.T) {
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
 	// The master's name only: a TCP probe would hang XGBoost 1.7's tracker.
-	tracker := []wait.Target{{Host: "xgb-master-0.xgb"}}
+	tracker := []wait.Target{{Host: "xgb-master-0.xgb.default.svc.cluster.local"}}
 	cases := map[string]struct {
 		job     *batch.Job
 		task    string

@@ -34,7 +34,7 @@ func TestBenchmarkedJobsInject(t *testing.T) {
 						t.Fatalf("OnPodCreate %s: %v", pod.Name, err)
 					}
 				}
-				if _, err := checkPods(fw, job, kube, pods); err != nil {
+				if _, err := checkPods(fw, job, kube, pods, im.Name == "in-tree"); err != nil {
 					t.Error(err)
 				}
 			})

@@ -205,7 +205,7 @@ func BenchmarkPlugins(b *testing.B) {
 						b.Run("workers="+strconv.Itoa(n), func(b *testing.B) {
 							job := Job(fw, n)
 							job.Spec.Plugins[fw.Name] = args
-							benchJob(b, fw, build, job)
+							benchJob(b, fw, build, job, im.Name == "in-tree")
 						})
 					}
 				})
@@ -238,7 +238,7 @@ func BenchmarkPlugins(b *testing.B) {
 // The first iteration checks every pod's values (Framework.Check, on the
 // environment as the kubelet resolves it) and measures the retained heap and,
 // for tensorflow, the TF_CONFIG bytes stored.
-func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch.Job) {
+func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch.Job, inTree bool) {
 	args := base.Spec.Plugins[fw.Name]
 	templates := podsOf(base)
 	pods := make([]*v1.Pod, len(templates))
@@ -293,7 +293,7 @@ func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch
 			runtime.KeepAlive(pods)
 			runtime.KeepAlive(client)
 			retained = int64(after.HeapAlloc) - int64(before.HeapAlloc)
-			configMaps, err := checkPods(fw, base, kube, pods)
+			configMaps, err := checkPods(fw, base, kube, pods, inTree)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -327,7 +327,8 @@ func podsOf(job *batch.Job) []*v1.Pod {
 // checkPods runs fw's Sample.Check on every pod of base (pods in task and
 // index order, after the plugin ran) with the environment as the kubelet
 // resolves it, and returns the ConfigMaps the plugin created through kube.
-func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.Pod) (map[string]*v1.ConfigMap, error) {
+// inTree: the plugin is Volcano's (SampleCheck.InTree).
+func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.Pod, inTree bool) (map[string]*v1.ConfigMap, error) {
 	configMaps := map[string]*v1.ConfigMap{}
 	list, err := kube.CoreV1().ConfigMaps(base.Namespace).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
@@ -349,7 +350,7 @@ func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.P
 			env, err := processEnv(pod, configMaps)
 			if err == nil {
 				err = fw.Sample.Check(framework.SampleCheck{Job: base, Pod: pod, Role: task.Name, Index: index,
-					Workers: workers, Env: env, ConfigMaps: configMaps})
+					Workers: workers, Env: env, ConfigMaps: configMaps, InTree: inTree})
 			}
 			if err != nil {
 				return nil, fmt.Errorf("pod %s: the plugin did not inject what it must: %v", pod.Name, err)

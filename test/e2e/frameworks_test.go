@@ -90,10 +90,28 @@ type wantPod struct {
 	waitFile string
 }
 
+// Expected hosts are <hostname>.<subdomain>.{ns}.svc.cluster.local: the
+// plugins name the Job's namespace, which each spec creates; inNamespace
+// puts it in place of {ns}.
+const nsPlaceholder = "{ns}"
+
+// inNamespace returns s with the namespace ns in place of {ns}.
+func inNamespace(s, ns string) string { return strings.ReplaceAll(s, nsPlaceholder, ns) }
+
+// inNamespaceEnv is inNamespace on every value of env.
+func inNamespaceEnv(env map[string]string, ns string) map[string]string {
+	out := make(map[string]string, len(env))
+	for k, v := range env {
+		out[k] = inNamespace(v, ns)
+	}
+	return out
+}
+
 // The cluster in TF_CONFIG of the tensorflow example (tf-dist: 1 ps, 2
-// workers, port 2222): 111 bytes, so the default --tf-config=auto inlines it
-// (tensorflow.AutoInlineMaxBytes).
-const tfCluster = `{"ps":["tf-dist-ps-0.tf-dist:2222"],"worker":["tf-dist-worker-0.tf-dist:2222","tf-dist-worker-1.tf-dist:2222"]}`
+// workers, port 2222): 111 bytes plus 3 times .<namespace>.svc.cluster.local
+// (some 230 in a spec's namespace), so the default --tf-config=auto inlines
+// it (tensorflow.AutoInlineMaxBytes).
+const tfCluster = `{"ps":["tf-dist-ps-0.tf-dist.{ns}.svc.cluster.local:2222"],"worker":["tf-dist-worker-0.tf-dist.{ns}.svc.cluster.local:2222","tf-dist-worker-1.tf-dist.{ns}.svc.cluster.local:2222"]}`
 
 // tfConfig is the TF_CONFIG of a pod of a tensorflow job with that cluster
 // JSON, or, with tensorflow.Reference's spelling, the reference to it.
@@ -120,11 +138,11 @@ const tfReference = "$(" + tensorflow.EnvCluster + ")"
 // 1 master, 2 workers, port 23456) with that rank.
 func pytorchEnv(rank string) map[string]string {
 	return map[string]string{
-		"MASTER_ADDR":        "pytorch-dist-master-0.pytorch-dist",
+		"MASTER_ADDR":        "pytorch-dist-master-0.pytorch-dist.{ns}.svc.cluster.local",
 		"MASTER_PORT":        "23456",
 		"WORLD_SIZE":         "3",
 		"RANK":               rank,
-		"PET_MASTER_ADDR":    "pytorch-dist-master-0.pytorch-dist",
+		"PET_MASTER_ADDR":    "pytorch-dist-master-0.pytorch-dist.{ns}.svc.cluster.local",
 		"PET_MASTER_PORT":    "23456",
 		"PET_NNODES":         "3",
 		"PET_NODE_RANK":      rank,
@@ -138,7 +156,7 @@ func pytorchEnv(rank string) map[string]string {
 func mxnetEnv(role, workerID string) map[string]string {
 	env := map[string]string{
 		"DMLC_ROLE":           role,
-		"DMLC_PS_ROOT_URI":    "mxnet-dist-scheduler-0.mxnet-dist",
+		"DMLC_PS_ROOT_URI":    "mxnet-dist-scheduler-0.mxnet-dist.{ns}.svc.cluster.local",
 		"DMLC_PS_ROOT_PORT":   "9091",
 		"DMLC_NUM_SERVER":     "1",
 		"DMLC_NUM_WORKER":     "2",
@@ -154,13 +172,13 @@ func mxnetEnv(role, workerID string) map[string]string {
 // (xgboost-dist: 1 master, 2 workers, port 9999) of that rank.
 func xgboostEnv(rank string) map[string]string {
 	return map[string]string{
-		"MASTER_ADDR":       "xgboost-dist-master-0.xgboost-dist",
+		"MASTER_ADDR":       "xgboost-dist-master-0.xgboost-dist.{ns}.svc.cluster.local",
 		"MASTER_PORT":       "9999",
 		"WORLD_SIZE":        "3",
 		"PYTHONUNBUFFERED":  "1",
 		"WORKER_PORT":       "9999",
-		"WORKER_ADDRS":      "xgboost-dist-worker-0.xgboost-dist,xgboost-dist-worker-1.xgboost-dist",
-		"DMLC_TRACKER_URI":  "xgboost-dist-master-0.xgboost-dist",
+		"WORKER_ADDRS":      "xgboost-dist-worker-0.xgboost-dist.{ns}.svc.cluster.local,xgboost-dist-worker-1.xgboost-dist.{ns}.svc.cluster.local",
+		"DMLC_TRACKER_URI":  "xgboost-dist-master-0.xgboost-dist.{ns}.svc.cluster.local",
 		"DMLC_TRACKER_PORT": "9999",
 		"DMLC_NUM_WORKER":   "3",
 		"RANK":              rank,
@@ -181,7 +199,7 @@ func xgboostMasterEnv() map[string]string {
 // scheduler, 2 workers, 1 client, port 8786); workerName "" for the scheduler
 // and the client.
 func daskEnv(workerName string) map[string]string {
-	env := map[string]string{"DASK_SCHEDULER_ADDRESS": "tcp://dask-dist-scheduler-0.dask-dist:8786"}
+	env := map[string]string{"DASK_SCHEDULER_ADDRESS": "tcp://dask-dist-scheduler-0.dask-dist.{ns}.svc.cluster.local:8786"}
 	if workerName != "" {
 		env["DASK_WORKER_NAME"] = workerName
 	}
@@ -204,10 +222,10 @@ func paddleEnv(master string) map[string]string {
 // workers, port 6666) with that process id.
 func jaxEnv(id string) map[string]string {
 	return map[string]string{
-		"JAX_COORDINATOR_ADDRESS": "jax-dist-worker-0.jax-dist:6666",
+		"JAX_COORDINATOR_ADDRESS": "jax-dist-worker-0.jax-dist.{ns}.svc.cluster.local:6666",
 		"JAX_NUM_PROCESSES":       "3",
 		"JAX_PROCESS_ID":          id,
-		"COORDINATOR_ADDRESS":     "jax-dist-worker-0.jax-dist",
+		"COORDINATOR_ADDRESS":     "jax-dist-worker-0.jax-dist.{ns}.svc.cluster.local",
 		"COORDINATOR_PORT":        "6666",
 		"NUM_PROCESSES":           "3",
 		"PROCESS_ID":              id,
@@ -217,16 +235,16 @@ func jaxEnv(id string) map[string]string {
 
 // The mpi example (mpi-dist: 1 master, 2 workers, sshd on 2222, no GPUs).
 const (
-	mpiHostfile    = "mpi-dist-worker-0.mpi-dist slots=1\nmpi-dist-worker-1.mpi-dist slots=1\n"
+	mpiHostfile    = "mpi-dist-worker-0.mpi-dist.{ns}.svc.cluster.local slots=1\nmpi-dist-worker-1.mpi-dist.{ns}.svc.cluster.local slots=1\n"
 	mpiSSHArgs     = "-p 2222 -o ConnectionAttempts=10"
 	mpiHostfileDir = "/etc/mpi"
 	// The master's wait container reads its targets from the same ConfigMap.
-	mpiWaitTargets     = "mpi-dist-worker-0.mpi-dist:2222 mpi-dist-worker-1.mpi-dist:2222"
+	mpiWaitTargets     = "mpi-dist-worker-0.mpi-dist.{ns}.svc.cluster.local:2222 mpi-dist-worker-1.mpi-dist.{ns}.svc.cluster.local:2222"
 	mpiWaitTargetsPath = mpiHostfileDir + "/wait-targets"
 )
 
 var mpiMasterEnv = map[string]string{
-	"MPI_HOST":                          "mpi-dist-worker-0.mpi-dist,mpi-dist-worker-1.mpi-dist",
+	"MPI_HOST":                          "mpi-dist-worker-0.mpi-dist.{ns}.svc.cluster.local,mpi-dist-worker-1.mpi-dist.{ns}.svc.cluster.local",
 	"OMPI_MCA_orte_default_hostfile":    "/etc/mpi/hostfile",
 	"OMPI_MCA_orte_keep_fqdn_hostnames": "true",
 	"OMPI_MCA_orte_set_default_slots":   "1",
@@ -246,16 +264,16 @@ var wantExamples = map[string][]wantPod{
 		{name: "tf-dist-ps-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfCluster, "ps", "0")},
 			portName: "tfjob-port", port: 2222},
 		{name: "tf-dist-worker-0", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfCluster, "worker", "0")},
-			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist:2222"},
+			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist.{ns}.svc.cluster.local:2222"},
 		{name: "tf-dist-worker-1", container: "tensorflow", env: map[string]string{"TF_CONFIG": tfConfig(tfCluster, "worker", "1")},
-			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist:2222"},
+			portName: "tfjob-port", port: 2222, waitTargets: "tf-dist-ps-0.tf-dist.{ns}.svc.cluster.local:2222"},
 	},
 	"pytorch-dist": {
 		{name: "pytorch-dist-master-0", container: "pytorch", env: pytorchEnv("0"), portName: "pytorchjob-port", port: 23456},
 		{name: "pytorch-dist-worker-0", container: "pytorch", env: pytorchEnv("1"), portName: "pytorchjob-port", port: 23456,
-			waitTargets: "pytorch-dist-master-0.pytorch-dist"},
+			waitTargets: "pytorch-dist-master-0.pytorch-dist.{ns}.svc.cluster.local"},
 		{name: "pytorch-dist-worker-1", container: "pytorch", env: pytorchEnv("2"), portName: "pytorchjob-port", port: 23456,
-			waitTargets: "pytorch-dist-master-0.pytorch-dist"},
+			waitTargets: "pytorch-dist-master-0.pytorch-dist.{ns}.svc.cluster.local"},
 	},
 	"mpi-dist": {
 		{name: "mpi-dist-master-0", container: "mpi", env: mpiMasterEnv,
@@ -266,48 +284,48 @@ var wantExamples = map[string][]wantPod{
 	"mxnet-dist": {
 		{name: "mxnet-dist-scheduler-0", container: "mxnet", env: mxnetEnv("scheduler", ""), portName: "mxjob-port", port: 9091},
 		{name: "mxnet-dist-server-0", container: "mxnet", env: mxnetEnv("server", ""),
-			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
+			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist.{ns}.svc.cluster.local:9091"},
 		{name: "mxnet-dist-worker-0", container: "mxnet", env: mxnetEnv("worker", "0"),
-			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
+			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist.{ns}.svc.cluster.local:9091"},
 		{name: "mxnet-dist-worker-1", container: "mxnet", env: mxnetEnv("worker", "1"),
-			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist:9091"},
+			waitTargets: "mxnet-dist-scheduler-0.mxnet-dist.{ns}.svc.cluster.local:9091"},
 	},
 	"xgboost-dist": {
 		{name: "xgboost-dist-master-0", container: "xgboost", env: xgboostMasterEnv(), portName: "xgboostjob-port", port: 9999},
 		{name: "xgboost-dist-worker-0", container: "xgboost", env: xgboostEnv("1"), portName: "xgboostjob-port", port: 9999,
-			waitTargets: "xgboost-dist-master-0.xgboost-dist"},
+			waitTargets: "xgboost-dist-master-0.xgboost-dist.{ns}.svc.cluster.local"},
 		{name: "xgboost-dist-worker-1", container: "xgboost", env: xgboostEnv("2"), portName: "xgboostjob-port", port: 9999,
-			waitTargets: "xgboost-dist-master-0.xgboost-dist"},
+			waitTargets: "xgboost-dist-master-0.xgboost-dist.{ns}.svc.cluster.local"},
 	},
 	"dask-dist": {
 		{name: "dask-dist-scheduler-0", container: "dask", env: daskEnv(""), portName: "tcp-comm", port: 8786},
 		{name: "dask-dist-worker-0", container: "dask", env: daskEnv("dask-dist-worker-0"),
-			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
+			waitTargets: "dask-dist-scheduler-0.dask-dist.{ns}.svc.cluster.local:8786"},
 		{name: "dask-dist-worker-1", container: "dask", env: daskEnv("dask-dist-worker-1"),
-			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
+			waitTargets: "dask-dist-scheduler-0.dask-dist.{ns}.svc.cluster.local:8786"},
 		{name: "dask-dist-client-0", container: "dask", env: daskEnv(""),
-			waitTargets: "dask-dist-scheduler-0.dask-dist:8786"},
+			waitTargets: "dask-dist-scheduler-0.dask-dist.{ns}.svc.cluster.local:8786"},
 	},
 	"paddle-dist": {
 		{name: "paddle-dist-worker-0", container: "paddle", env: paddleEnv("$(POD_IP):36543"), portName: "master", port: 36543},
-		{name: "paddle-dist-worker-1", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist:36543"),
-			waitTargets: "paddle-dist-worker-0.paddle-dist:36543"},
-		{name: "paddle-dist-worker-2", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist:36543"),
-			waitTargets: "paddle-dist-worker-0.paddle-dist:36543"},
+		{name: "paddle-dist-worker-1", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist.{ns}.svc.cluster.local:36543"),
+			waitTargets: "paddle-dist-worker-0.paddle-dist.{ns}.svc.cluster.local:36543"},
+		{name: "paddle-dist-worker-2", container: "paddle", env: paddleEnv("paddle-dist-worker-0.paddle-dist.{ns}.svc.cluster.local:36543"),
+			waitTargets: "paddle-dist-worker-0.paddle-dist.{ns}.svc.cluster.local:36543"},
 	},
 	"jax-dist": {
 		{name: "jax-dist-worker-0", container: "jax", env: jaxEnv("0"), portName: "jaxjob-port", port: 6666},
 		{name: "jax-dist-worker-1", container: "jax", env: jaxEnv("1"), portName: "jaxjob-port", port: 6666,
-			waitTargets: "jax-dist-worker-0.jax-dist:6666"},
+			waitTargets: "jax-dist-worker-0.jax-dist.{ns}.svc.cluster.local:6666"},
 		{name: "jax-dist-worker-2", container: "jax", env: jaxEnv("2"), portName: "jaxjob-port", port: 6666,
-			waitTargets: "jax-dist-worker-0.jax-dist:6666"},
+			waitTargets: "jax-dist-worker-0.jax-dist.{ns}.svc.cluster.local:6666"},
 	},
 }
 
 // expectPod checks one pod against what its plugin must have written.
 func expectPod(pod *corev1.Pod, want wantPod) {
 	GinkgoHelper()
-	Expect(cmp.Diff(want.env, framework.EnvOf(pod, want.container))).To(BeEmpty(),
+	Expect(cmp.Diff(inNamespaceEnv(want.env, pod.Namespace), framework.EnvOf(pod, want.container))).To(BeEmpty(),
 		"literal env of container %s of pod %s (-want +got)", want.container, pod.Name)
 	if want.portName != "" {
 		Expect(pod.Spec.Containers[0].Ports).To(ContainElement(corev1.ContainerPort{
@@ -321,7 +339,7 @@ func expectPod(pod *corev1.Pod, want wantPod) {
 	Expect(framework.InitContainerNames(pod)).To(Equal([]string{waitContainer}), "init containers of pod %s", pod.Name)
 	wait := pod.Spec.InitContainers[0]
 	Expect(wait.Image).To(Equal(waitImage), "wait image of pod %s", pod.Name)
-	wantEnv := map[string]string{waitTargetsVariable: want.waitTargets, waitTimeoutVariable: waitTimeoutSeconds}
+	wantEnv := map[string]string{waitTargetsVariable: inNamespace(want.waitTargets, pod.Namespace), waitTimeoutVariable: waitTimeoutSeconds}
 	if want.waitFile != "" {
 		wantEnv = map[string]string{waitFileVariable: want.waitFile, waitTimeoutVariable: waitTimeoutSeconds}
 	}
@@ -519,8 +537,8 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 			hostfile, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, "mpi-dist-mpi-hostfile", metav1.GetOptions{})
 			Expect(err).NotTo(HaveOccurred())
 			Expect(hostfile.Data).To(Equal(map[string]string{
-				"hostfile":     mpiHostfile,
-				"wait-targets": strings.ReplaceAll(mpiWaitTargets, " ", "\n") + "\n",
+				"hostfile":     inNamespace(mpiHostfile, f.Namespace),
+				"wait-targets": inNamespace(strings.ReplaceAll(mpiWaitTargets, " ", "\n")+"\n", f.Namespace),
 			}))
 			Expect(hostfile.BinaryData).To(BeEmpty())
 			Expect(hostfile.Labels).To(Equal(map[string]string{batch.JobNameKey: "mpi-dist"}))
@@ -538,7 +556,7 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 					names = append(names, e.Name)
 				}
 				Expect(names).NotTo(ContainElement(tensorflow.EnvCluster), "variables of pod %s", pod.Name)
-				Expect(framework.EnvOf(pod, "tensorflow")[tensorflow.EnvTFConfig]).To(HavePrefix(`{"cluster":`+tfCluster+`,`),
+				Expect(framework.EnvOf(pod, "tensorflow")[tensorflow.EnvTFConfig]).To(HavePrefix(`{"cluster":`+inNamespace(tfCluster, pod.Namespace)+`,`),
 					"TF_CONFIG in the spec of pod %s", pod.Name)
 			}
 

@@ -187,7 +187,7 @@ var _ = Describe("Wait containers in a namespace enforcing the restricted Pod Se
 				expectRestrictedWaitContainer(master)
 				var targets []string
 				for i := 0; i < 8; i++ {
-					targets = append(targets, fmt.Sprintf("%s-worker-%d.%s:22", job.Name, i, job.Name))
+					targets = append(targets, fmt.Sprintf("%s-worker-%d.%s.%s.svc.cluster.local:22", job.Name, i, job.Name, master.Namespace))
 				}
 				Expect(f.WaitTargets(ctx, master)).To(Equal(targets))
 				Expect(framework.EnvOf(master, "mpi")).To(HaveKeyWithValue("OMPI_MCA_orte_set_default_slots", "4"))

@@ -465,7 +465,7 @@ func wantTFConfig(job *batch.Job, pod *corev1.Pod) string {
 			continue
 		}
 		for i := 0; i < int(t.Replicas); i++ {
-			cluster[t.Name] = append(cluster[t.Name], fmt.Sprintf("%s-%s-%d.%s:%d", job.Name, t.Name, i, job.Name, tensorflow.DefaultPort))
+			cluster[t.Name] = append(cluster[t.Name], fmt.Sprintf("%s-%s-%d.%s.%s.svc.cluster.local:%d", job.Name, t.Name, i, job.Name, pod.Namespace, tensorflow.DefaultPort))
 		}
 	}
 	index, err := strconv.Atoi(pod.Name[strings.LastIndex(pod.Name, "-")+1:])

@@ -38,7 +38,7 @@ var _ = Describe("Arguments of Volcano v1.14 and v1.15 Jobs", func() {
 			Expect(framework.InitContainerNames(pods[0])).To(BeEmpty(), "init containers of the master %s", pods[0].Name)
 			for _, p := range pods[1:] {
 				Expect(framework.EnvOf(p, waitContainer)).To(Equal(map[string]string{
-					waitTargetsVariable: "pt-wm-master-0.pt-wm:23456", waitTimeoutVariable: "300"}), "wait container env of %s", p.Name)
+					waitTargetsVariable: inNamespace("pt-wm-master-0.pt-wm.{ns}.svc.cluster.local:23456", p.Namespace), waitTimeoutVariable: "300"}), "wait container env of %s", p.Name)
 			}
 		}, SpecTimeout(framework.SpecTimeout))
 
@@ -55,7 +55,7 @@ var _ = Describe("Arguments of Volcano v1.14 and v1.15 Jobs", func() {
 			f.WaitJobPhase(ctx, created, batch.Completed, framework.JobCompletedTimeout)
 			cm := f.ConfigMapSeen(mpi.ConfigMapName(created))
 			Expect(cm).NotTo(BeNil(), "ConfigMap %s", mpi.ConfigMapName(created))
-			Expect(strings.TrimSpace(cm.Data[mpi.HostfileKey])).To(Equal("mpi-solo-launcher-0.mpi-solo slots=4"), "the hostfile")
+			Expect(strings.TrimSpace(cm.Data[mpi.HostfileKey])).To(Equal(inNamespace("mpi-solo-launcher-0.mpi-solo.{ns}.svc.cluster.local slots=4", f.Namespace)), "the hostfile")
 			Expect(strings.TrimSpace(cm.Data[mpi.WaitTargetsKey])).To(BeEmpty(), "the launcher waits for no worker")
 			pods := f.PodsOf(created)
 			Expect(pods).To(HaveLen(1))
@@ -79,7 +79,7 @@ var _ = Describe("Arguments of Volcano v1.14 and v1.15 Jobs", func() {
 				"environment of the launcher %s", pods[0].Name)
 			cm := f.ConfigMapSeen(mpi.ConfigMapName(created))
 			Expect(cm).NotTo(BeNil(), "ConfigMap %s", mpi.ConfigMapName(created))
-			Expect(strings.Fields(cm.Data[mpi.WaitTargetsKey])).To(ConsistOf("mpi-sshport-w-0.mpi-sshport:2200", "mpi-sshport-w-1.mpi-sshport:2200"),
+			Expect(strings.Fields(cm.Data[mpi.WaitTargetsKey])).To(ConsistOf(inNamespace("mpi-sshport-w-0.mpi-sshport.{ns}.svc.cluster.local:2200", f.Namespace), inNamespace("mpi-sshport-w-1.mpi-sshport.{ns}.svc.cluster.local:2200", f.Namespace)),
 				"the launcher's wait targets")
 			for _, p := range pods[1:] {
 				Expect(containerPorts(p, "mpi")).To(ContainElement(int32(2200)), "ports of worker %s", p.Name)

@@ -1,5 +1,6 @@
 // Package apiflags holds the flags both managers share: it raises the API
-// client rate limits and defines the one GPU rule (--gpu-resources).
+// client rate limits and defines the one GPU rule (--gpu-resources) and the
+// cluster domain (--cluster-domain).
 //
 // Volcano's managers default to --kube-api-qps=50 --kube-api-burst=100. Its
 // pod admission makes three API reads per pod, so a 300-pod Job's pods queue
@@ -14,6 +15,7 @@
 package apiflags
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/spf13/pflag"
@@ -32,6 +34,24 @@ func GPUResources(fs *pflag.FlagSet) (apply func() []string) {
 	return func() []string {
 		jobs.SetGPUResources(*patterns)
 		return *patterns
+	}
+}
+
+// ClusterDomain defines --cluster-domain on fs, the cluster's DNS domain (the
+// kubelet's clusterDomain) in which the plugins name pods, and returns a
+// function that applies the parsed value process-wide (jobs.SetClusterDomain);
+// call it after fs.Parse. It returns an error naming the flag when the value
+// is not a DNS name of at most jobs.MaxClusterDomainLength characters. The
+// controller names hosts in it; the webhook measures the same hosts against
+// its bounds.
+func ClusterDomain(fs *pflag.FlagSet) (apply func() error) {
+	domain := fs.String("cluster-domain", jobs.DefaultClusterDomain,
+		"The cluster's DNS domain (the kubelet's clusterDomain). The framework plugins name pods <hostname>.<subdomain>.<namespace>.svc.<cluster domain>, so that a name cannot fall through the pods' DNS search path to another namespace's Service.")
+	return func() error {
+		if err := jobs.SetClusterDomain(*domain); err != nil {
+			return fmt.Errorf("--cluster-domain=%q: %w", *domain, err)
+		}
+		return nil
 	}
 }
 

@@ -1,6 +1,7 @@
 package apiflags
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -80,6 +81,48 @@ func TestGPUResources(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("jobs.IsGPU (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// --cluster-domain sets the domain both managers name hosts in
+// (jobs.ClusterDomain); a value that is not a DNS name of at most
+// jobs.MaxClusterDomainLength characters is refused, naming the flag, and
+// changes nothing.
+func TestClusterDomain(t *testing.T) {
+	defer func() { _ = jobs.SetClusterDomain("") }()
+	cases := map[string]struct {
+		args    []string
+		want    string
+		wantErr string
+	}{
+		"default":      {want: "cluster.local"},
+		"command line": {args: []string{"--cluster-domain=corp.example"}, want: "corp.example"},
+		"trailing dot": {args: []string{"--cluster-domain=corp.example."}, want: "cluster.local",
+			wantErr: `--cluster-domain="corp.example.": must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local`},
+		"upper case": {args: []string{"--cluster-domain=Corp"}, want: "cluster.local",
+			wantErr: `--cluster-domain="Corp": must be a DNS name (RFC 1123 subdomain: lowercase letters, digits, '-' and '.'; no trailing dot), such as cluster.local`},
+		"too long": {args: []string{"--cluster-domain=" + strings.Repeat("d", 58)}, want: "cluster.local",
+			wantErr: `--cluster-domain="` + strings.Repeat("d", 58) + `": must be at most 57 characters, so that <hostname>.<subdomain>.<namespace>.svc.<cluster domain> is a DNS name`},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_ = jobs.SetClusterDomain("")
+			fs := pflag.NewFlagSet("manager", pflag.ContinueOnError)
+			apply := ClusterDomain(fs)
+			if err := fs.Parse(tc.args); err != nil {
+				t.Fatal(err)
+			}
+			gotErr := ""
+			if err := apply(); err != nil {
+				gotErr = err.Error()
+			}
+			if diff := cmp.Diff(tc.wantErr, gotErr); diff != "" {
+				t.Errorf("error (-want +got):\n%s", diff)
+			}
+			if got := jobs.ClusterDomain(); got != tc.want {
+				t.Errorf("jobs.ClusterDomain() = %q, want %q", got, tc.want)
 			}
 		})
 	}
