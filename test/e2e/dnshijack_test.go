@@ -32,11 +32,11 @@ const (
 	// trapListener logs a line per TCP connection to the master's port.
 	trapListener = `touch /tmp/c; tail -f /tmp/c & nc -ll -p "$PORT" -e sh -c 'echo connection >>/tmp/c'`
 	// hijackHold is the master's first init container: it holds the master
-	// back (so that its record is not published) for 20 s, and meanwhile
-	// shows that the trap is armed: the two-label name resolves to the trap's
-	// listener, the injected MASTER_ADDR to nothing or the master itself. busybox wget prints
-	// "Connecting to NAME:1 (ADDRESS:1)" once a name resolved (port 1: the
-	// listener is not reached).
+	// back (so that it is not Ready) for 20 s, and meanwhile shows that the
+	// trap is armed: the two-label name resolves to the trap's listener, the
+	// injected MASTER_ADDR to nothing or the master itself. busybox wget
+	// prints "Connecting to NAME:1 (ADDRESS:1)" once a name resolved (port 1:
+	// the listener is not reached).
 	hijackHold = `
 resolve() { out=$({ timeout 2 wget -Y off --spider "http://$1:1/" 2>&1 </dev/null; } 2>&1); case $out in *"Connecting to "*) a=${out#*Connecting to *(}; echo "${a%%:*}" ;; esac; }
 short="$JOB_NAME-master-0.$JOB_NAME"
