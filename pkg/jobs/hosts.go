@@ -96,11 +96,17 @@ func (d Domain) Qualifier(job *batch.Job) string {
 // unless the task template sets its own hostname or subdomain. A template
 // hostname is shared by every replica, exactly as Kubernetes would apply it.
 func (d Domain) Host(job *batch.Job, task *batch.TaskSpec, index int) string {
-	prefix, suffix, indexed := d.HostParts(job, task)
-	if !indexed {
-		return prefix
+	return hostOf(d.HostParts(job, task))(index)
+}
+
+// hostOf returns the host of the index-th replica from HostParts' results.
+func hostOf(prefix, suffix string, indexed bool) func(index int) string {
+	return func(index int) string {
+		if !indexed {
+			return prefix
+		}
+		return prefix + strconv.Itoa(index) + suffix
 	}
-	return prefix + strconv.Itoa(index) + suffix
 }
 
 // Hosts returns Host for every replica of task, in index order. With port > 0
@@ -111,8 +117,10 @@ func (d Domain) Hosts(job *batch.Job, task *batch.TaskSpec, port int) []string {
 	if port > 0 {
 		suffix = ":" + strconv.Itoa(port)
 	}
+	// The parts once, not per replica.
+	host := hostOf(d.HostParts(job, task))
 	for i := range out {
-		out[i] = d.Host(job, task, i) + suffix
+		out[i] = host(i) + suffix
 	}
 	return out
 }
