@@ -30,8 +30,12 @@ const DefaultTimeout = 10 * time.Minute
 const MaxTimeout = 365 * 24 * time.Hour
 
 // BuiltinImage is the image used when neither the plugin arguments nor the
-// controller (SetDefaultImage) name one.
-const BuiltinImage = "busybox:1.36.1"
+// controller (SetDefaultImage) name one: Docker Hub's official busybox 1.36.1,
+// pinned by the digest of its multi-platform index so that a re-pushed tag
+// cannot change what every Job's pods run (the kubelet pulls by digest and
+// ignores the tag). The digest is the one Docker Hub served for the tag in
+// October 2026.
+const BuiltinImage = "busybox:1.36.1@sha256:73aaf090f3d85aa34ee199857f03fa3a95c8ede2ffd4cc2cdb5b94e566b11662"
 
 var defaultImage = BuiltinImage
 
