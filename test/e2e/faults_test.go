@@ -725,6 +725,9 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 						Task(vctesting.MakeTask("worker", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
 						Obj()
 					_, err := f.TryCreateJob(ctx, j)
+					if err != nil {
+						err = fmt.Errorf("Job %s at %s: %w", j.Name, time.Now().Format(time.StampMilli), err)
+					}
 					errs <- err
 				}
 			}()
