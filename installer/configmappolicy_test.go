@@ -2,6 +2,7 @@ package installer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,22 +31,34 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
-// manifestPolicy returns the rendered ValidatingAdmissionPolicy on the
-// controllers' ConfigMap writes and checks its binding.
-func manifestPolicy(t *testing.T) *admv1.ValidatingAdmissionPolicy {
+// The rendered ValidatingAdmissionPolicies, by name.
+const (
+	// On the controllers' writes of the objects kept per Job.
+	controllerPolicy = "framework-plugins-controller-configmaps"
+	// On everybody else's claims of those objects.
+	claimsPolicy = "framework-plugins-job-object-claims"
+)
+
+// manifestPolicy returns the rendered ValidatingAdmissionPolicy name and
+// checks its binding.
+func manifestPolicy(t *testing.T, name string) *admv1.ValidatingAdmissionPolicy {
 	t.Helper()
 	var policy *admv1.ValidatingAdmissionPolicy
 	var binding *admv1.ValidatingAdmissionPolicyBinding
 	for _, obj := range decodeManifest(t) {
 		switch o := obj.(type) {
 		case *admv1.ValidatingAdmissionPolicy:
-			policy = o
+			if o.Name == name {
+				policy = o
+			}
 		case *admv1.ValidatingAdmissionPolicyBinding:
-			binding = o
+			if o.Name == name {
+				binding = o
+			}
 		}
 	}
 	if policy == nil || binding == nil {
-		t.Fatalf("%s lacks the ConfigMap ValidatingAdmissionPolicy or its binding", manifestFile)
+		t.Fatalf("%s lacks the ValidatingAdmissionPolicy %s or its binding", manifestFile, name)
 	}
 	if binding.Spec.PolicyName != policy.Name || len(binding.Spec.ValidationActions) != 1 || binding.Spec.ValidationActions[0] != admv1.Deny ||
 		binding.Spec.ParamRef != nil || binding.Spec.MatchResources != nil {
@@ -127,7 +140,7 @@ func jobObject(kind, name string, refs ...metav1.OwnerReference) runtime.Object 
 // each named after and controlled by its Volcano Job, and no other object of
 // those kinds; other users are not its business.
 func TestManifestConfigMapPolicy(t *testing.T) {
-	validator := compilePolicy(t, manifestPolicy(t))
+	validator := compilePolicy(t, manifestPolicy(t, controllerPolicy))
 	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
 	// The references the writers set: pkg/ownedcm for ours, Volcano's
 	// helpers.CreateOrUpdateConfigMap for the svc plugin's.
@@ -190,48 +203,135 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 		{"the webhook manager", "system:serviceaccount:" + volcanoNamespace + ":volcano-admission", admission.Delete, nil, configMap("app-config"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			obj, old := tc.obj, tc.old
-			some := obj
-			if some == nil {
-				some = old
-			}
-			name := some.(metav1.Object).GetName()
-			var gvk schema.GroupVersionKind
-			var gvr schema.GroupVersionResource
-			switch some.(type) {
-			case *corev1.ConfigMap:
-				gvk, gvr = corev1.SchemeGroupVersion.WithKind("ConfigMap"), corev1.SchemeGroupVersion.WithResource("configmaps")
-			case *corev1.Secret:
-				gvk, gvr = corev1.SchemeGroupVersion.WithKind("Secret"), corev1.SchemeGroupVersion.WithResource("secrets")
-			case *corev1.Service:
-				gvk, gvr = corev1.SchemeGroupVersion.WithKind("Service"), corev1.SchemeGroupVersion.WithResource("services")
-			case *networkingv1.NetworkPolicy:
-				gvk, gvr = networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), networkingv1.SchemeGroupVersion.WithResource("networkpolicies")
-			}
-			attr := admission.NewAttributesRecord(obj, old, gvk, "team", name, gvr, "", tc.op, nil, false, &user.DefaultInfo{Name: tc.user})
-			va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: obj, VersionedOldObject: old}
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
-			res := validator.Validate(context.Background(), gvr, va, nil, ns, celconfig.RuntimeCELCostBudget, nil)
-			denied := false
-			for _, d := range res.Decisions {
-				switch d.Action {
-				case validating.ActionDeny:
-					denied = true
-					if d.Evaluation == validating.EvalError {
-						t.Errorf("evaluation error: %s", d.Message)
-					} else if !strings.Contains(d.Message, controllers+" may only write "+gvk.Kind+"s named "+wantNames[gvr.Resource]+" whose controller is that Volcano Job") || !strings.Contains(d.Message, "team/"+name) {
-						t.Errorf("message %q", d.Message)
-					}
-				case validating.ActionAdmit:
-				default:
-					t.Errorf("decision %+v", d)
+			denied, messages := evaluate(t, validator, tc.user, tc.op, tc.obj, tc.old)
+			for _, m := range messages {
+				kind, resource, name := kindOf(tc.obj, tc.old)
+				if !strings.Contains(m, controllers+" may only write "+kind+"s named "+wantNames[resource]+" whose controller is that Volcano Job") || !strings.Contains(m, "team/"+name) {
+					t.Errorf("message %q", m)
 				}
 			}
 			if denied != tc.wantDenied {
-				t.Errorf("denied %v, want %v (decisions %+v)", denied, tc.wantDenied, res.Decisions)
+				t.Errorf("denied %v, want %v (messages %q)", denied, tc.wantDenied, messages)
 			}
 		})
 	}
+}
+
+// Nobody but the controllers may create an object the plugins keep for a Job,
+// controlled by that Job, or add that control to one: the plugins adopt such
+// an object (L1 of security round 3). Everything else stays with RBAC.
+func TestManifestJobObjectClaimsPolicy(t *testing.T) {
+	validator := compilePolicy(t, manifestPolicy(t, claimsPolicy))
+	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
+	ours := ownedcm.ControllerRef(job)
+	volcanos := *metav1.NewControllerRef(job, vchelpers.JobKind)
+	notController := ours
+	notController.Controller = nil
+	batchJob := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}
+	const (
+		controllers = "system:serviceaccount:" + volcanoNamespace + ":" + controllerSA
+		app         = "system:serviceaccount:team:app"
+		admin       = "kubernetes-admin" // system:masters passes RBAC, not this policy
+		gc          = "system:serviceaccount:kube-system:generic-garbage-collector"
+	)
+	tfCluster, hostfile := tensorflow.ConfigMapName(job), mpi.ConfigMapName(job)
+	for _, tc := range []struct {
+		name       string
+		user       string
+		op         admission.Operation
+		obj, old   runtime.Object
+		wantDenied bool
+	}{
+		{"forged tensorflow cluster", app, admission.Create, configMap(tfCluster, ours), nil, true},
+		{"forged mpi hostfile, by an admin", admin, admission.Create, configMap(hostfile, ours), nil, true},
+		{"forged svc hosts", app, admission.Create, configMap(job.Name+"-svc", volcanos), nil, true},
+		{"forged ssh Secret", app, admission.Create, jobObject("Secret", job.Name+"-ssh", volcanos), nil, true},
+		{"forged svc Service", app, admission.Create, jobObject("Service", job.Name, volcanos), nil, true},
+		{"forged svc NetworkPolicy", app, admission.Create, jobObject("NetworkPolicy", job.Name, volcanos), nil, true},
+		{"control added later", app, admission.Update, configMap(tfCluster, ours), configMap(tfCluster), true},
+		{"the Secret's control added later", app, admission.Update, jobObject("Secret", job.Name+"-ssh", volcanos), jobObject("Secret", job.Name+"-ssh"), true},
+
+		{"the controllers create it", controllers, admission.Create, configMap(tfCluster, ours), nil, false},
+		{"the same name without the reference", app, admission.Create, configMap(tfCluster), nil, false},
+		{"the reference on another name", app, admission.Create, configMap("app-config", ours), nil, false},
+		{"a reference that is not the controller", app, admission.Create, configMap(tfCluster, notController), nil, false},
+		{"a Kubernetes Job as controller", app, admission.Create, configMap(tfCluster, batchJob), nil, false},
+		{"a Secret of a ConfigMap's name", app, admission.Create, jobObject("Secret", tfCluster, volcanos), nil, false},
+		{"an edit of the Job's own ConfigMap", admin, admission.Update, configMap(tfCluster, ours), configMap(tfCluster, ours), false},
+		{"the reference removed (orphaned)", gc, admission.Update, configMap(tfCluster), configMap(tfCluster, ours), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			denied, messages := evaluate(t, validator, tc.user, tc.op, tc.obj, tc.old)
+			for _, m := range messages {
+				kind, _, name := kindOf(tc.obj, tc.old)
+				want := kind + " team/" + name + " names Volcano Job train as its controller: only " + controllers + " creates the objects a Job's plugins keep ("
+				if !strings.HasPrefix(m, want) || !strings.HasSuffix(m, string(tc.op)+" denied. Drop the controller reference, or pick another name.") {
+					t.Errorf("message %q, want it to start with %q", m, want)
+				}
+			}
+			if denied != tc.wantDenied {
+				t.Errorf("denied %v, want %v (messages %q)", denied, tc.wantDenied, messages)
+			}
+		})
+	}
+}
+
+// kindOf returns the kind, resource and name of obj, else of old.
+func kindOf(obj, old runtime.Object) (kind, resource, name string) {
+	some := obj
+	if some == nil {
+		some = old
+	}
+	gvk, gvr := gvkOf(some)
+	return gvk.Kind, gvr.Resource, some.(metav1.Object).GetName()
+}
+
+func gvkOf(obj runtime.Object) (schema.GroupVersionKind, schema.GroupVersionResource) {
+	switch obj.(type) {
+	case *corev1.ConfigMap:
+		return corev1.SchemeGroupVersion.WithKind("ConfigMap"), corev1.SchemeGroupVersion.WithResource("configmaps")
+	case *corev1.Secret:
+		return corev1.SchemeGroupVersion.WithKind("Secret"), corev1.SchemeGroupVersion.WithResource("secrets")
+	case *corev1.Service:
+		return corev1.SchemeGroupVersion.WithKind("Service"), corev1.SchemeGroupVersion.WithResource("services")
+	case *networkingv1.NetworkPolicy:
+		return networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"), networkingv1.SchemeGroupVersion.WithResource("networkpolicies")
+	}
+	panic(fmt.Sprintf("%T", obj))
+}
+
+// evaluate runs validator on a request of user (op of obj over old, in
+// namespace "team") and returns whether it was denied and the denials'
+// messages; an evaluation error fails the test.
+func evaluate(t *testing.T, validator validating.Validator, userName string, op admission.Operation, obj, old runtime.Object) (bool, []string) {
+	t.Helper()
+	_, _, name := kindOf(obj, old)
+	some := obj
+	if some == nil {
+		some = old
+	}
+	gvk, gvr := gvkOf(some)
+	attr := admission.NewAttributesRecord(obj, old, gvk, "team", name, gvr, "", op, nil, false, &user.DefaultInfo{Name: userName})
+	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: obj, VersionedOldObject: old}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
+	res := validator.Validate(context.Background(), gvr, va, nil, ns, celconfig.RuntimeCELCostBudget, nil)
+	denied := false
+	var messages []string
+	for _, d := range res.Decisions {
+		switch d.Action {
+		case validating.ActionDeny:
+			denied = true
+			if d.Evaluation == validating.EvalError {
+				t.Errorf("evaluation error: %s", d.Message)
+			} else {
+				messages = append(messages, d.Message)
+			}
+		case validating.ActionAdmit:
+		default:
+			t.Errorf("decision %+v", d)
+		}
+	}
+	return denied, messages
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -16,7 +16,9 @@
 //     own images) a plain Job and a framework Job must be created: the
 //     chart's defaults must deny no Job create (issue #25);
 //  4. a Job of each framework with this project's plugins, and
-//     docs/install.md's Verify Job (needs make node-images-training);
+//     docs/install.md's Verify Job (needs make node-images-training); the
+//     chart's policy refusing a ConfigMap that claims a Job's name and
+//     control (dry run);
 //     then the upgrade to a next release of ours (the same images tagged
 //     <version>-next) and `helm rollback` to this one, each counted the same
 //     way ("failed creates during upgrade to ...", "... rollback to ...");
@@ -52,6 +54,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -64,6 +67,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
@@ -419,6 +423,8 @@ func (x *t) steps(ctx context.Context) error {
 	x.job(ctx, "ours-"+paddle.Name, paddle.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, wi}, paddle.EnvMaster, paddle.DefaultPort)
 	heading("docs/install.md's Verify Job (example/tensorflow/tensorflow.yaml)")
 	x.verifyJob(ctx, wi)
+	heading("the chart's policy on claims of a Job's objects (kube-apiserver, dry run)")
+	x.claimsRefused(ctx)
 
 	if err := x.nextReleaseAndBack(ctx, ns); err != nil {
 		return err
@@ -1108,6 +1114,32 @@ func (x *t) verifyJob(ctx context.Context, waitImageArg string) {
 	training.OnRealNode(j)
 	j.Spec.Plugins[tensorflow.Name] = append(j.Spec.Plugins[tensorflow.Name], waitImageArg)
 	x.runJob(ctx, tensorflow.Name, j)
+}
+
+// claimsRefused checks, through the API server, that a user other than
+// Volcano's controllers cannot create a ConfigMap the tensorflow plugin would
+// adopt (<job>-tf-cluster controlled by Volcano Job <job>), and can create
+// one of that name without the reference. Both requests are dry runs: the
+// chart's ValidatingAdmissionPolicies apply to them, nothing is stored.
+func (x *t) claimsRefused(ctx context.Context) {
+	record := func(ok bool, line string) {
+		fmt.Println(line)
+		x.results = append(x.results, line)
+		if !ok {
+			x.failed = append(x.failed, line)
+		}
+	}
+	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "claimed", Namespace: "default", UID: "00000000-0000-0000-0000-000000000001"}}
+	cm := func(refs ...metav1.OwnerReference) *corev1.ConfigMap {
+		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tensorflow.ConfigMapName(job), Namespace: job.Namespace, OwnerReferences: refs}}
+	}
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	_, err := x.kube.CoreV1().ConfigMaps(job.Namespace).Create(ctx, cm(ownedcm.ControllerRef(job)), dry)
+	want := "names Volcano Job " + job.Name + " as its controller"
+	record(apierrors.IsForbidden(err) && strings.Contains(fmt.Sprint(err), want),
+		fmt.Sprintf("policy: ConfigMap %s controlled by Volcano Job %s, created by the admin: %v", tensorflow.ConfigMapName(job), job.Name, err))
+	_, err = x.kube.CoreV1().ConfigMaps(job.Namespace).Create(ctx, cm(), dry)
+	record(err == nil, fmt.Sprintf("policy: ConfigMap %s without the reference, created by the admin: %v", tensorflow.ConfigMapName(job), err))
 }
 
 // runJob creates j in namespace default, waits up to 4 minutes for it to

@@ -10,6 +10,9 @@ import (
 const (
 	cmPolicy     = "ValidatingAdmissionPolicy/framework-plugins-controller-configmaps"
 	cmPolicyBind = "ValidatingAdmissionPolicyBinding/framework-plugins-controller-configmaps"
+	// Its other side: nobody else claims those objects for a Job.
+	claimsPolicy     = "ValidatingAdmissionPolicy/framework-plugins-job-object-claims"
+	claimsPolicyBind = "ValidatingAdmissionPolicyBinding/framework-plugins-job-object-claims"
 )
 
 // The ConfigMap policy is rendered, bound with Deny, where the cluster
@@ -35,10 +38,10 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, gotPolicy := r.docs[cmPolicy]
-			_, gotBinding := r.docs[cmPolicyBind]
-			if gotPolicy != tc.want || gotBinding != tc.want {
-				t.Errorf("policy rendered %v, binding %v, want %v (objects %v)", gotPolicy, gotBinding, tc.want, r.keys())
+			for _, key := range []string{cmPolicy, cmPolicyBind, claimsPolicy, claimsPolicyBind} {
+				if _, got := r.docs[key]; got != tc.want {
+					t.Errorf("%s rendered %v, want %v (objects %v)", key, got, tc.want, r.keys())
+				}
 			}
 		})
 	}
@@ -64,5 +67,22 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 	b := decode[admv1.ValidatingAdmissionPolicyBinding](t, r, cmPolicyBind)
 	if b.Spec.PolicyName != p.Name || !cmp.Equal(b.Spec.ValidationActions, []admv1.ValidationAction{admv1.Deny}) {
 		t.Errorf("binding %+v, want %s with Deny", b.Spec, p.Name)
+	}
+
+	c := decode[admv1.ValidatingAdmissionPolicy](t, r, claimsPolicy)
+	want = []admv1.MatchCondition{{Name: "not-volcano-controllers", Expression: `request.userInfo.username != "system:serviceaccount:batch-system:vc-ctrl"`}}
+	if diff := cmp.Diff(want, c.Spec.MatchConditions); diff != "" {
+		t.Errorf("claims policy's matchConditions (-want +got):\n%s", diff)
+	}
+	// Deletes stay with RBAC: the garbage collector deletes the Jobs' objects.
+	ops = []admv1.OperationType{admv1.Create, admv1.Update}
+	if rules := c.Spec.MatchConstraints.ResourceRules; len(rules) != 2 ||
+		!cmp.Equal(rules[0].Operations, ops) || !cmp.Equal(rules[0].Resources, []string{"configmaps", "secrets", "services"}) ||
+		!cmp.Equal(rules[1].Operations, ops) || !cmp.Equal(rules[1].Resources, []string{"networkpolicies"}) {
+		t.Errorf("claims policy's resourceRules %+v, want configmaps, secrets, services and networkpolicies %v", rules, ops)
+	}
+	b = decode[admv1.ValidatingAdmissionPolicyBinding](t, r, claimsPolicyBind)
+	if b.Spec.PolicyName != c.Name || !cmp.Equal(b.Spec.ValidationActions, []admv1.ValidationAction{admv1.Deny}) {
+		t.Errorf("binding %+v, want %s with Deny", b.Spec, c.Name)
 	}
 }
