@@ -134,6 +134,30 @@ func jobObject(kind, name string, refs ...metav1.OwnerReference) runtime.Object 
 	panic(kind)
 }
 
+// policyCase is a request to a policy: user's op of obj over old (nil for a
+// create's old and a delete's obj), and whether it is denied.
+type policyCase struct {
+	name       string
+	user       string
+	op         admission.Operation
+	obj, old   runtime.Object
+	wantDenied bool
+}
+
+// policyOwners returns the Volcano Job "train" of namespace "team" and owner
+// references to it: as the writers set them (ours: pkg/ownedcm; volcanos:
+// Volcano's helpers.CreateOrUpdateConfigMap for the svc plugin's), ours
+// without controller=true, and a Kubernetes Job's of the same name and UID.
+func policyOwners() (job *batch.Job, ours, volcanos, notController, batchJob metav1.OwnerReference) {
+	job = &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
+	ours = ownedcm.ControllerRef(job)
+	volcanos = *metav1.NewControllerRef(job, vchelpers.JobKind)
+	notController = ours
+	notController.Controller = nil
+	batchJob = metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}
+	return job, ours, volcanos, notController, batchJob
+}
+
 // The policy lets Volcano's controllers write the ConfigMaps the plugins keep
 // per Job (this project's tensorflow and mpi ones, Volcano's svc one) and the
 // Secret, Services and NetworkPolicy of Volcano's ssh, svc and ray plugins,
@@ -141,14 +165,7 @@ func jobObject(kind, name string, refs ...metav1.OwnerReference) runtime.Object 
 // those kinds; other users are not its business.
 func TestManifestConfigMapPolicy(t *testing.T) {
 	validator := compilePolicy(t, manifestPolicy(t, controllerPolicy))
-	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
-	// The references the writers set: pkg/ownedcm for ours, Volcano's
-	// helpers.CreateOrUpdateConfigMap for the svc plugin's.
-	ours := ownedcm.ControllerRef(job)
-	volcanos := *metav1.NewControllerRef(job, vchelpers.JobKind)
-	notController := ours
-	notController.Controller = nil
-	batchJob := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}
+	job, ours, volcanos, notController, batchJob := policyOwners()
 	other := *metav1.NewControllerRef(&batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "other", UID: "uid-2"}}, vchelpers.JobKind)
 	svcName := job.Name + "-svc" // Volcano v1.15.1 pkg/controllers/job/plugins/svc: cmName
 
@@ -159,13 +176,7 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 		"services":        "<job> or <job>-head-svc",
 		"networkpolicies": "<job>",
 	}
-	for _, tc := range []struct {
-		name       string
-		user       string
-		op         admission.Operation
-		obj, old   runtime.Object
-		wantDenied bool
-	}{
+	for _, tc := range []policyCase{
 		{"tensorflow cluster created", controllers, admission.Create, configMap(tensorflow.ConfigMapName(job), ours), nil, false},
 		{"mpi hostfile created", controllers, admission.Create, configMap(mpi.ConfigMapName(job), ours), nil, false},
 		{"Volcano's svc hosts created", controllers, admission.Create, configMap(svcName, volcanos), nil, false},
@@ -222,12 +233,7 @@ func TestManifestConfigMapPolicy(t *testing.T) {
 // an object (L1 of security round 3). Everything else stays with RBAC.
 func TestManifestJobObjectClaimsPolicy(t *testing.T) {
 	validator := compilePolicy(t, manifestPolicy(t, claimsPolicy))
-	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team", UID: types.UID("uid-1")}}
-	ours := ownedcm.ControllerRef(job)
-	volcanos := *metav1.NewControllerRef(job, vchelpers.JobKind)
-	notController := ours
-	notController.Controller = nil
-	batchJob := metav1.OwnerReference{APIVersion: "batch/v1", Kind: "Job", Name: job.Name, UID: job.UID, Controller: ptrTo(true)}
+	job, ours, volcanos, notController, batchJob := policyOwners()
 	const (
 		controllers = "system:serviceaccount:" + volcanoNamespace + ":" + controllerSA
 		app         = "system:serviceaccount:team:app"
@@ -235,13 +241,7 @@ func TestManifestJobObjectClaimsPolicy(t *testing.T) {
 		gc          = "system:serviceaccount:kube-system:generic-garbage-collector"
 	)
 	tfCluster, hostfile := tensorflow.ConfigMapName(job), mpi.ConfigMapName(job)
-	for _, tc := range []struct {
-		name       string
-		user       string
-		op         admission.Operation
-		obj, old   runtime.Object
-		wantDenied bool
-	}{
+	for _, tc := range []policyCase{
 		{"forged tensorflow cluster", app, admission.Create, configMap(tfCluster, ours), nil, true},
 		{"forged mpi hostfile, by an admin", admin, admission.Create, configMap(hostfile, ours), nil, true},
 		{"forged svc hosts", app, admission.Create, configMap(job.Name+"-svc", volcanos), nil, true},
