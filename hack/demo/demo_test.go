@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,5 +86,48 @@ func TestNoInitTimeLogs(t *testing.T) {
 	first, _, _ := strings.Cut(stderr.String(), "\n")
 	if !strings.HasPrefix(first, "Usage of ") || strings.Contains(stderr.String(), "hamivgpu") {
 		t.Errorf("demo -h: stderr must start with the usage and hold no init-time log; got:\n%s", stderr.String())
+	}
+}
+
+// A run that ended well shows the end of its longest log (the pod that
+// prints the results); one that failed shows more of its first failed pod's
+// log, where the framework's own warnings come before a traceback.
+func TestLogToShow(t *testing.T) {
+	job := &batch.Job{Spec: batch.JobSpec{Tasks: []batch.TaskSpec{{Name: "master"}, {Name: "worker"}}}}
+	pod := func(name, task string, phase corev1.PodPhase) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{batch.TaskSpecKey: task}},
+			Status: corev1.PodStatus{Phase: phase}}
+	}
+	numbered := func(n int) string {
+		var b strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		return b.String()
+	}
+	newRun := func(ok bool) *run {
+		r := &run{example: &example{job: job}, ok: ok, pods: map[string]*corev1.Pod{}, podLogs: map[string]string{
+			"j-master-0": numbered(100), "j-worker-0": "", "j-worker-1": numbered(70),
+		}}
+		for _, p := range []*corev1.Pod{pod("j-master-0", "master", corev1.PodRunning), pod("j-worker-0", "worker", corev1.PodFailed), pod("j-worker-1", "worker", corev1.PodFailed)} {
+			r.pods[p.Name] = p
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name               string
+		ok                 bool
+		wantPod, wantWhat  string
+		wantFirst, wantLen int
+	}{
+		{"completed: the longest log, its last 14 lines", true, "j-master-0", "last 14 lines of the log", 87, logLines},
+		{"failed: the first failed pod that printed, its last 60 lines", false, "j-worker-1", "last 60 lines of the log", 11, failedLogLines},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			gotPod, lines, what := logToShow(newRun(tc.ok))
+			if gotPod != tc.wantPod || what != tc.wantWhat || len(lines) != tc.wantLen || lines[0] != fmt.Sprintf("line %d", tc.wantFirst) {
+				t.Errorf("logToShow = %s, %d lines from %q, %q; want %s, %d lines from \"line %d\", %q", gotPod, len(lines), lines[0], what, tc.wantPod, tc.wantLen, tc.wantFirst, tc.wantWhat)
+			}
+		})
 	}
 }

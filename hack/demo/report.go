@@ -67,36 +67,62 @@ func report(r *run) {
 	reportLog(r)
 }
 
-// logLines is how much of its longest log a real run shows.
-const logLines = 14
+// logLines is how much of its longest log a real run shows; failedLogLines
+// how much of a failed pod's log a failed run shows, enough for the
+// framework's own warnings before a Python traceback.
+const (
+	logLines       = 14
+	failedLogLines = 60
+)
 
-// reportLog prints the end of the longest program log of a real run: the
-// pod that prints the results (rank 0, the chief, the scheduler, the
-// launcher) prints the most.
+// reportLog prints the end of the program log logToShow picks.
 func reportLog(r *run) {
 	if r.podLogs == nil {
 		return
 	}
-	var pod, log string
-	for _, p := range sortedPods(r) {
-		if l := r.podLogs[p.Name]; len(l) > len(log) {
-			pod, log = p.Name, l
-		}
-	}
+	pod, lines, what := logToShow(r)
 	if pod == "" {
 		fmt.Println("\n  no pod printed anything")
 		return
-	}
-	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
-	what := "log"
-	if len(lines) > logLines {
-		lines = lines[len(lines)-logLines:]
-		what = fmt.Sprintf("last %d lines of the log", logLines)
 	}
 	fmt.Printf("\n  %s of %s/%s:\n", what, pod, r.real.Container)
 	for _, line := range lines {
 		fmt.Println("    " + line)
 	}
+}
+
+// logToShow picks the log a real run's report shows and returns its pod, its
+// last lines and what they are ("log" or "last N lines of the log"); pod is
+// "" when no pod printed anything. It is the longest log: the pod that prints
+// the results (rank 0, the chief, the scheduler, the launcher) prints the
+// most. Of a run that failed it is the first failed pod's, if that pod
+// printed anything, and more of it.
+func logToShow(r *run) (pod string, lines []string, what string) {
+	var log string
+	for _, p := range sortedPods(r) {
+		if l := r.podLogs[p.Name]; len(l) > len(log) {
+			pod, log = p.Name, l
+		}
+	}
+	limit := logLines
+	if !r.ok {
+		for _, p := range sortedPods(r) {
+			if l := r.podLogs[p.Name]; p.Status.Phase == corev1.PodFailed && l != "" {
+				pod, log, limit = p.Name, l, failedLogLines
+				break
+			}
+		}
+	}
+	if pod == "" {
+		return "", nil, ""
+	}
+	lines = strings.Split(strings.TrimRight(log, "\n"), "\n")
+	what = "log"
+	if len(lines) > limit {
+		lines = lines[len(lines)-limit:]
+		what = fmt.Sprintf("last %d lines of the log", limit)
+	}
+	return pod, lines, what
 }
 
 // reportPod prints what the plugins added to pod p beyond its template tmpl;
