@@ -24,6 +24,7 @@ import hashlib
 import os
 import socket
 import sys
+import time
 
 import numpy as np
 import xgboost as xgb
@@ -82,6 +83,31 @@ def collective_args():
     }
 
 
+def tracker_address(timeout=120.0):
+    """DMLC_TRACKER_URI's address, looking the name up until it resolves.
+
+    Rabit looks the name up once and does not retry a lookup that fails: it
+    then connects to an unspecified address, which succeeds, and its first
+    send fails ("failed in ReconnectLink ... Failed to call send: Broken
+    pipe"), which ends the collective. Its connect retry
+    (DMLC_WORKER_CONNECT_RETRY) only covers a tracker that refuses. In make
+    demo, 11 Jobs starting on 2 cores, a worker's lookup of the master's name
+    failed even though its wait container had resolved it. So the name is
+    looked up here, once a second up to timeout seconds, and Rabit gets the
+    address.
+    """
+    name = os.environ["DMLC_TRACKER_URI"]
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return socket.getaddrinfo(name, None, type=socket.SOCK_STREAM)[0][4][0]
+        except socket.gaierror as err:
+            if time.monotonic() > deadline:
+                raise
+            print("tracker %s does not resolve (%s); looking it up again in 1s" % (name, err), flush=True)
+            time.sleep(1)
+
+
 def start_tracker():
     """Rank 0's tracker on every address of its pod, on DMLC_TRACKER_PORT.
 
@@ -107,6 +133,7 @@ def main():
 
     tracker = start_tracker() if rank == 0 else None
     where = "%s:%s" % (os.environ["DMLC_TRACKER_URI"], os.environ["DMLC_TRACKER_PORT"])
+    os.environ["DMLC_TRACKER_URI"] = tracker_address()
     with collective.CommunicatorContext(**collective_args()):
         r, w = collective.get_rank(), collective.get_world_size()
         print("rank %d of %d joined tracker at %s" % (r, w, where), flush=True)
