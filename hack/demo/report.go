@@ -99,14 +99,15 @@ func reportLog(r *run) {
 // printed anything, and more of it.
 func logToShow(r *run) (pod string, lines []string, what string) {
 	var log string
-	for _, p := range sortedPods(r) {
+	pods := sortedPods(r)
+	for _, p := range pods {
 		if l := r.podLogs[p.Name]; len(l) > len(log) {
 			pod, log = p.Name, l
 		}
 	}
 	limit := logLines
 	if !r.ok {
-		for _, p := range sortedPods(r) {
+		for _, p := range pods {
 			if l := r.podLogs[p.Name]; p.Status.Phase == corev1.PodFailed && l != "" {
 				pod, log, limit = p.Name, l, failedLogLines
 				break

@@ -1093,12 +1093,7 @@ func (x *t) job(ctx context.Context, name, plugin string, args []string, env str
 // its plugin's arguments (see steps). Records the result.
 func (x *t) verifyJob(ctx context.Context, waitImageArg string) {
 	const file = "example/tensorflow/tensorflow.yaml"
-	report := func(err error) {
-		line := fmt.Sprintf("job %s: %v", file, err)
-		fmt.Println(line)
-		x.results = append(x.results, line)
-		x.failed = append(x.failed, line)
-	}
+	report := func(err error) { x.record(false, fmt.Sprintf("job %s: %v", file, err)) }
 	if _, err := os.Stat(filepath.Join(x.o.imageDir, filepath.Base(training.ImageTar))); err != nil {
 		report(fmt.Errorf("its image is not built (make node-images-training): %w", err))
 		return
@@ -1122,13 +1117,6 @@ func (x *t) verifyJob(ctx context.Context, waitImageArg string) {
 // one of that name without the reference. Both requests are dry runs: the
 // chart's ValidatingAdmissionPolicies apply to them, nothing is stored.
 func (x *t) claimsRefused(ctx context.Context) {
-	record := func(ok bool, line string) {
-		fmt.Println(line)
-		x.results = append(x.results, line)
-		if !ok {
-			x.failed = append(x.failed, line)
-		}
-	}
 	job := &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "claimed", Namespace: "default", UID: "00000000-0000-0000-0000-000000000001"}}
 	cm := func(refs ...metav1.OwnerReference) *corev1.ConfigMap {
 		return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: tensorflow.ConfigMapName(job), Namespace: job.Namespace, OwnerReferences: refs}}
@@ -1136,10 +1124,20 @@ func (x *t) claimsRefused(ctx context.Context) {
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	_, err := x.kube.CoreV1().ConfigMaps(job.Namespace).Create(ctx, cm(ownedcm.ControllerRef(job)), dry)
 	want := "names Volcano Job " + job.Name + " as its controller"
-	record(apierrors.IsForbidden(err) && strings.Contains(fmt.Sprint(err), want),
+	x.record(apierrors.IsForbidden(err) && strings.Contains(fmt.Sprint(err), want),
 		fmt.Sprintf("policy: ConfigMap %s controlled by Volcano Job %s, created by the admin: %v", tensorflow.ConfigMapName(job), job.Name, err))
 	_, err = x.kube.CoreV1().ConfigMaps(job.Namespace).Create(ctx, cm(), dry)
-	record(err == nil, fmt.Sprintf("policy: ConfigMap %s without the reference, created by the admin: %v", tensorflow.ConfigMapName(job), err))
+	x.record(err == nil, fmt.Sprintf("policy: ConfigMap %s without the reference, created by the admin: %v", tensorflow.ConfigMapName(job), err))
+}
+
+// record prints line and keeps it among the results, and among the failures
+// unless ok.
+func (x *t) record(ok bool, line string) {
+	fmt.Println(line)
+	x.results = append(x.results, line)
+	if !ok {
+		x.failed = append(x.failed, line)
+	}
 }
 
 // runJob creates j in namespace default, waits up to 4 minutes for it to
