@@ -20,6 +20,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	utilwait "k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
@@ -722,21 +724,25 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 		var mu sync.Mutex
 		var retried []string
 		create := func(j *batch.Job) error {
-			var err error
-			for try := 1; try <= 3; try++ {
-				_, err = f.TryCreateJob(ctx, j)
-				if try > 1 && apierrors.IsAlreadyExists(err) {
-					return nil // the earlier try was stored after all
-				}
+			try := 0
+			err := retry.OnError(utilwait.Backoff{Steps: 3}, func(err error) bool {
 				if !apierrors.IsInternalError(err) && !apierrors.IsTimeout(err) && !apierrors.IsServerTimeout(err) &&
 					!apierrors.IsTooManyRequests(err) && !apierrors.IsServiceUnavailable(err) {
-					break
+					return false
 				}
 				mu.Lock()
 				retried = append(retried, fmt.Sprintf("Job %s, try %d at %s: %v", j.Name, try, time.Now().Format(time.StampMilli), err))
 				mu.Unlock()
 				GinkgoWriter.Printf("creating Job %s, try %d: %v\n", j.Name, try, err)
-			}
+				return true
+			}, func() error {
+				try++
+				_, err := f.TryCreateJob(ctx, j)
+				if try > 1 && apierrors.IsAlreadyExists(err) {
+					return nil // an earlier try was stored after all
+				}
+				return err
+			})
 			if err != nil {
 				return fmt.Errorf("Job %s at %s: %w", j.Name, time.Now().Format(time.StampMilli), err)
 			}
