@@ -48,26 +48,33 @@ const (
 // The node-loss fault: the kubelet stopped for longer than kube-controller-
 // manager's node-monitor grace period (50 s by default), the Job's pods
 // tolerating the node's unreachable and not-ready taints for
-// nodeLossToleration only (Kubernetes adds 300 s where a pod says nothing),
-// and training slowed (EPOCH_PAUSE after each of faultEpochs epochs) to last
-// about 130 s: longer than the node is away plus the kill when it returns
-// (about 65 s after the stop), with a margin.
+// nodeLossToleration only (Kubernetes adds 300 s where a pod says nothing).
+// The first run is slowed (EPOCH_PAUSE after each of faultEpochs epochs) to
+// last about 130 s: longer than the node is away plus the kill when it
+// returns (about 65 s after the stop), with a margin. The pause comes from
+// the ConfigMap nodeLossPauseConfigMap, read when a container starts, and is
+// set back to faultEpochPause before the stop, so that the restarted run
+// trains as fast as the other faults' (a round takes about 95 s).
 const (
-	nodeLossToleration = 5 * time.Second
-	nodeLossEpochPause = "8"
+	nodeLossToleration     = 5 * time.Second
+	nodeLossEpochPause     = "8"
+	nodeLossPauseConfigMap = "epoch-pause"
 	// nodeLossTimeout bounds each step of the loss: the grace period, then
 	// the toleration and the taint eviction controller's work.
 	nodeLossTimeout = 2 * time.Minute
 )
 
-// setEnv sets variable name to value in every container of job that has it.
-func setEnv(job *batch.Job, name, value string) {
+// setEnvFrom has variable name of every container of job that has it read
+// key of ConfigMap configMap when the container starts.
+func setEnvFrom(job *batch.Job, name, configMap, key string) {
 	for i := range job.Spec.Tasks {
 		for j := range job.Spec.Tasks[i].Template.Spec.Containers {
 			c := &job.Spec.Tasks[i].Template.Spec.Containers[j]
 			for k := range c.Env {
 				if c.Env[k].Name == name {
-					c.Env[k].Value = value
+					c.Env[k] = corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{ConfigMapKeyRef: &corev1.ConfigMapKeySelector{
+						LocalObjectReference: corev1.LocalObjectReference{Name: configMap}, Key: key,
+					}}}
 				}
 			}
 		}
@@ -926,15 +933,26 @@ var _ = Describe("The real node's runtime and the API server restarted", Label("
 	}, SpecTimeout(framework.RealSpecTimeout))
 
 	It("the node lost mid-run (its kubelet stopped past the node-monitor grace period): the node goes NotReady, its pods are evicted, and once it is back the Job restarts (PodEvicted, PodFailed → RestartJob), its new pods get the same contract and wait again, training completes", func(ctx SpecContext) {
+		pause := &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: nodeLossPauseConfigMap, Namespace: f.Namespace},
+			Data:       map[string]string{"EPOCH_PAUSE": nodeLossEpochPause},
+		}
+		pause, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Create(ctx, pause, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred(), "creating ConfigMap %s", nodeLossPauseConfigMap)
 		run := startSlowed(ctx, f, "example/pytorch/pytorch-digits-ddp.yaml", func(j *batch.Job) {
 			j.Spec.Policies = append(j.Spec.Policies, restartOnPodLoss)
-			// Training must outlast the node's absence and the kill when
-			// it returns, or the pods would report Succeeded and the Job
-			// would complete without a restart.
-			setEnv(j, "EPOCH_PAUSE", nodeLossEpochPause)
+			// The first run must outlast the node's absence and the kill
+			// when it returns, or the pods would report Succeeded and the
+			// Job would complete without a restart.
+			setEnvFrom(j, "EPOCH_PAUSE", nodeLossPauseConfigMap, "EPOCH_PAUSE")
 			tolerateNodeLoss(j, nodeLossToleration)
 		}, "master-0", ddpProgress)
 		job := run.job
+		// The running containers keep the pause they started with; the
+		// restarted ones read this.
+		pause.Data["EPOCH_PAUSE"] = faultEpochPause
+		_, err = f.Kube.CoreV1().ConfigMaps(f.Namespace).Update(ctx, pause, metav1.UpdateOptions{})
+		Expect(err).NotTo(HaveOccurred(), "updating ConfigMap %s", nodeLossPauseConfigMap)
 		before := jobPods(ctx, f, job)
 		var node string
 		for _, p := range before {
