@@ -4,6 +4,9 @@
 // arguments) is reported here instead and the plugin carries on. A problem
 // that must stop the Job (mpi: a foreign hostfile ConfigMap) is reported here
 // and also returned, so that Volcano creates no pods and ends the Job.
+//
+// The package also holds ControlledBy, the test of whether a Job controls an
+// object, shared by the packages that report through it.
 package events
 
 import (
@@ -54,8 +57,10 @@ const maxMessage = 1024
 // Warn records a Warning event with reason and message on job, once. The event's
 // name is derived from the Job UID, reason and message, so reporting the same
 // problem again (a fresh plugin instance per call, a controller restart) finds
-// the event already there and adds nothing. Failures to record are logged: an
-// event is never worth failing the Job over.
+// the event already there and adds nothing. When an event of that name exists
+// and is not this one (somebody else's, made to hide the warning), the event
+// is created under a generated name <job>.<random> instead, on every call.
+// Failures to record are logged: an event is never worth failing the Job over.
 func Warn(ctx context.Context, client kubernetes.Interface, job *batch.Job, reason, message string) {
 	record(ctx, client, job, v1.EventTypeWarning, reason, message)
 }
@@ -97,8 +102,32 @@ func record(ctx context.Context, client kubernetes.Interface, job *batch.Job, ev
 		LastTimestamp:  now,
 		Count:          1,
 	}
-	_, err := client.CoreV1().Events(job.Namespace).Create(ctx, ev, metav1.CreateOptions{})
-	if err != nil && !apierrors.IsAlreadyExists(err) {
+	evs := client.CoreV1().Events(job.Namespace)
+	_, err := evs.Create(ctx, ev, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		// The name is predictable, so whoever may create Events in the
+		// namespace can take it first: only our own event stands for this one.
+		var have *v1.Event
+		have, err = evs.Get(ctx, ev.Name, metav1.GetOptions{})
+		if err == nil && same(have, ev) {
+			return
+		}
+		if err == nil || apierrors.IsNotFound(err) {
+			ev.Name, ev.GenerateName = "", job.Name+"."
+			_, err = evs.Create(ctx, ev, metav1.CreateOptions{})
+		}
+	}
+	if err != nil {
 		klog.ErrorS(err, "Recording event failed", "job", klog.KObj(job), "reason", reason)
 	}
+}
+
+// same reports whether have is the event want, as record made it: from
+// Component, about the same object (the Job's resourceVersion aside, which
+// changes between reports), with the same type, reason and message.
+func same(have, want *v1.Event) bool {
+	h, w := have.InvolvedObject, want.InvolvedObject
+	h.ResourceVersion, w.ResourceVersion = "", ""
+	return have.Source.Component == want.Source.Component && h == w &&
+		have.Type == want.Type && have.Reason == want.Reason && have.Message == want.Message
 }
