@@ -1,7 +1,9 @@
 // Package ownedcm keeps a plugin's ConfigMap in step with its Job: created with
 // the Job as controlling owner (so the garbage collector removes it with the Job),
 // updated only while the Job controls it, and never touched when somebody else's
-// ConfigMap already has the name.
+// ConfigMap already has the name. The Job controls a ConfigMap when its
+// controller reference names the Job by apiVersion, kind, name and UID
+// (events.ControlledBy): a reference that copies only the UID is somebody else's.
 package ownedcm
 
 import (
@@ -16,6 +18,8 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/pkg/events"
 )
 
 // MaxConfigMapBytes is the most data a ConfigMap holds: Kubernetes' ConfigMap
@@ -95,7 +99,7 @@ func apply(ctx context.Context, client kubernetes.Interface, job *batch.Job, nam
 	if err != nil {
 		return err
 	}
-	if !metav1.IsControlledBy(cm, job) {
+	if !events.ControlledBy(cm, job) {
 		return &NotOwnedError{Namespace: job.Namespace, Name: name, Job: job.Name}
 	}
 	if maps.Equal(cm.Data, data) && labelsContain(cm.Labels, labels) {
@@ -161,7 +165,7 @@ func owned(ctx context.Context, client kubernetes.Interface, job *batch.Job, nam
 	if err != nil {
 		return nil, err
 	}
-	if !metav1.IsControlledBy(cm, job) {
+	if !events.ControlledBy(cm, job) {
 		return nil, &NotOwnedError{Namespace: job.Namespace, Name: name, Job: job.Name}
 	}
 	return cm, nil

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
@@ -280,6 +281,64 @@ func TestSyncCalls(t *testing.T) {
 			}
 			if diff := cmp.Diff(ours("mpi", "a").Data, cm.Data); diff != "" || !metav1.IsControlledBy(cm, job) {
 				t.Errorf("ConfigMap data (-want +got):\n%s, controlled by the Job: %v", diff, metav1.IsControlledBy(cm, job))
+			}
+		})
+	}
+}
+
+// A ConfigMap whose controller reference has the Job's UID under another
+// apiVersion, kind or name is not the Job's (the chart's job-object-claims
+// policy stops only references with all the Job's coordinates): Apply,
+// Delete and Check report a *NotOwnedError and leave it as it is. The Job's
+// own reference is still adopted.
+func TestForgedControllerRefIsNotOwned(t *testing.T) {
+	job := utiltesting.MakeJob("mpi").Obj()
+	real := ControllerRef(job)
+	forged := func(f func(*metav1.OwnerReference)) metav1.OwnerReference { r := real; f(&r); return r }
+	notOwned := &NotOwnedError{Namespace: "default", Name: "mpi-hostfile", Job: "mpi"}
+	for _, tc := range []struct {
+		name string
+		ref  metav1.OwnerReference
+		// want is the error of Apply, Delete and Check; nil: the ConfigMap
+		// is the Job's.
+		want error
+	}{
+		{"the Job's reference", real, nil},
+		{"the Job's UID, another apiVersion, kind and name", metav1.OwnerReference{
+			APIVersion: "example.invalid/v1", Kind: "Decoy", Name: "x", UID: job.UID, Controller: ptr.To(true)}, notOwned},
+		{"the Job's UID, another kind", forged(func(r *metav1.OwnerReference) { r.Kind = "Decoy" }), notOwned},
+		{"the Job's UID, another apiVersion", forged(func(r *metav1.OwnerReference) { r.APIVersion = "example.invalid/v1" }), notOwned},
+		{"the Job's UID, another name", forged(func(r *metav1.OwnerReference) { r.Name = "x" }), notOwned},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			existing := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default",
+				OwnerReferences: []metav1.OwnerReference{tc.ref}}, Data: map[string]string{"hostfile": "attacker 22"}}
+			client := fake.NewSimpleClientset(existing)
+			errs := cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })
+			if diff := cmp.Diff(tc.want, Check(ctx, client, job, "mpi-hostfile"), errs); diff != "" {
+				t.Errorf("Check (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, Apply(ctx, client, job, "mpi-hostfile", nil, map[string]string{"hostfile": "mpi-worker-0"}), errs); diff != "" {
+				t.Errorf("Apply (-want +got):\n%s", diff)
+			}
+			cm, err := client.CoreV1().ConfigMaps("default").Get(ctx, "mpi-hostfile", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantData := existing.Data
+			if tc.want == nil {
+				wantData = map[string]string{"hostfile": "mpi-worker-0"}
+			}
+			if diff := cmp.Diff(wantData, cm.Data); diff != "" {
+				t.Errorf("data after Apply (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.want, Delete(ctx, client, job, "mpi-hostfile"), errs); diff != "" {
+				t.Errorf("Delete (-want +got):\n%s", diff)
+			}
+			_, err = client.CoreV1().ConfigMaps("default").Get(ctx, "mpi-hostfile", metav1.GetOptions{})
+			if deleted := apierrors.IsNotFound(err); deleted != (tc.want == nil) {
+				t.Errorf("after Delete: deleted %v (%v), want %v", deleted, err, tc.want == nil)
 			}
 		})
 	}
