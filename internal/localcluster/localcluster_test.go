@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"bytes"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
@@ -8,11 +9,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
 )
 
@@ -192,16 +199,168 @@ func TestYAMLDocuments(t *testing.T) {
 	}
 }
 
+// The cluster serves Volcano v1.15.1's default admissions, and /jobflows/validate,
+// with the webhook configurations of v1.15.1's own chart, rendered here from the
+// module cache (templates/webhooks.yaml with values.yaml) as Helm would.
 func TestVolcanoWebhooks(t *testing.T) {
 	hooks := VolcanoWebhooks()
-	// Volcano v1.10.0's default --enabled-admission.
-	want := "/jobs/mutate,/jobs/validate,/podgroups/mutate,/pods/validate,/pods/mutate,/queues/mutate,/queues/validate"
-	if got := enabledAdmission(hooks); got != want {
+	if got, want := enabledAdmission(hooks), VolcanoPaths+","+JobFlowsPath; got != want {
 		t.Errorf("enabledAdmission = %q, want %q", got, want)
 	}
 	if got := webhookConfigName("/jobs/mutate"); got != "volcano-admission-service-jobs-mutate" {
 		t.Errorf("webhookConfigName = %q", got)
 	}
+
+	chart := volcanoChart(t)
+	values := map[string]any{}
+	raw, err := os.ReadFile(filepath.Join(chart, "values.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.Unmarshal(raw, &values); err != nil {
+		t.Fatal(err)
+	}
+	custom, _ := values["custom"].(map[string]any)
+	if custom == nil {
+		t.Fatal("values.yaml has no custom section")
+	}
+	if got := custom["enabled_admissions"]; got != VolcanoPaths {
+		t.Errorf("VolcanoPaths = %q; the chart's custom.enabled_admissions is %q", VolcanoPaths, got)
+	}
+	custom["enabled_admissions"] = enabledAdmission(hooks)
+	rendered := renderVolcanoWebhooks(t, chart, values)
+
+	const port = 8443
+	ca := []byte("ca")
+	// What the chart's service clientConfig becomes here: our URL and CA.
+	ignoreClient := cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".ClientConfig" }, cmp.Ignore())
+	seen := map[string]bool{}
+	for _, h := range hooks {
+		name := webhookConfigName(h.Path)
+		seen[name] = true
+		want, ok := rendered[name]
+		if !ok {
+			t.Errorf("%s: the chart renders no configuration %s", h.Path, name)
+			continue
+		}
+		m, v := h.configurations(port, ca)
+		var got any = v
+		if m != nil {
+			got = m
+		}
+		if diff := cmp.Diff(want, got, ignoreClient); diff != "" {
+			t.Errorf("%s: configuration (-chart +cluster):\n%s", h.Path, diff)
+		}
+		url := fmt.Sprintf("https://127.0.0.1:%d%s", port, h.Path)
+		if m != nil && (*m.Webhooks[0].ClientConfig.URL != url || string(m.Webhooks[0].ClientConfig.CABundle) != "ca") ||
+			v != nil && (*v.Webhooks[0].ClientConfig.URL != url || string(v.Webhooks[0].ClientConfig.CABundle) != "ca") {
+			t.Errorf("%s: clientConfig does not point at %s with the CA", h.Path, url)
+		}
+	}
+	for name := range rendered {
+		if !seen[name] {
+			t.Errorf("the chart renders %s, which the cluster does not register", name)
+		}
+	}
+}
+
+// volcanoChart returns Volcano v1.15.1's chart directory in the module cache;
+// the test is skipped on another line's module file.
+func volcanoChart(t *testing.T) string {
+	t.Helper()
+	root, err := ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}} {{.Version}}", "volcano.sh/volcano")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -m volcano.sh/volcano: %v", err)
+	}
+	dir, version, _ := strings.Cut(strings.TrimSpace(string(out)), " ")
+	if version != "v1.15.1" {
+		t.Skipf("volcano.sh/volcano is %s here; VolcanoWebhooks follows v1.15.1's chart", version)
+	}
+	if dir == "" {
+		t.Fatal("volcano.sh/volcano is not in the module cache (go mod download volcano.sh/volcano)")
+	}
+	return filepath.Join(dir, "installer", "helm", "chart", "volcano")
+}
+
+// renderVolcanoWebhooks renders the chart's templates/webhooks.yaml with
+// values (release volcano in volcano-system), implementing the three Helm
+// functions it uses, and returns the configurations by name, their rules'
+// unset scope set to "*" as the API server defaults it.
+func renderVolcanoWebhooks(t *testing.T, chart string, values map[string]any) map[string]any {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(chart, "templates", "webhooks.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	funcs := template.FuncMap{
+		"regexMatch": func(re, s string) bool { return regexp.MustCompile(re).MatchString(s) },
+		"toYaml": func(v any) string {
+			b, err := yaml.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return strings.TrimSuffix(string(b), "\n")
+		},
+		"nindent": func(n int, s string) string {
+			pad := strings.Repeat(" ", n)
+			return "\n" + pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+		},
+	}
+	tmpl, err := template.New("webhooks.yaml").Funcs(funcs).Option("missingkey=zero").Parse(string(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	data := map[string]any{"Values": values, "Release": map[string]any{"Name": "volcano", "Namespace": "volcano-system"}}
+	if err := tmpl.Execute(&buf, data); err != nil {
+		t.Fatal(err)
+	}
+	docs, err := yamlDocuments(buf.Bytes())
+	if err != nil {
+		t.Fatalf("the rendered webhooks.yaml: %v\n%s", err, buf.String())
+	}
+	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	all := admissionregistrationv1.AllScopes
+	out := map[string]any{}
+	for _, doc := range docs {
+		obj, _, err := decoder.Decode(doc, nil, nil)
+		if err != nil {
+			t.Fatalf("decoding the rendered webhooks.yaml: %v\n%s", err, doc)
+		}
+		switch c := obj.(type) {
+		case *admissionregistrationv1.MutatingWebhookConfiguration:
+			for i := range c.Webhooks {
+				for j := range c.Webhooks[i].Rules {
+					if c.Webhooks[i].Rules[j].Scope == nil {
+						c.Webhooks[i].Rules[j].Scope = &all
+					}
+				}
+			}
+			c.Labels = nil // common_labels: ~ renders an empty labels key
+			c.TypeMeta = metav1.TypeMeta{}
+			out[c.Name] = c
+		case *admissionregistrationv1.ValidatingWebhookConfiguration:
+			for i := range c.Webhooks {
+				for j := range c.Webhooks[i].Rules {
+					if c.Webhooks[i].Rules[j].Scope == nil {
+						c.Webhooks[i].Rules[j].Scope = &all
+					}
+				}
+			}
+			c.Labels = nil
+			c.TypeMeta = metav1.TypeMeta{}
+			out[c.Name] = c
+		default:
+			t.Fatalf("webhooks.yaml renders a %T", obj)
+		}
+	}
+	return out
 }
 
 func TestDefaults(t *testing.T) {

@@ -347,9 +347,10 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 		"--tls-private-key-file", p.WebhookK,
 		"--webhook-url", fmt.Sprintf("https://127.0.0.1:%d", ports[WebhookManager]),
 		"--enabled-admission", enabledAdmission(cfg.Webhooks),
-		// Volcano's pod admission reads the API three times per pod
-		// created; at the default 50 QPS a 300-pod Job's creations
-		// outlast the apiserver's 10 s webhook timeout and stall.
+		// For Config.Webhooks with the pod hooks (hack/conformance):
+		// Volcano v1.10's pod admission read the API three times per pod
+		// created, and at the default 50 QPS a 300-pod Job's creations
+		// outlasted the apiserver's 10 s webhook timeout and stalled.
 		"--kube-api-qps", "500", "--kube-api-burst", "1000",
 		// As Volcano's chart does; the e2e suite scrapes its /metrics.
 		"--enable-healthz", "--healthz-address", fmt.Sprintf("127.0.0.1:%d", ports[WebhookManagerHealthz]),

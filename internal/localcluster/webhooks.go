@@ -43,10 +43,32 @@ type Webhook struct {
 	Mutating bool
 	// Rule says which requests are sent to the webhook.
 	Rule admissionregistrationv1.RuleWithOperations
+	// AllNamespaces drops the namespace and object selectors, as the chart
+	// does for its one hook of a cluster-scoped kind (/hypernodes/validate).
+	AllNamespaces bool
+	// SideEffects is the webhook's sideEffects; "" is NoneOnDryRun, the
+	// chart's value for all but /hypernodes/validate (None).
+	SideEffects admissionregistrationv1.SideEffectClass
 }
 
-// VolcanoWebhooks returns the seven webhooks of Volcano v1.10.0's default
-// --enabled-admission, with the rules of its Helm chart (templates/webhooks.yaml).
+// VolcanoPaths is Volcano v1.15.1's default --enabled-admission (its Helm
+// chart's custom.enabled_admissions), what users of this project run.
+// TestVolcanoWebhooks checks it against the chart in the module cache.
+const VolcanoPaths = "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate,/hypernodes/validate,/cronjobs/validate"
+
+// JobFlowsPath is served beside VolcanoPaths although Volcano's default
+// leaves it out: Volcano's own e2e configuration and this project's
+// conformance clusters enable it, so the e2e suite must reach it (its cost
+// bounds, test/e2e/cost_test.go).
+const JobFlowsPath = "/jobflows/validate"
+
+// VolcanoWebhooks returns the webhooks of VolcanoPaths and JobFlowsPath, in
+// that order, with the rules, selectors and side effects of Volcano
+// v1.15.1's Helm chart (templates/webhooks.yaml).
+//
+// Volcano v1.10.0's default also had /pods/mutate, /pods/validate and
+// /podgroups/mutate; v1.15.1's has none of them, so neither has the cluster.
+// Config.Webhooks adds them where wanted (hack/conformance's e2eWebhooks).
 func VolcanoWebhooks() []Webhook {
 	rule := func(group, version, resource string, ops ...admissionregistrationv1.OperationType) admissionregistrationv1.RuleWithOperations {
 		scope := admissionregistrationv1.AllScopes
@@ -65,11 +87,14 @@ func VolcanoWebhooks() []Webhook {
 	return []Webhook{
 		{Path: "/jobs/mutate", Name: "mutatejob.volcano.sh", Mutating: true, Rule: rule("batch.volcano.sh", "v1alpha1", "jobs", create)},
 		{Path: "/jobs/validate", Name: "validatejob.volcano.sh", Rule: rule("batch.volcano.sh", "v1alpha1", "jobs", create, update)},
-		{Path: "/podgroups/mutate", Name: "mutatepodgroup.volcano.sh", Mutating: true, Rule: rule("scheduling.volcano.sh", "v1beta1", "podgroups", create)},
-		{Path: "/pods/validate", Name: "validatepod.volcano.sh", Rule: rule("", "v1", "pods", create)},
-		{Path: "/pods/mutate", Name: "mutatepod.volcano.sh", Mutating: true, Rule: rule("", "v1", "pods", create)},
+		{Path: "/podgroups/validate", Name: "validatepodgroup.volcano.sh", Rule: rule("scheduling.volcano.sh", "v1beta1", "podgroups", create)},
 		{Path: "/queues/mutate", Name: "mutatequeue.volcano.sh", Mutating: true, Rule: rule("scheduling.volcano.sh", "v1beta1", "queues", create)},
 		{Path: "/queues/validate", Name: "validatequeue.volcano.sh", Rule: rule("scheduling.volcano.sh", "v1beta1", "queues", create, update, del)},
+		{Path: "/hypernodes/validate", Name: "validatehypernodes.volcano.sh", Rule: rule("topology.volcano.sh", "v1alpha1", "hypernodes", create, update),
+			AllNamespaces: true, SideEffects: admissionregistrationv1.SideEffectClassNone},
+		{Path: "/cronjobs/validate", Name: "validatecronjob.volcano.sh", Rule: rule("batch.volcano.sh", "v1alpha1", "cronjobs", create, update)},
+		// The chart names it as the job validation.
+		{Path: JobFlowsPath, Name: "validatejob.volcano.sh", Rule: rule("flow.volcano.sh", "v1alpha1", "jobflows", create, update)},
 	}
 }
 
@@ -87,47 +112,64 @@ func enabledAdmission(hooks []Webhook) string {
 	return strings.Join(paths, ",")
 }
 
-// registerWebhooks creates (or replaces) one webhook configuration per hook,
-// pointing at https://127.0.0.1:<port><path> and trusting caBundle. Like the
-// Helm chart they fail closed and skip kube-system and volcano-system. It
-// returns the first API error.
-func registerWebhooks(ctx context.Context, kc kubernetes.Interface, hooks []Webhook, port int, caBundle []byte) error {
+// configurations returns h's webhook configuration as the chart makes it
+// (exactly one of the two is set), pointing at https://127.0.0.1:<port><path>
+// and trusting caBundle: fail closed, skipping kube-system and
+// volcano-system (the chart's release namespace) unless AllNamespaces.
+func (h Webhook) configurations(port int, caBundle []byte) (*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration) {
 	fail := admissionregistrationv1.Fail
 	equivalent := admissionregistrationv1.Equivalent
-	sideEffects := admissionregistrationv1.SideEffectClassNoneOnDryRun
+	sideEffects := h.SideEffects
+	if sideEffects == "" {
+		sideEffects = admissionregistrationv1.SideEffectClassNoneOnDryRun
+	}
 	never := admissionregistrationv1.NeverReinvocationPolicy
 	timeout := int32(10)
-	nsSelector := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-		Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"volcano-system", "kube-system"},
+	var nsSelector, objSelector *metav1.LabelSelector
+	if !h.AllNamespaces {
+		nsSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+			Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"volcano-system", "kube-system"},
+		}}}
+		objSelector = &metav1.LabelSelector{}
+	}
+	url := fmt.Sprintf("https://127.0.0.1:%d%s", port, h.Path)
+	client := admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
+	meta := metav1.ObjectMeta{Name: webhookConfigName(h.Path)}
+	if h.Mutating {
+		return &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{{
+			Name: h.Name, ClientConfig: client, Rules: []admissionregistrationv1.RuleWithOperations{h.Rule},
+			FailurePolicy: &fail, MatchPolicy: &equivalent, NamespaceSelector: nsSelector, ObjectSelector: objSelector,
+			SideEffects: &sideEffects, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: &never,
+		}}}, nil
+	}
+	return nil, &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{{
+		Name: h.Name, ClientConfig: client, Rules: []admissionregistrationv1.RuleWithOperations{h.Rule},
+		FailurePolicy: &fail, MatchPolicy: &equivalent, NamespaceSelector: nsSelector, ObjectSelector: objSelector,
+		SideEffects: &sideEffects, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"},
 	}}}
+}
+
+// registerWebhooks creates (or replaces) one webhook configuration per hook
+// (Webhook.configurations), pointing at https://127.0.0.1:<port><path> and
+// trusting caBundle. It returns the first API error.
+func registerWebhooks(ctx context.Context, kc kubernetes.Interface, hooks []Webhook, port int, caBundle []byte) error {
 	for _, h := range hooks {
-		url := fmt.Sprintf("https://127.0.0.1:%d%s", port, h.Path)
-		client := admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caBundle}
-		meta := metav1.ObjectMeta{Name: webhookConfigName(h.Path)}
+		mutating, validating := h.configurations(port, caBundle)
+		name := webhookConfigName(h.Path)
 		var err error
-		if h.Mutating {
-			cfg := &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{{
-				Name: h.Name, ClientConfig: client, Rules: []admissionregistrationv1.RuleWithOperations{h.Rule},
-				FailurePolicy: &fail, MatchPolicy: &equivalent, NamespaceSelector: nsSelector, ObjectSelector: &metav1.LabelSelector{},
-				SideEffects: &sideEffects, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"}, ReinvocationPolicy: &never,
-			}}}
+		if mutating != nil {
 			api := kc.AdmissionregistrationV1().MutatingWebhookConfigurations()
-			if err = api.Delete(ctx, meta.Name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
-				_, err = api.Create(ctx, cfg, metav1.CreateOptions{})
+			if err = api.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+				_, err = api.Create(ctx, mutating, metav1.CreateOptions{})
 			}
 		} else {
-			cfg := &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-				Name: h.Name, ClientConfig: client, Rules: []admissionregistrationv1.RuleWithOperations{h.Rule},
-				FailurePolicy: &fail, MatchPolicy: &equivalent, NamespaceSelector: nsSelector, ObjectSelector: &metav1.LabelSelector{},
-				SideEffects: &sideEffects, TimeoutSeconds: &timeout, AdmissionReviewVersions: []string{"v1"},
-			}}}
 			api := kc.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-			if err = api.Delete(ctx, meta.Name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
-				_, err = api.Create(ctx, cfg, metav1.CreateOptions{})
+			if err = api.Delete(ctx, name, metav1.DeleteOptions{}); err == nil || apierrors.IsNotFound(err) {
+				_, err = api.Create(ctx, validating, metav1.CreateOptions{})
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("registering webhook %s: %w", meta.Name, err)
+			return fmt.Errorf("registering webhook %s: %w", name, err)
 		}
 	}
 	return nil
