@@ -290,9 +290,11 @@ func sorted(m map[string]*ConflictError) []*ConflictError {
 	return out
 }
 
-// get returns obj when the Job controls it, and a *ConflictError when it does not.
+// get returns obj when the Job controls it (events.ControlledBy: the controller
+// reference names the Job by apiVersion, kind, name and UID), and a
+// *ConflictError when it does not.
 func get[T metav1.Object](g *guard, kind, namespace string, obj T, err error) (T, error) {
-	if err != nil || metav1.IsControlledBy(obj, g.job) {
+	if err != nil || events.ControlledBy(obj, g.job) {
 		return obj, err
 	}
 	var zero T
@@ -308,7 +310,7 @@ func del[T metav1.Object](ctx context.Context, g *guard, kind, namespace, name s
 	if err != nil {
 		return err
 	}
-	if !metav1.IsControlledBy(obj, g.job) {
+	if !events.ControlledBy(obj, g.job) {
 		g.conflict(kind, namespace, name, true)
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/utils/ptr"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
@@ -292,6 +293,83 @@ func TestObjects(t *testing.T) {
 	} {
 		if diff := cmp.Diff(tc.want, Objects(tc.plugin, tc.args, job)); diff != "" {
 			t.Errorf("Objects(%s, %q) (-want +got):\n%s", tc.plugin, tc.args, diff)
+		}
+	}
+}
+
+// stockBuilders are Volcano's own builders of the InTree plugins, taken when
+// the package initialises: TestRegisterWrapsOnce replaces them in Volcano's
+// factory, so volcano() returns wrapped ones in tests that run after it.
+var stockBuilders = func() map[string]vcplugins.PluginBuilder {
+	m := map[string]vcplugins.PluginBuilder{}
+	for _, name := range InTree {
+		if b, ok := vcplugins.GetPluginBuilder(name); ok {
+			m[name] = b
+		}
+	}
+	return m
+}()
+
+// TestForgedControllerRef: an object whose controller reference has the Job's
+// UID under another apiVersion, kind or name (which the chart's
+// job-object-claims policy lets through) is not the Job's: OnJobAdd fails with
+// a *ConflictError and a PluginObjectConflict event, the object (with its
+// Secret data) is neither adopted nor changed, and OnJobDelete leaves it in
+// place. With the Job's own reference it is adopted and deleted with the Job.
+func TestForgedControllerRef(t *testing.T) {
+	job := newJob()
+	real := *metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))
+	forged := func(f func(*metav1.OwnerReference)) metav1.OwnerReference { r := real; f(&r); return r }
+	for _, tc := range []struct {
+		name    string
+		ref     metav1.OwnerReference
+		adopted bool
+	}{
+		{"the Job's reference", real, true},
+		{"a Decoy with the Job's UID", metav1.OwnerReference{
+			APIVersion: "example.invalid/v1", Kind: "Decoy", Name: "x", UID: job.UID, Controller: ptr.To(true)}, false},
+		{"another kind with the Job's UID", forged(func(r *metav1.OwnerReference) { r.Kind = "Decoy" }), false},
+		{"another apiVersion with the Job's UID", forged(func(r *metav1.OwnerReference) { r.APIVersion = "example.invalid/v1" }), false},
+		{"another name with the Job's UID", forged(func(r *metav1.OwnerReference) { r.Name = "x" }), false},
+	} {
+		for _, o := range objects {
+			t.Run(tc.name+"/"+o.kind+" "+o.name, func(t *testing.T) {
+				existing := o.make(tc.ref)
+				client := fake.NewSimpleClientset(existing)
+				p := Wrap(o.plugin, stockBuilders[o.plugin])(pluginsinterface.PluginClientset{KubeClients: client}, nil)
+				job := newJob()
+				err := p.OnJobAdd(job)
+				// ssh wraps the *ConflictError's text (%v), so match the text.
+				conflict := (&ConflictError{Plugin: o.plugin, Kind: o.kind, Namespace: "default", Name: o.name, Job: "db"}).Error()
+				if tc.adopted && err != nil || !tc.adopted && (err == nil || !strings.Contains(err.Error(), conflict)) {
+					t.Fatalf("OnJobAdd: %v; want a conflict: %v", err, !tc.adopted)
+				}
+				var wantEvents []string
+				if !tc.adopted {
+					wantEvents = []string{conflict}
+					if diff := cmp.Diff(existing, o.read(t, client)); diff != "" {
+						t.Errorf("after OnJobAdd the %s changed (-before +after):\n%s", o.kind, diff)
+					}
+				}
+				if diff := cmp.Diff(wantEvents, conflictEvents(t, client)); diff != "" {
+					t.Errorf("events after OnJobAdd (-want +got):\n%s", diff)
+				}
+
+				job.Status.ControlledResources["plugin-"+o.plugin] = o.plugin
+				if err := p.OnJobDelete(job); err != nil {
+					t.Fatalf("OnJobDelete: %v", err)
+				}
+				after := o.read(t, client)
+				if tc.adopted {
+					if after != nil {
+						t.Errorf("OnJobDelete left the Job's %s %s in place", o.kind, o.name)
+					}
+					return
+				}
+				if diff := cmp.Diff(existing, after); diff != "" {
+					t.Errorf("after OnJobDelete the %s changed or went (-before +after):\n%s", o.kind, diff)
+				}
+			})
 		}
 	}
 }
