@@ -118,8 +118,10 @@ func TestManifestObjects(t *testing.T) {
 	policy := []string{
 		"ValidatingAdmissionPolicy framework-plugins-controller-configmaps",
 		"ValidatingAdmissionPolicy framework-plugins-job-object-claims",
+		"ValidatingAdmissionPolicy framework-plugins-job-template-bounds",
 		"ValidatingAdmissionPolicyBinding framework-plugins-controller-configmaps",
 		"ValidatingAdmissionPolicyBinding framework-plugins-job-object-claims",
+		"ValidatingAdmissionPolicyBinding framework-plugins-job-template-bounds",
 	}
 	// The defaults create no webhook configuration: applied while Volcano
 	// runs its own images, they deny no Job create (issue #25). The webhook
