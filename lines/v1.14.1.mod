@@ -7,6 +7,10 @@ module github.com/vcplugins/framework-plugins
 
 go 1.25.0
 
+// The image builds (installer/docker, GOTOOLCHAIN=auto) fetch at least this
+// Go: 1.25.0 lacks the 1.25.x security releases. A newer local Go is used as is.
+toolchain go1.25.14
+
 require (
 	github.com/evanphx/json-patch v4.12.0+incompatible
 	github.com/google/go-cmp v0.7.0

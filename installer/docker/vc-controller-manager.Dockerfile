@@ -30,8 +30,10 @@ ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853c
 # The builder runs on the build machine's platform and cross-compiles for the
 # target platform (buildx --platform linux/amd64,linux/arm64).
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
-# The golang images set GOTOOLCHAIN=local; go.mod's "go 1.25.0" needs the Go
-# 1.25 toolchain, which auto fetches from the module proxy (checksummed).
+# The golang images set GOTOOLCHAIN=local; go.mod needs Go 1.25, which auto
+# fetches from the module proxy (checksummed): the release of go.mod's
+# toolchain line (a current 1.25.x with its security fixes; without that line
+# it would be go1.25.0).
 ENV GOTOOLCHAIN=auto
 ARG TARGETOS
 ARG TARGETARCH

@@ -35,8 +35,10 @@ ARG BASE_IMAGE=gcr.io/distroless/static-debian12:nonroot@sha256:afa5c872c891853c
 # The builder runs on the build machine's platform and cross-compiles for the
 # target platform (buildx --platform linux/amd64,linux/arm64).
 FROM --platform=$BUILDPLATFORM ${GO_IMAGE} AS builder
-# The golang images set GOTOOLCHAIN=local; go.mod's "go 1.25.0" needs the Go
-# 1.25 toolchain, which auto fetches from the module proxy (checksummed).
+# The golang images set GOTOOLCHAIN=local; go.mod needs Go 1.25, which auto
+# fetches from the module proxy (checksummed): the release of go.mod's
+# toolchain line (a current 1.25.x with its security fixes; without that line
+# it would be go1.25.0).
 ENV GOTOOLCHAIN=auto
 ARG TARGETOS
 ARG TARGETARCH
@@ -44,11 +46,19 @@ ARG TARGETARCH
 # passes the Makefile's VERSION (v1.15.1-fp.<n>), the tag of the image too.
 ARG VERSION=unknown
 ARG GIT_SHA=unknown
+# The Volcano line (lines/README.md): empty for the default line, else e.g.
+# "-modfile=lines/v1.14.1.mod -tags=volcano_line,volcano_v1.14.1" (make images
+# LINE=... passes it).
+ARG LINE_GOFLAGS=
 WORKDIR /src
 COPY . .
+# go.mod's volcano.sh/apis (the default line's) is made from the module proxy:
+# _output is not in the context (.dockerignore), and go.mod replaces
+# volcano.sh/apis with _output/volcano-apis.
+RUN --mount=type=cache,target=/go/pkg/mod bash lines/volcano-apis.sh
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
-    export CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS=-buildvcs=false && \
+    export CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS="-buildvcs=false ${LINE_GOFLAGS}" && \
     go build -trimpath \
       -ldflags "-s -w -X volcano.sh/volcano/pkg/version.Version=${VERSION} -X volcano.sh/volcano/pkg/version.GitSHA=${GIT_SHA}" \
       -o /out/vc-webhook-manager ./cmd/vc-webhook-manager && \
