@@ -15,11 +15,12 @@
 //
 // This controller watches the same shared PodGroup informer, and on an add
 // event outside the informer's first list of a PodGroup already past Pending
-// whose Job is still Pending, creates a Command (bus.volcano.sh/v1alpha1) with
-// action SyncJob for the Job: Volcano's own way of asking its job controller
-// to act on a Job, which it executes once and deletes (feature gate
-// QueueCommandSync, on by default). It also records a PodGroupResynced event
-// on the Job.
+// that is its Job's own (Missed.Of: the controller reference's UID and the
+// name the job controller gives it) and whose Job is still Pending, creates a
+// Command (bus.volcano.sh/v1alpha1) with action SyncJob for the Job:
+// Volcano's own way of asking its job controller to act on a Job, which it
+// executes once and deletes (feature gate QueueCommandSync, on by default).
+// It also records a PodGroupResynced event on the Job.
 package pgresync
 
 import (
@@ -29,6 +30,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -40,6 +42,7 @@ import (
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
+	schedulinglisters "volcano.sh/apis/pkg/client/listers/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
@@ -63,7 +66,8 @@ type Controller struct {
 	pgSynced  cache.InformerSynced
 	jobSynced cache.InformerSynced
 	jobLister batchlisters.JobLister
-	queue     workqueue.TypedRateLimitingInterface[string]
+	pgLister  schedulinglisters.PodGroupLister
+	queue     workqueue.TypedRateLimitingInterface[Missed]
 	start     []func(stop <-chan struct{})
 }
 
@@ -76,17 +80,17 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	c.kube, c.volcano = opt.KubeClient, opt.VolcanoClient
 	pgs := opt.VCSharedInformerFactory.Scheduling().V1beta1().PodGroups()
 	jobs := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
-	c.jobLister = jobs.Lister()
+	c.jobLister, c.pgLister = jobs.Lister(), pgs.Lister()
 	c.pgSynced, c.jobSynced = pgs.Informer().HasSynced, jobs.Informer().HasSynced
 	c.start = []func(<-chan struct{}){opt.VCSharedInformerFactory.Start}
-	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	c.queue = workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Missed]())
 	_, err := pgs.Informer().AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 		AddFunc: func(obj interface{}, inInitialList bool) {
 			// The first list is not a gap: the job controller lists its
 			// Jobs then too and syncs every one.
 			if pg, ok := obj.(*scheduling.PodGroup); ok && !inInitialList {
-				if key, ok := MissedJob(pg); ok {
-					c.queue.Add(key)
+				if m, ok := MissedJob(pg); ok {
+					c.queue.Add(m)
 				}
 			}
 		},
@@ -94,18 +98,55 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	return err
 }
 
-// MissedJob returns the namespace/name key of the Volcano Job that controls
-// pg, when pg's phase is past Pending (an add event of such a PodGroup is a
-// missed transition to the job controller); ok is false otherwise.
-func MissedJob(pg *scheduling.PodGroup) (key string, ok bool) {
+// Missed is a PodGroup past Pending whose add event the job controller may
+// have taken for nothing, with the Volcano Job its controller reference names.
+type Missed struct {
+	// Namespace is the PodGroup's, and so the Job's.
+	Namespace string
+	// PodGroup is the PodGroup's name.
+	PodGroup string
+	// Job and UID are the controller reference's name and UID.
+	Job string
+	UID types.UID
+}
+
+// MissedJob returns the Missed of pg, when pg's phase is past Pending (an add
+// event of such a PodGroup is a missed transition to the job controller) and
+// its controller reference is a batch.volcano.sh/v1alpha1 Job; ok is false
+// otherwise. Whether that Job exists and pg is its own is for Missed.Of.
+func MissedJob(pg *scheduling.PodGroup) (m Missed, ok bool) {
 	if pg.Status.Phase == "" || pg.Status.Phase == scheduling.PodGroupPending {
-		return "", false
+		return Missed{}, false
 	}
-	ref := metav1.GetControllerOf(pg)
+	ref := metav1.GetControllerOfNoCopy(pg)
 	if ref == nil || ref.Kind != "Job" || ref.APIVersion != batch.SchemeGroupVersion.String() {
-		return "", false
+		return Missed{}, false
 	}
-	return pg.Namespace + "/" + ref.Name, true
+	return Missed{Namespace: pg.Namespace, PodGroup: pg.Name, Job: ref.Name, UID: ref.UID}, true
+}
+
+// Of reports whether m's PodGroup is the one Volcano's job controller uses
+// for job, whose own PodGroup is named podGroup (PodGroupName): its
+// controller reference has job's name and UID, and it has that name.
+//
+// Anyone who may create PodGroups can write any controller reference (copying
+// a Job's UID, which is no secret) and, as PodGroups have no status
+// subresource, any phase. The name is what they cannot have: the job
+// controller creates <job>-<uid> with the Job.
+func (m Missed) Of(job *batch.Job, podGroup string) bool {
+	return m.Namespace == job.Namespace && m.Job == job.Name && m.UID == job.UID && m.PodGroup == podGroup
+}
+
+// PodGroupName returns the name of the PodGroup Volcano's job controller
+// uses for job, as its getPodGroupByJob (v1.15.1 pkg/controllers/job) finds
+// it: <job>-<uid>, or <job> (a PodGroup made before Volcano v1.5) when no
+// <job>-<uid> is in lister.
+func PodGroupName(lister schedulinglisters.PodGroupLister, job *batch.Job) string {
+	name := job.Name + "-" + string(job.UID)
+	if _, err := lister.PodGroups(job.Namespace).Get(name); apierrors.IsNotFound(err) {
+		return job.Name
+	}
+	return name
 }
 
 // Run processes queued Jobs with one worker until stop closes.
@@ -127,15 +168,15 @@ func (c *Controller) Run(stop <-chan struct{}) {
 }
 
 func (c *Controller) next() bool {
-	key, shutdown := c.queue.Get()
+	m, shutdown := c.queue.Get()
 	if shutdown {
 		return false
 	}
-	defer c.queue.Done(key)
-	ns, name, _ := cache.SplitMetaNamespaceKey(key)
-	job, err := c.jobLister.Jobs(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		c.queue.Forget(key)
+	defer c.queue.Done(m)
+	key := m.Namespace + "/" + m.Job
+	job, err := c.jobLister.Jobs(m.Namespace).Get(m.Job)
+	if apierrors.IsNotFound(err) || err == nil && !m.Of(job, PodGroupName(c.pgLister, job)) {
+		c.queue.Forget(m)
 		return true
 	}
 	if err == nil {
@@ -145,14 +186,14 @@ func (c *Controller) next() bool {
 	}
 	switch {
 	case err == nil:
-		c.queue.Forget(key)
+		c.queue.Forget(m)
 	case apierrors.IsForbidden(err):
 		// Permanent until RBAC changes: reported, not retried.
 		klog.ErrorS(err, "Cannot ask the job controller to sync a Job whose PodGroup it missed (RBAC: create bus.volcano.sh commands)", "job", key)
-		c.queue.Forget(key)
+		c.queue.Forget(m)
 	default:
 		klog.ErrorS(err, "Asking the job controller to sync a Job whose PodGroup it missed", "job", key)
-		c.queue.AddRateLimited(key)
+		c.queue.AddRateLimited(m)
 	}
 	return true
 }

@@ -12,6 +12,7 @@ import (
 	clientfeatures "k8s.io/client-go/features"
 	clientfeaturestesting "k8s.io/client-go/features/testing"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/util/workqueue"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
@@ -40,24 +41,25 @@ func TestMissedJob(t *testing.T) {
 	notController.Controller = nil
 	otherKind := jobRef.DeepCopy()
 	otherKind.APIVersion, otherKind.Kind = "batch/v1", "Job"
+	missed := Missed{Namespace: "ns", PodGroup: "job-1-uid", Job: "job-1", UID: "uid"}
 	for _, tc := range []struct {
-		name    string
-		pg      *scheduling.PodGroup
-		wantKey string
-		wantOK  bool
+		name   string
+		pg     *scheduling.PodGroup
+		want   Missed
+		wantOK bool
 	}{
-		{"inqueue, Volcano Job", podGroup(scheduling.PodGroupInqueue, jobRef), "ns/job-1", true},
-		{"running, Volcano Job", podGroup(scheduling.PodGroupRunning, jobRef), "ns/job-1", true},
-		{"pending: the job controller sees its move as an update", podGroup(scheduling.PodGroupPending, jobRef), "", false},
-		{"no phase yet", podGroup("", jobRef), "", false},
-		{"no controller", podGroup(scheduling.PodGroupInqueue, nil), "", false},
-		{"owner not the controller", podGroup(scheduling.PodGroupInqueue, notController), "", false},
-		{"a batch/v1 Job's PodGroup", podGroup(scheduling.PodGroupInqueue, otherKind), "", false},
+		{"inqueue, Volcano Job", podGroup(scheduling.PodGroupInqueue, jobRef), missed, true},
+		{"running, Volcano Job", podGroup(scheduling.PodGroupRunning, jobRef), missed, true},
+		{"pending: the job controller sees its move as an update", podGroup(scheduling.PodGroupPending, jobRef), Missed{}, false},
+		{"no phase yet", podGroup("", jobRef), Missed{}, false},
+		{"no controller", podGroup(scheduling.PodGroupInqueue, nil), Missed{}, false},
+		{"owner not the controller", podGroup(scheduling.PodGroupInqueue, notController), Missed{}, false},
+		{"a batch/v1 Job's PodGroup", podGroup(scheduling.PodGroupInqueue, otherKind), Missed{}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key, ok := MissedJob(tc.pg)
-			if key != tc.wantKey || ok != tc.wantOK {
-				t.Errorf("MissedJob = %q, %v; want %q, %v", key, ok, tc.wantKey, tc.wantOK)
+			got, ok := MissedJob(tc.pg)
+			if diff := cmp.Diff(tc.want, got); diff != "" || ok != tc.wantOK {
+				t.Errorf("MissedJob ok = %v, want %v; Missed (-want +got):\n%s", ok, tc.wantOK, diff)
 			}
 		})
 	}
@@ -148,7 +150,11 @@ func TestControllerActsOnAddsAfterTheFirstList(t *testing.T) {
 	pendingJob := func(name string) *batch.Job {
 		return &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns", UID: types.UID(name)}, Status: batch.JobStatus{State: batch.JobState{Phase: batch.Pending}}}
 	}
-	named := func(pg *scheduling.PodGroup, name string) *scheduling.PodGroup { pg.Name = name + "-pg"; return pg }
+	// Named as Volcano's job controller names them: <job>-<uid>.
+	named := func(pg *scheduling.PodGroup, name string) *scheduling.PodGroup {
+		pg.Name = name + "-" + name
+		return pg
+	}
 	kube := kubefake.NewSimpleClientset()
 	volcano := vcfake.NewSimpleClientset(
 		pendingJob("listed"), named(podGroup(scheduling.PodGroupInqueue, jobRef("listed")), "listed"),
@@ -191,5 +197,81 @@ func TestControllerActsOnAddsAfterTheFirstList(t *testing.T) {
 	// there by now too.
 	if diff := cmp.Diff([]string{"missed"}, targets); diff != "" {
 		t.Errorf("Commands' targets (-want +got):\n%s", diff)
+	}
+}
+
+// The controller acts only on a Job's own PodGroup: one whose controller
+// reference has the Job's UID and whose name is the one Volcano's job
+// controller uses for the Job (<job>-<uid>, or the legacy <job> when there is
+// no <job>-<uid>). Anyone may create a PodGroup past Pending that names
+// someone else's Job.
+func TestNextActsOnlyOnTheJobsPodGroup(t *testing.T) {
+	owned := func(name string, uid types.UID) *scheduling.PodGroup {
+		pg := podGroup(scheduling.PodGroupInqueue, &metav1.OwnerReference{
+			APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "job-1", UID: uid, Controller: ptrTrue()})
+		pg.Name = name
+		return pg
+	}
+	for _, tc := range []struct {
+		name string
+		// existing are the PodGroups in the informer; the last one's add
+		// event is queued.
+		existing []*scheduling.PodGroup
+		job      *batch.Job
+		want     []string // the Commands' targets
+	}{
+		{"the Job's PodGroup", []*scheduling.PodGroup{owned("job-1-uid", "uid")}, job(batch.Pending), []string{"job-1"}},
+		{"a legacy PodGroup, named as the Job", []*scheduling.PodGroup{owned("job-1", "uid")}, job(batch.Pending), []string{"job-1"}},
+		{"another controller UID", []*scheduling.PodGroup{owned("job-1-other", "other")}, job(batch.Pending), nil},
+		{"another controller UID, the Job's PodGroup name", []*scheduling.PodGroup{owned("job-1-uid", "other")}, job(batch.Pending), nil},
+		{"the Job's UID, another name", []*scheduling.PodGroup{owned("job-1-uid", "uid"), owned("decoy", "uid")}, job(batch.Pending), nil},
+		{"the Job's UID, the legacy name while the Job's PodGroup exists", []*scheduling.PodGroup{owned("job-1-uid", "uid"), owned("job-1", "uid")}, job(batch.Pending), nil},
+		{"no such Job", []*scheduling.PodGroup{owned("job-1-uid", "uid")}, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			kube, volcano := kubefake.NewSimpleClientset(), vcfake.NewSimpleClientset()
+			factory := vcinformers.NewSharedInformerFactory(volcano, 0)
+			pgs, jobs := factory.Scheduling().V1beta1().PodGroups(), factory.Batch().V1alpha1().Jobs()
+			for _, pg := range tc.existing {
+				if err := pgs.Informer().GetIndexer().Add(pg); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.job != nil {
+				if err := jobs.Informer().GetIndexer().Add(tc.job); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := &Controller{kube: kube, volcano: volcano, jobLister: jobs.Lister(), pgLister: pgs.Lister(),
+				queue: workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[Missed]())}
+			defer c.queue.ShutDown()
+			m, ok := MissedJob(tc.existing[len(tc.existing)-1])
+			if !ok {
+				t.Fatal("MissedJob: not ok")
+			}
+			c.queue.Add(m)
+			c.next()
+			cmds, err := volcano.BusV1alpha1().Commands("ns").List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, cmd := range cmds.Items {
+				got = append(got, cmd.TargetObject.Name)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Commands' targets (-want +got):\n%s", diff)
+			}
+			evs, err := kube.CoreV1().Events("ns").List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(evs.Items) != len(tc.want) {
+				t.Errorf("%d events, want %d", len(evs.Items), len(tc.want))
+			}
+			if c.queue.Len() != 0 || c.queue.NumRequeues(m) != 0 {
+				t.Errorf("queue holds %d, %d requeues; want it done with", c.queue.Len(), c.queue.NumRequeues(m))
+			}
+		})
 	}
 }
