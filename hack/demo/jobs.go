@@ -23,6 +23,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
@@ -612,7 +613,7 @@ func (c *clients) podGroupMessage(ctx context.Context, job *batch.Job) string {
 		return ""
 	}
 	for _, pg := range list.Items {
-		if !metav1.IsControlledBy(&pg, job) {
+		if !events.ControlledBy(&pg, job) {
 			continue
 		}
 		conds := pg.Status.Conditions
