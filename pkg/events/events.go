@@ -17,7 +17,9 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/klog/v2"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -58,8 +60,9 @@ const maxMessage = 1024
 // name is derived from the Job UID, reason and message, so reporting the same
 // problem again (a fresh plugin instance per call, a controller restart) finds
 // the event already there and adds nothing. When an event of that name exists
-// and is not this one (somebody else's, made to hide the warning), the event
-// is created under a generated name <job>.<random> instead, on every call.
+// and is not this one (somebody else's, made to hide the warning; told by a
+// list of events by name, so client needs list on events), the event is
+// created under a generated name <job>.<random> instead, on every call.
 // Failures to record are logged: an event is never worth failing the Job over.
 func Warn(ctx context.Context, client kubernetes.Interface, job *batch.Job, reason, message string) {
 	record(ctx, client, job, v1.EventTypeWarning, reason, message)
@@ -107,12 +110,12 @@ func record(ctx context.Context, client kubernetes.Interface, job *batch.Job, ev
 	if apierrors.IsAlreadyExists(err) {
 		// The name is predictable, so whoever may create Events in the
 		// namespace can take it first: only our own event stands for this one.
-		var have *v1.Event
-		have, err = evs.Get(ctx, ev.Name, metav1.GetOptions{})
-		if err == nil && same(have, ev) {
+		var ours bool
+		ours, err = exists(ctx, evs, ev)
+		if ours {
 			return
 		}
-		if err == nil || apierrors.IsNotFound(err) {
+		if err == nil {
 			ev.Name, ev.GenerateName = "", job.Name+"."
 			_, err = evs.Create(ctx, ev, metav1.CreateOptions{})
 		}
@@ -120,6 +123,23 @@ func record(ctx context.Context, client kubernetes.Interface, job *batch.Job, ev
 	if err != nil {
 		klog.ErrorS(err, "Recording event failed", "job", klog.KObj(job), "reason", reason)
 	}
+}
+
+// exists reports whether the event of want's name is want (same). It lists by
+// name rather than reading it: Volcano's chart grants vc-controller-manager
+// list on events, not get. The name is matched here too, as a field selector
+// may be ignored (the fake clientset does).
+func exists(ctx context.Context, evs corev1client.EventInterface, want *v1.Event) (bool, error) {
+	list, err := evs.List(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", want.Name).String()})
+	if err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if list.Items[i].Name == want.Name && same(&list.Items[i], want) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // same reports whether have is the event want, as record made it: from

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
@@ -97,6 +98,10 @@ func TestWarnNotSuppressedByAnotherEvent(t *testing.T) {
 					ev.Name = ev.GenerateName + strconv.Itoa(generated)
 				}
 				return false, nil, nil
+			})
+			// As Volcano's chart: vc-controller-manager may list events, not get them.
+			client.PrependReactor("get", "events", func(a clienttesting.Action) (bool, runtime.Object, error) {
+				return true, nil, apierrors.NewForbidden(v1.Resource("events"), a.(clienttesting.GetAction).GetName(), nil)
 			})
 			Warn(ctx, client, job, ReasonObjectConflict, "Secret default/tf-ssh is in the way")
 			Warn(ctx, client, job, ReasonObjectConflict, "Secret default/tf-ssh is in the way")
