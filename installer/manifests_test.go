@@ -721,3 +721,41 @@ func TestChartVersions(t *testing.T) {
 		t.Errorf("Volcano's chart has version %s, want %s", vchart.Version, volcano)
 	}
 }
+
+// The managers run with GOMEMLIMIT at their memory limits (security round 4,
+// H2): volcano-values.yaml sets go_memlimit_enable and both limits, and each
+// line's Volcano chart turns that value into GOMEMLIMIT from limits.memory
+// (in bytes: divisor 1) in the controller's and the admission's container.
+// The render itself is checked in hack/tools/chart (TestVolcanoValuesKeepTheChart).
+func TestVolcanoValuesGoMemLimit(t *testing.T) {
+	custom := volcanoValues(t)["custom"].(map[string]any)
+	if custom["go_memlimit_enable"] != true {
+		t.Errorf("custom.go_memlimit_enable = %v, want true", custom["go_memlimit_enable"])
+	}
+	for key, want := range map[string]string{"admission_resources": "1Gi", "controller_resources": "4Gi"} {
+		limits, _ := custom[key].(map[string]any)["limits"].(map[string]any)
+		if got := limits["memory"]; got != want {
+			t.Errorf("custom.%s.limits.memory = %v, want %s (GOMEMLIMIT follows it)", key, got, want)
+		}
+	}
+	dirs := []string{volcanoChartDir(t)}
+	mods, err := filepath.Glob(filepath.Join("..", "lines", "*.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		dirs = append(dirs, lineChartDir(t, strings.TrimSuffix(filepath.Base(m), ".mod")))
+	}
+	env := regexp.MustCompile(`\{\{-? if \.Values\.custom\.go_memlimit_enable \}\}\s*(?:env:\s*)?- name: GOMEMLIMIT\s+valueFrom:\s+resourceFieldRef:\s+resource: limits\.memory\s+divisor: "1"`)
+	for _, dir := range dirs {
+		for _, tmpl := range []string{"controllers.yaml", "admission.yaml"} {
+			data, err := os.ReadFile(filepath.Join(dir, "templates", tmpl))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !env.Match(data) {
+				t.Errorf("%s: no GOMEMLIMIT from limits.memory under custom.go_memlimit_enable", filepath.Join(dir, "templates", tmpl))
+			}
+		}
+	}
+}

@@ -174,6 +174,7 @@ func volcanoValuesKeepTheChart(t *testing.T, dir, valuesFile string) {
 		t.Errorf("%s resources %v, want a memory request and a 4Gi limit", controllers, ctr.Resources)
 	}
 	ctr.Resources = stockCtr.Resources
+	takeGoMemLimit(t, controllers, ctr)
 	restoreStockPod(&sc.Spec.Template.Spec, &oc.Spec.Template.Spec)
 	if diff := cmp.Diff(sc, oc); diff != "" {
 		t.Errorf("%s differs beyond image, security contexts, API limits and resources (-stock +ours):\n%s", controllers, diff)
@@ -190,16 +191,20 @@ func volcanoValuesKeepTheChart(t *testing.T, dir, valuesFile string) {
 	oa.Spec.Replicas = sa.Spec.Replicas
 	oa.Spec.Template.Spec.Containers[0].Resources = sa.Spec.Template.Spec.Containers[0].Resources
 	oa.Spec.Template.Spec.Affinity = sa.Spec.Template.Spec.Affinity
+	takeGoMemLimit(t, admission, &oa.Spec.Template.Spec.Containers[0])
 	restoreStockPod(&sa.Spec.Template.Spec, &oa.Spec.Template.Spec)
 	if diff := cmp.Diff(sa, oa); diff != "" {
 		t.Errorf("%s differs beyond image, security contexts, replicas, resources and affinity (-stock +ours):\n%s", admission, diff)
 	}
 
 	// The scheduler: only the image (ours, Volcano's scheduler under our
-	// name and tag); it keeps the chart's security contexts.
+	// name and tag) and the GOMEMLIMIT that go_memlimit_enable gives every
+	// manager (its limit, or node memory without one); it keeps the chart's
+	// security contexts.
 	ss := decode[appsv1.Deployment](t, stock, scheduler)
 	osch := decode[appsv1.Deployment](t, ours, scheduler)
 	osch.Spec.Template.Spec.Containers[0].Image = ss.Spec.Template.Spec.Containers[0].Image
+	takeGoMemLimit(t, scheduler, &osch.Spec.Template.Spec.Containers[0])
 	if diff := cmp.Diff(ss, osch); diff != "" {
 		t.Errorf("%s differs beyond the image (-stock +ours):\n%s", scheduler, diff)
 	}
@@ -234,6 +239,27 @@ func checkSpread(t *testing.T, what string, a *corev1.Affinity) {
 // restoreStockPod puts the stock pod's image and security contexts (pod and
 // first container) into ours; the Pod Security Standard check of those is
 // installer/manifests_test.go's.
+// takeGoMemLimit checks that ctr has GOMEMLIMIT from its memory limit, in
+// bytes (volcano-values.yaml's go_memlimit_enable; security round 4, H2), and
+// removes it, so that the rest compares with the stock chart's.
+func takeGoMemLimit(t *testing.T, what string, ctr *corev1.Container) {
+	t.Helper()
+	want := corev1.EnvVar{Name: "GOMEMLIMIT", ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
+		Resource: "limits.memory", Divisor: resource.MustParse("1")}}}
+	i := slices.IndexFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == want.Name })
+	if i < 0 {
+		t.Errorf("%s: no GOMEMLIMIT in %v", what, ctr.Env)
+		return
+	}
+	if diff := cmp.Diff(want, ctr.Env[i]); diff != "" {
+		t.Errorf("%s: GOMEMLIMIT (-want +got):\n%s", what, diff)
+	}
+	ctr.Env = slices.Delete(ctr.Env, i, i+1)
+	if len(ctr.Env) == 0 {
+		ctr.Env = nil
+	}
+}
+
 func restoreStockPod(stock, ours *corev1.PodSpec) {
 	ours.SecurityContext = stock.SecurityContext
 	ours.Containers[0].Image = stock.Containers[0].Image
