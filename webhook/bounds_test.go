@@ -26,7 +26,7 @@ const maxDenialBytes = 64 << 10
 
 // Any Job the API server can send is answered by both admissions and by
 // Volcano's job mutation and validation (which vc-webhook-manager serves in
-// the same process, BoundVolcanoJobAdmissions) with a short denial, and at a
+// the same process, BoundVolcanoAdmissions) with a short denial, and at a
 // bounded cost. Before the bounds, the
 // Jobs above took the manager to 1.6–2.5 GB, timed the mutation out, came back
 // as denials of up to 2 MB, or took 3 to 13 s; of the pod template lists,
@@ -147,7 +147,7 @@ func BenchmarkAdmissionOverBounds(b *testing.B) {
 	}
 }
 
-// BoundVolcanoJobAdmissions changes what Volcano's registered /jobs/mutate and
+// BoundVolcanoAdmissions changes what Volcano's registered /jobs/mutate and
 // /jobs/validate answer through their own HTTP handlers (router.Serve), as the
 // manager serves them: a Job over the bounds is left unchanged by the
 // mutation (which would otherwise rewrite its 100 tasks) and denied by the
@@ -178,7 +178,7 @@ func TestBoundVolcanoJobAdmissions(t *testing.T) {
 	}
 	for _, stage := range []string{"stock", "bounded"} {
 		if stage == "bounded" {
-			if err := BoundVolcanoJobAdmissions(); err != nil {
+			if err := BoundVolcanoAdmissions(); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -252,7 +252,7 @@ func TestVolcanoValidationCostOfTemplates(t *testing.T) {
 				t.Logf("stock: %d bytes allocated, %v, a denial of %d bytes, for a %d-byte review", n, d, len(resp.Result.Message), len(body))
 			}
 			defer func(stock router.AdmitFunc) { service.Func = stock }(service.Func)
-			if err := BoundVolcanoJobAdmissions(); err != nil {
+			if err := BoundVolcanoAdmissions(); err != nil {
 				t.Fatal(err)
 			}
 			resp, n, d := serve()

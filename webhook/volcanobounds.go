@@ -16,7 +16,6 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 
-	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	"volcano.sh/volcano/pkg/webhooks/router"
 	"volcano.sh/volcano/pkg/webhooks/schema"
 )
@@ -29,11 +28,11 @@ const VolcanoMutatePath = "/jobs/mutate"
 // on Volcano's job validation path.
 const BoundsDenialPrefix = "the job is over the bounds vc-webhook-manager admits: "
 
-// BoundVolcanoJobAdmissions holds every Job that Volcano's own job admissions
-// see, with a framework plugin or not, to jobs.CheckBounds (read from the
-// review's JSON, before anything decodes the Job): its mutation
-// (VolcanoMutatePath) leaves a Job over the bounds unchanged, and its
-// validation (VolcanoValidatePath) denies it with the bounds it exceeds.
+// The Job bounds (jobs.CheckBounds, read from the review's JSON before
+// anything decodes the Job) on Volcano's own job admissions, with a framework
+// plugin or not: its mutation (VolcanoMutatePath) leaves a Job over the
+// bounds unchanged, and its validation (VolcanoValidatePath) denies it with
+// the bounds it exceeds (BoundVolcanoAdmissions puts them there).
 //
 // Volcano's admissions decode every Job, and loop over its tasks, dependsOn
 // names and plugins; the mutation replaces spec.tasks whole and the
@@ -42,35 +41,9 @@ const BoundsDenialPrefix = "the job is over the bounds vc-webhook-manager admits
 // arguments, or 20,000 invalid env names) costs this process hundreds of MB
 // to GBs and seconds, and the process also answers Volcano's fail-closed Pod
 // admissions for the whole cluster.
-//
-// Volcano's packages must be imported (their init registers the admissions);
-// the error says when one is not. Call it once, before the manager serves,
-// after WrapVolcanoValidation when both are used, so that the bounds come
-// first.
-func BoundVolcanoJobAdmissions() error {
-	wrapped := map[string]bool{}
-	for _, path := range []string{VolcanoMutatePath, VolcanoValidatePath} {
-		err := router.ForEachAdmission(&options.Config{EnabledAdmission: path}, func(s *router.AdmissionService) error {
-			if path == VolcanoMutatePath {
-				s.Func = UnchangedOverBounds(s.Func)
-			} else {
-				s.Func = DeniedOverBounds(s.Func)
-			}
-			wrapped[path] = true
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if !wrapped[path] {
-			return errNotRegistered(path)
-		}
-	}
-	return nil
-}
 
-// UnchangedOverBounds wraps a job mutation: a Job CREATE or UPDATE over
-// jobs.CheckBounds is allowed unchanged (the validation denies it); every
+// UnchangedOverBounds wraps a job mutation: a Job review whose object or
+// oldObject is over jobs.CheckBounds is allowed unchanged (the validation denies it); every
 // other review goes to admit.
 func UnchangedOverBounds(admit router.AdmitFunc) router.AdmitFunc {
 	return func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
@@ -81,8 +54,8 @@ func UnchangedOverBounds(admit router.AdmitFunc) router.AdmitFunc {
 	}
 }
 
-// DeniedOverBounds wraps a job validation: a Job CREATE or UPDATE over
-// jobs.CheckBounds is denied with the bounds it exceeds, after
+// DeniedOverBounds wraps a job validation: a Job review (any operation) whose
+// object or oldObject is over jobs.CheckBounds is denied with the bounds it exceeds, after
 // BoundsDenialPrefix; a Job CREATE within them whose pod templates have more
 // than MaxErrors errors, or errors quoting long values, is denied with the
 // first MaxErrors, abbreviated, after TemplateErrorsDenialPrefix
@@ -187,23 +160,48 @@ func templateErrors(task, namespace string, template *v1.PodTemplateSpec, opts k
 	return k8scorevalidation.ValidatePodTemplate(internal, opts)
 }
 
-// volcanoOverBounds returns the bounds a Job CREATE or UPDATE of a review is
-// over, as one error, or nil (also for other reviews, objects that do not
-// read as a Job, and a panic, which is logged: Volcano then answers).
+// volcanoOverBounds returns the bounds a Job review is over, as one error, or
+// nil (also for reviews of another resource, objects that do not read as a
+// Job, and a panic, which is logged: Volcano then answers). It reads the
+// review's object and its oldObject, whatever the operation: Volcano's job
+// admissions decode the object before they look at the operation, and the
+// validation decodes the oldObject of an UPDATE, so a direct caller's DELETE,
+// CONNECT or UPDATE costs what a CREATE does.
 func volcanoOverBounds(ar admissionv1.AdmissionReview) (over error) {
 	if ar.Request == nil || ar.Request.Resource != volcanoJobs {
 		return nil
 	}
-	if op := ar.Request.Operation; op != admissionv1.Create && op != admissionv1.Update {
-		return nil
-	}
 	err := protect("bounding "+ar.Request.Namespace+"/"+ar.Request.Name, func() {
-		if errs, _ := overBounds(ar.Request.Object.Raw); len(errs) > 0 {
-			over = errs.ToAggregate()
-		}
+		over = objectsOverBounds(ar.Request, "", func(raw []byte) field.ErrorList {
+			errs, _ := overBounds(raw)
+			return errs
+		})
 	})
 	if err != nil {
 		return nil
 	}
 	return over
+}
+
+// objectsOverBounds returns check's errors for the request's object and then
+// its oldObject (their paths prefixed with "oldObject: " for the latter, and
+// with prefix for both), as one error, or nil when there are none.
+func objectsOverBounds(req *admissionv1.AdmissionRequest, prefix string, check func(raw []byte) field.ErrorList) error {
+	var all field.ErrorList
+	for _, o := range []struct {
+		what string
+		raw  []byte
+	}{{"", req.Object.Raw}, {"oldObject: ", req.OldObject.Raw}} {
+		if len(o.raw) == 0 {
+			continue
+		}
+		for _, e := range check(o.raw) {
+			e.Field = o.what + prefix + e.Field
+			all = append(all, e)
+		}
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	return all.ToAggregate()
 }

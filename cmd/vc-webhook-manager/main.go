@@ -93,6 +93,12 @@ func main() {
 	// Served on the healthz listener (--enable-healthz) by run.
 	metrics.Register()
 
+	// The admission port serves the admissions alone: not
+	// http.DefaultServeMux, where imported packages register handlers of
+	// their own (expvar's /debug/vars: the command line and memstats, and a
+	// stop of the world per request, to any pod).
+	mux := newAdmissionMux()
+
 	// Volcano's job validation rejects plugin names its factory does not know;
 	// registering ours there makes it accept mxnet (and use our builders).
 	plugins.Register()
@@ -107,7 +113,7 @@ func main() {
 			// as Volcano's own job mutation gives jobs.
 			opts.SchedulerName = config.SchedulerNames[0]
 		}
-		webhook.Handle(http.DefaultServeMux, opts)
+		webhook.Handle(mux, opts)
 		// Our validation judges the framework plugins' arguments; Volcano's
 		// in-tree mpi parser misreads them and would deny beside it.
 		if err := webhook.WrapVolcanoValidation(); err != nil {
@@ -117,7 +123,7 @@ func main() {
 	}
 	// Every Job Volcano's own job admissions see is held to the bounds
 	// first: the process also answers Volcano's fail-closed Pod admissions.
-	if err := webhook.BoundVolcanoJobAdmissions(); err != nil {
+	if err := webhook.BoundVolcanoAdmissions(); err != nil {
 		klog.Fatalf("Bounding Volcano's job admissions: %v", err)
 	}
 	if *frameworks {
@@ -136,7 +142,7 @@ func main() {
 		}()
 	}
 
-	if err := run(ctx, config, serving, *maxInFlight); err != nil {
+	if err := run(ctx, config, serving, *maxInFlight, mux); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -168,3 +174,7 @@ func newKeeper(config *options.Config, create bool) (webhook.Keeper, error) {
 	}
 	return webhook.Keeper{Client: client, Create: create, Endpoint: ep}, nil
 }
+
+// newAdmissionMux returns the mux of the admission port: empty, for the
+// admissions alone.
+func newAdmissionMux() *http.ServeMux { return http.NewServeMux() }

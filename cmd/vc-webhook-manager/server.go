@@ -75,15 +75,16 @@ func volcanoConfigurations(config *options.Config) webhook.Configurations {
 // beside it, metrics.ServeHealthz), the component globals of the line
 // (admissions.SetupGlobals), the queue informer and lister Volcano's job and
 // queue admissions read (synced before the server listens), the admissions
-// registered on http.DefaultServeMux with their clients and settings
-// (admissions.Configure), each body capped at webhook.VolcanoMaxBody, the CA bundle
+// registered on mux with their clients and settings
+// (admissions.Configure), each served as webhook.ServeVolcano serves it (the
+// body capped, its structure bounded), the CA bundle
 // set on their configurations (waiting up to 5 minutes for each), the
 // admission configuration file watched, Volcano's server timeouts and more
 // limits (webhook.NewServer: bodies read first, within a time and a budget,
 // then at most maxInFlight requests at once), and on
 // SIGTERM or SIGINT a graceful shutdown of at most --graceful-shutdown-time.
 // It returns when the server stops.
-func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS, maxInFlight int) error {
+func run(ctx context.Context, config *options.Config, serving *webhook.ServingTLS, maxInFlight int, mux *http.ServeMux) error {
 	if config.EnableHealthz {
 		// Healthz keeps Volcano's certificate loaded at start: the kubelet's
 		// HTTPS probes do not verify it. It also serves the metrics
@@ -138,7 +139,7 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 			s.Config.ConfigData = admissionConf
 			admissions.Configure(s.Config, config)
 		}
-		http.Handle(s.Path, webhook.CapBody(webhook.VolcanoMaxBody, http.HandlerFunc(s.Handler)))
+		mux.Handle(s.Path, webhook.ServeVolcano(s.Path, http.HandlerFunc(s.Handler)))
 		return setVolcanoCABundle(ctx, kubeClient, s, config.CaCertData)
 	}); err != nil {
 		return err
@@ -154,7 +155,7 @@ func run(ctx context.Context, config *options.Config, serving *webhook.ServingTL
 	}
 
 	serving.Run(ctx)
-	server := webhook.NewServer(config.ListenAddress+":"+strconv.Itoa(config.Port), serving.Config, maxInFlight, http.DefaultServeMux)
+	server := webhook.NewServer(config.ListenAddress+":"+strconv.Itoa(config.Port), serving.Config, maxInFlight, mux)
 	served := make(chan error, 1)
 	go func() { served <- server.ListenAndServeTLS("", "") }()
 
