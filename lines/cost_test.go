@@ -153,7 +153,7 @@ func adversarialObjects(resource string) map[string]json.RawMessage {
 			b.WriteString(`}}}`)
 			return b.Bytes()
 		}(),
-		"one long annotation": at("metadata.annotations.a", json.RawMessage(`"`+strings.Repeat("a", adversarialBytes)+`"`)),
+		"one long annotation":   at("metadata.annotations.a", json.RawMessage(`"`+strings.Repeat("a", adversarialBytes)+`"`)),
 		"nested 1,000,000 deep": json.RawMessage(`{"x":` + strings.Repeat("[", adversarialBytes/2) + strings.Repeat("]", adversarialBytes/2) + `}`),
 	}
 	atBound := "[" + strings.TrimSuffix(strings.Repeat("{},", webhook.MaxJSONEntries), ",") + "]"

@@ -121,8 +121,8 @@ func TestJobFlowsAnsweredLinear(t *testing.T) {
 	cycle["f59"] = []string{"f0"}
 	names8, deps8 := layered(8, 2)
 	for _, tc := range []struct {
-		name  string
-		ar    admissionv1.AdmissionReview
+		name string
+		ar   admissionv1.AdmissionReview
 		want *admissionv1.AdmissionResponse
 	}{
 		{"60 layered flows", flowReview(t, admissionv1.Create, names60, deps60), &admissionv1.AdmissionResponse{Allowed: true}},
