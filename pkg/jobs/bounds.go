@@ -35,17 +35,26 @@ const (
 	MaxPluginArgs = 64
 	// MaxPluginArgBytes is the longest plugin argument, in bytes.
 	MaxPluginArgBytes = 4096
-	// MaxPodTemplateBytes is the most bytes of pod templates a Job's pods
-	// may carry together: the sum over its tasks of replicas × the JSON
-	// bytes of the task's template (TemplateShape.Bytes). Volcano's job
-	// controller builds every missing pod of a Job in memory before it
+	// MaxPodTemplateBytes is the most bytes a Job's pods may count
+	// together: the sum over its tasks of replicas × (the JSON bytes of the
+	// task's template (TemplateShape.Bytes) + PodOverheadBytes). Volcano's
+	// job controller builds every missing pod of a Job in memory before it
 	// creates any, each a copy of its task's template, at 1.5 to 6 times
 	// the template's JSON (measured: 2,048 env entries 1.4, 1,024 emptyDir
-	// volumes and their mounts 5.6) plus about 1.7 KB; so one sync of a Job
-	// at this bound holds up to about 1.5 GB. 256 MiB is 10,000 pods of a
-	// 26 KB template, or 300 of the largest template the list bounds allow
-	// in 3 MiB.
+	// volumes and their mounts 5.6) plus about 2.6 KB, which
+	// PodOverheadBytes counts at a sixth; so the pods one sync of a Job
+	// holds stay under 6 × 256 MiB = 1.5 GiB. 256 MiB is 10,000 pods of a
+	// 26 KB template, 100,000 (MaxReplicas) of a 2.1 KB one, or 300 of the
+	// largest template the list bounds allow in 3 MiB.
 	MaxPodTemplateBytes = 256 << 20
+	// PodOverheadBytes is what each pod counts in MaxPodTemplateBytes
+	// besides its template's JSON: a sixth, rounded up, of the 3 KiB a pod
+	// built as Volcano's createJobPod holds besides its template (measured
+	// at about 2.6 KB for a one-container template, security review r4,
+	// H3), so that a Job of millions of pods of a tiny template is not
+	// within the bound. The goroutine Volcano starts per pod is bounded by
+	// MaxReplicas instead.
+	PodOverheadBytes = 512
 )
 
 // QuoteMax is the most bytes of a user's value Abbrev keeps.
@@ -70,8 +79,10 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // CheckBounds reports every dimension of the Job's spec that is over its bound
 // (MaxTasks, MaxDependsOn, MaxPlugins, MaxPluginNameBytes, MaxPluginArgs,
-// MaxPluginArgBytes, and the entries of the tasks' pod templates: MaxContainers
-// to MaxJobTemplateEntries), each error naming the bound: ShapeOf(job).Check().
+// MaxPluginArgBytes, the entries of the tasks' pod templates: MaxContainers
+// to MaxJobTemplateEntries, MaxReplicas, MaxPodTemplateBytes and, with the
+// ssh plugin, MaxSSHConfigBytes), each error naming the bound:
+// ShapeOf(job).Check().
 func CheckBounds(job *batch.Job) field.ErrorList { return ShapeOf(job).Check() }
 
 // Shape is what the bounds look at in a Job: its dimensions, without the
@@ -95,6 +106,19 @@ type Shape struct {
 	// Replicas is the replicas of each of the first MaxTasks tasks; a
 	// negative number counts as 0.
 	Replicas []int64
+	// NameBytes is the length in bytes of metadata.name: 0 when it is empty
+	// (a Job named by generateName, on the mutation), which the ssh bound
+	// counts as MaxGeneratedNameBytes, the longest name the API server
+	// generates.
+	NameBytes int
+	// TaskNameBytes is the length in bytes of the name of each of the
+	// first MaxTasks tasks.
+	TaskNameBytes []int
+	// SSHPort is the port of the ssh plugin (SSHPort of its arguments) when
+	// spec.plugins has "ssh" and at most MaxPlugins entries, DefaultSSHPort
+	// when its arguments are over their bounds (and not read); 0 when it
+	// has no ssh plugin or too many to read.
+	SSHPort int
 }
 
 // PluginShape is one entry of spec.plugins.
@@ -108,7 +132,7 @@ type PluginShape struct {
 
 // ShapeOf returns the Shape of a decoded Job.
 func ShapeOf(job *batch.Job) Shape {
-	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins)}
+	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins), NameBytes: len(job.Name)}
 	for i := 0; i < len(job.Spec.Tasks) && i < MaxTasks; i++ {
 		n := 0
 		if d := job.Spec.Tasks[i].DependsOn; d != nil {
@@ -117,12 +141,47 @@ func ShapeOf(job *batch.Job) Shape {
 		s.DependsOn = append(s.DependsOn, n)
 		s.Templates = append(s.Templates, templateShapeOf(&job.Spec.Tasks[i].Template))
 		s.Replicas = append(s.Replicas, max(int64(job.Spec.Tasks[i].Replicas), 0))
+		s.TaskNameBytes = append(s.TaskNameBytes, len(job.Spec.Tasks[i].Name))
 	}
 	if s.Plugins > MaxPlugins {
 		return s
 	}
 	s.Args = pluginShapes(job.Spec.Plugins, func(a string) int { return len(a) })
+	s.SSHPort, _ = sshPortOf(s.Args, func() ([]string, error) { return job.Spec.Plugins["ssh"], nil })
 	return s
+}
+
+// sshPortOf returns Shape.SSHPort given the plugins' shapes and a function
+// that reads the ssh plugin's arguments, called only when they are within
+// their bounds.
+func sshPortOf(plugins []PluginShape, args func() ([]string, error)) (int, error) {
+	for _, p := range plugins {
+		if p.Name != "ssh" {
+			continue
+		}
+		if p.Args > MaxPluginArgs || p.Long > 0 {
+			return DefaultSSHPort, nil
+		}
+		a, err := args()
+		return SSHPort(a), err
+	}
+	return 0, nil
+}
+
+// sshConfigSize returns the hosts and bytes of the ssh plugin's config
+// (sshConfigSize) of the first MaxTasks tasks; 0 when the Job has no ssh
+// plugin.
+func (s Shape) sshConfigSize() (hosts, bytes int64) {
+	if s.SSHPort == 0 {
+		return 0, 0
+	}
+	tasks := make([]sshTask, 0, len(s.Templates))
+	for i, t := range s.Templates {
+		if i < len(s.Replicas) && i < len(s.TaskNameBytes) {
+			tasks = append(tasks, sshTask{name: s.TaskNameBytes[i], hostname: t.Hostname, subdomain: t.Subdomain, replicas: s.Replicas[i]})
+		}
+	}
+	return sshConfigSize(s.NameBytes, tasks, s.SSHPort)
 }
 
 // pluginShapes returns the PluginShape of every plugin, in name order, given
@@ -149,8 +208,9 @@ func pluginShapes[A any](plugins map[string][]A, size func(A) int) []PluginShape
 
 // Check returns the field errors of the dimensions over their bounds. Its
 // cost is bounded: at most three errors per task (dependsOn, a template list,
-// the template's entries), one per plugin and one for the templates' entries
-// together, and no value quoted
+// the template's entries), one per plugin, one for the templates' entries
+// together, one each for the replicas, the pod bytes and the ssh config, and
+// no value quoted
 // longer than QuoteMax bytes (Abbrev); no argument is quoted. A Job with too
 // many tasks or plugins gets that error alone for its tasks or plugins,
 // respectively. Of a template, the first list over its bound is named, and
@@ -172,9 +232,16 @@ func (s Shape) Check() field.ErrorList {
 			}
 		}
 		errs = append(errs, checkTemplates(spec.Child("tasks"), s.Templates)...)
-		if pods, b := s.podTemplateBytes(); b > MaxPodTemplateBytes {
+		pods, b := s.podTemplateBytes()
+		if pods > MaxReplicas {
+			errs = append(errs, replicasError(pods))
+		}
+		if b > MaxPodTemplateBytes {
 			errs = append(errs, &field.Error{Type: field.ErrorTypeTooLong, Field: spec.Child("tasks").String(), BadValue: field.OmitValueType{},
-				Detail: fmt.Sprintf("the job's %d pods would carry %d bytes of pod templates (each task's replicas times its template's JSON bytes); a job may carry at most %d, as Volcano's controller builds all of a job's pods in memory at once: use fewer replicas or a smaller template", pods, b, MaxPodTemplateBytes)})
+				Detail: fmt.Sprintf("the job's %d pods would carry %d bytes of pod templates (each task's replicas times its template's JSON bytes plus %d); a job may carry at most %d (MaxPodTemplateBytes), as Volcano's controller builds all of a job's pods in memory at once: use fewer replicas or a smaller template", pods, b, PodOverheadBytes, MaxPodTemplateBytes)})
+		}
+		if hosts, b := s.sshConfigSize(); b > MaxSSHConfigBytes {
+			errs = append(errs, sshConfigError(hosts, b))
 		}
 	}
 	plugins := spec.Child("plugins")
@@ -204,19 +271,24 @@ func (s Shape) Check() field.ErrorList {
 	return errs
 }
 
-// MaxReplicas is the most pods (the sum of its tasks' replicas) a Job that
-// uses a framework plugin may ask for; the validation denies larger ones
-// before any other check, and the mutation leaves them alone. It is below the
-// 150,000 pods Kubernetes supports in a whole cluster, and far above what the
-// plugins' own limits allow with host lists: the svc plugin's ConfigMap of
-// hosts reaches 1 MiB at about 50,000 pods, TF_CONFIG and MPI_HOST reach
-// MaxArgStrlen at a few thousand role pods. It keeps every sum of replicas
-// within int32 and the admission's work independent of the numbers.
+// MaxReplicas is the most pods (the sum of its tasks' replicas) a Job may ask
+// for; Shape.Check reports larger ones, and the framework validation denies
+// them before any other check. It is below the 150,000 pods Kubernetes
+// supports in a whole cluster, and far above what the plugins' own limits
+// allow with host lists: the svc plugin's ConfigMap of hosts reaches 1 MiB at
+// about 50,000 pods, the ssh plugin's config (MaxSSHConfigBytes) at 4,000 to
+// 14,000 (MaxSSHReplicas), TF_CONFIG and MPI_HOST reach MaxArgStrlen at a few thousand role
+// pods. Volcano's controller starts one goroutine per missing pod, each
+// holding about 11 KB while it waits for the client's rate limit (measured:
+// 8.4 KB of stack and 2.6 KB of heap each, for 20,000 at vc-controller-manager's
+// 50 QPS; measure_goroutine_test.go), 1.1 GB at this bound beside the pods
+// (MaxPodTemplateBytes). It keeps every sum of replicas within int32 and the
+// admission's work independent of the numbers.
 const MaxReplicas = 100000
 
 // CheckReplicas returns the error of a Job whose tasks ask for more than
-// MaxReplicas pods in all (negative replicas count as none), as the
-// webhook's validation words it.
+// MaxReplicas pods in all (negative replicas count as none), as Shape.Check
+// words it.
 func CheckReplicas(job *batch.Job) field.ErrorList {
 	var total int64
 	for i := range job.Spec.Tasks {
@@ -225,18 +297,22 @@ func CheckReplicas(job *batch.Job) field.ErrorList {
 	if total <= MaxReplicas {
 		return nil
 	}
-	return field.ErrorList{field.Invalid(field.NewPath("spec", "tasks"), total, fmt.Sprintf(
-		"the job asks for %d pods in all (the sum of its tasks' replicas); a framework job may have at most %d", total, MaxReplicas))}
+	return field.ErrorList{replicasError(total)}
+}
+
+func replicasError(total int64) *field.Error {
+	return field.Invalid(field.NewPath("spec", "tasks"), total, fmt.Sprintf(
+		"the job asks for %d pods in all (the sum of its tasks' replicas); a job may have at most %d (MaxReplicas), as Volcano's controller builds all of a job's pods and starts a goroutine for each at once", total, MaxReplicas))
 }
 
 // podTemplateBytes returns the pods (the sum of replicas) and the sum over
-// the tasks of replicas × template bytes (at most 64 × 2^31 × 3 MiB: within
-// int64).
+// the tasks of replicas × (template bytes + PodOverheadBytes) (at most
+// 64 × 2^31 × 3 MiB: within int64).
 func (s Shape) podTemplateBytes() (pods, bytes int64) {
 	for i, t := range s.Templates {
 		if i < len(s.Replicas) {
 			pods += s.Replicas[i]
-			bytes += s.Replicas[i] * int64(t.Bytes)
+			bytes += s.Replicas[i] * (int64(t.Bytes) + PodOverheadBytes)
 		}
 	}
 	return pods, bytes

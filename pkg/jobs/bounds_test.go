@@ -143,7 +143,7 @@ func TestShapes(t *testing.T) {
 				t.Annotations = map[string]string{"a": strings.Repeat("x", 1<<20)}
 			}
 		}), replicas: []int32{300, 1000}, want: []string{
-			"spec.tasks: Too long: the job's 1300 pods would carry 314665200 bytes of pod templates (each task's replicas times its template's JSON bytes); a job may carry at most 268435456, as Volcano's controller builds all of a job's pods in memory at once: use fewer replicas or a smaller template",
+			"spec.tasks: Too long: the job's 1300 pods would carry 315330800 bytes of pod templates (each task's replicas times its template's JSON bytes plus 512); a job may carry at most 268435456 (MaxPodTemplateBytes), as Volcano's controller builds all of a job's pods in memory at once: use fewer replicas or a smaller template",
 		}},
 		{name: "replicas times template bytes, within", tasks: withTemplate(2, func(i int, t *v1.PodTemplateSpec) {
 			t.Spec.Containers = containers(1)

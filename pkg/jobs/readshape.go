@@ -9,11 +9,13 @@ import (
 )
 
 // ReadShape returns the Shape of a Job given as JSON (an admission review's
-// object), reading no more of it than the bounds need: of every task its
-// dependsOn names and the entries of its template's lists and maps (counted
-// by walking the JSON, nothing decoded), of every plugin its name and its
+// object), reading no more of it than the bounds need: the length of its
+// name, of every task the length of its name, its replicas, its dependsOn
+// names and the entries of its template's lists and maps (counted by walking
+// the JSON, nothing decoded), of every plugin its name and its
 // arguments, each argument and name read for its length alone (a JSON string
-// at most MaxPluginArgBytes long, quotes aside, is never decoded). It allocates a few bytes per task,
+// at most MaxPluginArgBytes long, quotes aside, is never decoded; the ssh
+// plugin's arguments are, for its port). It allocates a few bytes per task,
 // list element and plugin, a small part of what decoding the Job would (about
 // 60 times its JSON for a Job of many tasks, each with a pod template). An
 // error means raw is not a JSON object of the expected types; decoding it as a
@@ -22,13 +24,17 @@ import (
 // Member names match case-sensitively, as the API machinery's decoder
 // (sigs.k8s.io/json) matches them: "SPEC" is not spec, so a review cannot
 // show the bounds one Job and the decoder another. A member given twice
-// where the shape reads it (the Job, spec, a task, dependsOn) is a
+// where the shape reads it (the Job, metadata, spec, a task, dependsOn) is a
 // *DuplicateFieldError: the API server never sends one (it encodes the
 // object it decoded), so such JSON came from elsewhere.
 func ReadShape(raw []byte) (Shape, error) {
 	var view struct {
+		Metadata struct {
+			Name nameBytes `json:"name"`
+		} `json:"metadata"`
 		Spec struct {
 			Tasks []struct {
+				Name      nameBytes `json:"name"`
 				DependsOn *struct {
 					Name []length `json:"name"`
 				} `json:"dependsOn"`
@@ -46,7 +52,8 @@ func ReadShape(raw []byte) (Shape, error) {
 		return Shape{}, &DuplicateFieldError{Err: strict[0]}
 	}
 	tasks := view.Spec.Tasks
-	s := Shape{Tasks: len(tasks), Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args}
+	s := Shape{Tasks: len(tasks), Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args,
+		NameBytes: int(view.Metadata.Name), SSHPort: view.Spec.Plugins.sshPort}
 	for i := 0; i < len(tasks) && i < MaxTasks; i++ {
 		n := 0
 		if d := tasks[i].DependsOn; d != nil {
@@ -54,6 +61,7 @@ func ReadShape(raw []byte) (Shape, error) {
 		}
 		s.DependsOn = append(s.DependsOn, n)
 		s.Templates = append(s.Templates, TemplateShape(tasks[i].Template))
+		s.TaskNameBytes = append(s.TaskNameBytes, int(tasks[i].Name))
 		// Within int32, as the decoder reads it (larger fails there).
 		s.Replicas = append(s.Replicas, min(max(tasks[i].Replicas, 0), math.MaxInt32))
 	}
@@ -68,10 +76,12 @@ func (e *DuplicateFieldError) Error() string { return "malformed Job JSON: " + e
 
 // pluginsShape reads spec.plugins: the number of plugins, and each plugin's
 // arguments when there are at most MaxPlugins (a map of many plugins'
-// argument lists would cost ten times its JSON).
+// argument lists would cost ten times its JSON), with the ssh plugin's port
+// (sshPortOf).
 type pluginsShape struct {
-	n    int
-	args []PluginShape
+	n       int
+	args    []PluginShape
+	sshPort int
 }
 
 func (p *pluginsShape) UnmarshalJSON(b []byte) error {
@@ -88,6 +98,30 @@ func (p *pluginsShape) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	p.args = pluginShapes(plugins, func(n length) int { return int(n) })
+	var err error
+	p.sshPort, err = sshPortOf(p.args, func() ([]string, error) {
+		var ssh struct {
+			Args []string `json:"ssh"`
+		}
+		err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &ssh)
+		return ssh.Args, err
+	})
+	return err
+}
+
+// nameBytes reads a JSON string (a name) for its length in bytes, as
+// decoded; null is 0.
+type nameBytes int
+
+func (n *nameBytes) UnmarshalJSON(b []byte) error {
+	switch {
+	case string(b) == "null":
+		*n = 0
+	case b[0] == '"':
+		*n = nameBytes(stringBytes(b))
+	default:
+		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeOf(""), Field: "name"}
+	}
 	return nil
 }
 
