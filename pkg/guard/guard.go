@@ -41,6 +41,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
 // InTree names Volcano's in-tree job plugins that write objects for a Job; Register
@@ -101,9 +102,13 @@ func (p *plugin) OnJobAdd(job *batch.Job) error {
 	inner, g := p.bound(job)
 	var err error
 	if job.Status.ControlledResources["plugin-"+p.name] != p.name {
-		// Read every object the plugin will write first, so that one sync
-		// reports all that are in the way, not the first the plugin meets.
-		err = p.precheck(job, g)
+		err = p.overBounds(job)
+		if err == nil {
+			// Read every object the plugin will write first, so that one
+			// sync reports all that are in the way, not the first the
+			// plugin meets.
+			err = p.precheck(job, g)
+		}
 	}
 	if err == nil {
 		err = inner.OnJobAdd(job)
@@ -115,6 +120,28 @@ func (p *plugin) OnJobAdd(job *batch.Job) error {
 		framework.UnmarkControlled(job, p.name)
 	}
 	return err
+}
+
+// overBounds returns a *framework.OverBoundsError, after an
+// InvalidPluginArguments Warning event on the Job, when the plugin is ssh and
+// its config for job would be over jobs.MaxSSHConfigBytes (jobs.CheckSSHConfig);
+// nil otherwise. Volcano's ssh plugin builds the config in a time that grows
+// with the square of the hosts (40,000: 47 s of a job worker) and then fails
+// to store it; with the error it is never called, Volcano retries the sync
+// (--max-requeue-num times) and terminates the Job. Admission denies such
+// Jobs; this one was created without it.
+func (p *plugin) overBounds(job *batch.Job) error {
+	if p.name != "ssh" {
+		return nil
+	}
+	errs := jobs.CheckSSHConfig(job, p.args)
+	if len(errs) == 0 {
+		return nil
+	}
+	ctx, cancel := framework.Context()
+	defer cancel()
+	events.Warn(ctx, p.client, job, events.ReasonInvalidArguments, errs.ToAggregate().Error())
+	return &framework.OverBoundsError{Plugin: p.name, Errs: errs}
 }
 
 // precheck reads, through g's client, the objects Volcano's plugin writes in
