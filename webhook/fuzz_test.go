@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
 	"volcano.sh/volcano/pkg/webhooks/router"
 	"volcano.sh/volcano/pkg/webhooks/schema"
 
@@ -91,6 +92,7 @@ func FuzzAdmission(f *testing.F) {
 
 	mutateH, validateH := asServed(MutateService(Options{}).Handler), asServed(ValidateService().Handler)
 	volcanoH := DeniedOverBounds(WithoutFrameworkPlugins(volcanoValidate(f)))
+	volcanoMutateH := UnchangedOverBounds(vcmutate.Jobs)
 	f.Fuzz(func(t *testing.T, base, choices []byte) {
 		c := webhooktest.Bytes(choices)
 		var gen webhooktest.Case
@@ -126,7 +128,13 @@ func FuzzAdmission(f *testing.F) {
 		}
 		created := fuzzCall(t, "validation of the create", validateH, fuzzReview(admissionv1.Create, patched, nil))
 		fuzzCall(t, "validation of an update", validateH, fuzzReview(admissionv1.Update, patched, raw))
-		fuzzVolcano(t, volcanoH, patched)
+		fuzzVolcano(t, volcanoH, admissionv1.Create, patched, nil)
+		// Direct callers choose the operation and the oldObject: Volcano's
+		// job admissions, as served, answer any of them in time.
+		op := []admissionv1.Operation{admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect}[c.IntN(4)]
+		old := [][]byte{nil, raw, patched}[c.IntN(3)]
+		fuzzVolcano(t, volcanoH, op, patched, old)
+		fuzzVolcano(t, volcanoMutateH, op, raw, old)
 		checkVerdict(t, gen, patched, created)
 		if gen.MustDeny() && created.Allowed && (!gen.Kind.Arguments() || len(created.Warnings) == 0) {
 			t.Fatalf("%s: allowed with warnings %q, want denied (or warned, for a defect of the arguments): %s", gen, created.Warnings, patched)
@@ -170,24 +178,30 @@ func checkVerdict(t *testing.T, gen webhooktest.Case, object []byte, resp *admis
 	}
 }
 
-// fuzzVolcano runs Volcano's job validation, as vc-webhook-manager wraps it
-// (DeniedOverBounds), on the CREATE of a Job: its answer must come within
+// fuzzVolcano runs one of Volcano's job admissions, as vc-webhook-manager
+// wraps it (DeniedOverBounds, UnchangedOverBounds), on op of a Job (old: the
+// oldObject, or nil), and the structure bounds on that review (BoundStructure;
+// the Job bounds are within them): its answer must come within
 // maxResponseTime and a denial be at most maxDenialBytes. Its own message
 // grows with the square of the Job's template errors; the bounds and the
 // capped template validation keep it short.
-func fuzzVolcano(t *testing.T, volcano router.AdmitFunc, object []byte) {
+func fuzzVolcano(t *testing.T, volcano router.AdmitFunc, op admissionv1.Operation, object, old []byte) {
 	t.Helper()
 	ar := admissionv1.AdmissionReview{}
-	if err := json.Unmarshal(fuzzReview(admissionv1.Create, object, nil), &ar); err != nil {
+	review := fuzzReview(op, object, old)
+	if err := json.Unmarshal(review, &ar); err != nil {
 		t.Fatal(err)
+	}
+	if over, ok := structureOver(review); !ok || over != "" {
+		t.Errorf("a generated review is over the structure bounds (%v): %s", ok, over)
 	}
 	start := time.Now()
 	resp := volcano(ar)
 	if d := time.Since(start); d > maxResponseTime {
-		t.Errorf("Volcano's validation took %v, more than %v", d, maxResponseTime)
+		t.Errorf("Volcano's admission of a %s took %v, more than %v", op, d, maxResponseTime)
 	}
 	if !resp.Allowed && resp.Result != nil && len(resp.Result.Message) > maxDenialBytes {
-		t.Errorf("Volcano's validation: a denial of %d bytes: %.300s...", len(resp.Result.Message), resp.Result.Message)
+		t.Errorf("Volcano's admission of a %s: a denial of %d bytes: %.300s...", op, len(resp.Result.Message), resp.Result.Message)
 	}
 }
 
