@@ -278,7 +278,7 @@ func TestManifestControllerRBAC(t *testing.T) {
 	}
 	want := []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get", "create", "update", "delete"}},
-		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create"}},
+		{APIGroups: []string{""}, Resources: []string{"events"}, Verbs: []string{"create", "list"}},
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"patch"}},
 		// pkg/pgresync's SyncJob Commands.
 		{APIGroups: []string{"bus.volcano.sh"}, Resources: []string{"commands"}, Verbs: []string{"create"}},
