@@ -125,3 +125,39 @@ func TestCheckReplicas(t *testing.T) {
 		t.Errorf("CheckReplicas of %d pods: %v", MaxReplicas, errs)
 	}
 }
+
+// ReadShape splits spec.tasks however the JSON is written, and reads only the
+// first MaxTasks (what follows is counted, not decoded).
+func TestReadShapeTasks(t *testing.T) {
+	tests := []struct {
+		raw   string
+		tasks int
+		names []int
+	}{
+		{`[]`, 0, nil},
+		{` [ ] `, 0, nil},
+		{`[ {"name":"a,]"} , {"name":"\"],[{"}, null ]`, 3, []int{3, 5, 0}},
+		{`[{"name":"x","template":{"spec":{"containers":[{"args":["]",","]}]}}},{}]`, 2, []int{1, 0}},
+		{`[` + strings.Repeat(`{"name":"t"},`, MaxTasks) + `1, "not a task", [{}]]`, MaxTasks + 3, nil},
+	}
+	for _, tc := range tests {
+		s, err := ReadShape([]byte(`{"spec":{"tasks":` + tc.raw + `}}`))
+		if err != nil {
+			t.Errorf("%.60s: %v", tc.raw, err)
+			continue
+		}
+		if tc.names == nil && tc.tasks > MaxTasks {
+			tc.names = make([]int, MaxTasks)
+			for i := range tc.names {
+				tc.names[i] = 1
+			}
+		}
+		if s.Tasks != tc.tasks || !cmp.Equal(s.TaskNameBytes, tc.names) || len(s.Templates) != len(tc.names) {
+			t.Errorf("%.60s: %d tasks, names %v, %d templates; want %d, %v", tc.raw, s.Tasks, s.TaskNameBytes, len(s.Templates), tc.tasks, tc.names)
+		}
+	}
+	// Within the first MaxTasks, a task is decoded: a number is an error.
+	if _, err := ReadShape([]byte(`{"spec":{"tasks":[{},1]}}`)); err == nil {
+		t.Errorf("a number as a task: no error")
+	}
+}

@@ -24,7 +24,8 @@ import (
 // Member names match case-sensitively, as the API machinery's decoder
 // (sigs.k8s.io/json) matches them: "SPEC" is not spec, so a review cannot
 // show the bounds one Job and the decoder another. A member given twice
-// where the shape reads it (the Job, metadata, spec, a task, dependsOn) is a
+// where the shape reads it (the Job, metadata, spec, one of the first
+// MaxTasks tasks, dependsOn) is a
 // *DuplicateFieldError: the API server never sends one (it encodes the
 // object it decoded), so such JSON came from elsewhere.
 func ReadShape(raw []byte) (Shape, error) {
@@ -33,14 +34,7 @@ func ReadShape(raw []byte) (Shape, error) {
 			Name nameBytes `json:"name"`
 		} `json:"metadata"`
 		Spec struct {
-			Tasks []struct {
-				Name      nameBytes `json:"name"`
-				DependsOn *struct {
-					Name []length `json:"name"`
-				} `json:"dependsOn"`
-				Template templateShape `json:"template"`
-				Replicas int64         `json:"replicas"`
-			} `json:"tasks"`
+			Tasks   tasksShape   `json:"tasks"`
 			Plugins pluginsShape `json:"plugins"`
 		} `json:"spec"`
 	}
@@ -51,10 +45,10 @@ func ReadShape(raw []byte) (Shape, error) {
 	if len(strict) > 0 {
 		return Shape{}, &DuplicateFieldError{Err: strict[0]}
 	}
-	tasks := view.Spec.Tasks
-	s := Shape{Tasks: len(tasks), Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args,
+	tasks := view.Spec.Tasks.first
+	s := Shape{Tasks: view.Spec.Tasks.n, Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args,
 		NameBytes: int(view.Metadata.Name), SSHPort: view.Spec.Plugins.sshPort}
-	for i := 0; i < len(tasks) && i < MaxTasks; i++ {
+	for i := range tasks {
 		n := 0
 		if d := tasks[i].DependsOn; d != nil {
 			n = len(d.Name)
@@ -66,6 +60,91 @@ func ReadShape(raw []byte) (Shape, error) {
 		s.Replicas = append(s.Replicas, min(max(tasks[i].Replicas, 0), math.MaxInt32))
 	}
 	return s, nil
+}
+
+// tasksShape reads spec.tasks: the number of tasks, and the first MaxTasks
+// (a Job of 30,000 tasks is over MaxTasks whatever they hold, and reading
+// them all would cost 100 bytes each).
+type tasksShape struct {
+	n     int
+	first []taskShape
+}
+
+type taskShape struct {
+	Name      nameBytes `json:"name"`
+	DependsOn *struct {
+		Name []length `json:"name"`
+	} `json:"dependsOn"`
+	Template templateShape `json:"template"`
+	Replicas int64         `json:"replicas"`
+}
+
+// UnmarshalJSON splits the array, which encoding/json has checked is valid
+// JSON, into its elements by scanning for commas outside strings at its own
+// depth, as members does.
+func (t *tasksShape) UnmarshalJSON(b []byte) error {
+	if b[0] != '[' {
+		if string(b) == "null" {
+			return nil
+		}
+		return &json.UnmarshalTypeError{Value: "non-array", Type: reflect.TypeOf(t)}
+	}
+	depth, inString, escaped, start := 0, false, false, -1
+	for i, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+			continue
+		case depth == 1 && start < 0 && c != ']':
+			start = i
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 && start >= 0 {
+				return t.element(b[start:i])
+			}
+		case ',':
+			if depth == 1 {
+				if err := t.element(b[start:i]); err != nil {
+					return err
+				}
+				start = -1
+			}
+		}
+	}
+	return nil
+}
+
+// element counts one task, and reads it when it is among the first MaxTasks.
+func (t *tasksShape) element(b []byte) error {
+	t.n++
+	if t.n > MaxTasks {
+		return nil
+	}
+	var task taskShape
+	strict, err := sigsjson.UnmarshalStrict(b, &task, sigsjson.DisallowDuplicateFields)
+	if err != nil {
+		return err
+	}
+	if len(strict) > 0 {
+		return &DuplicateFieldError{Err: strict[0]}
+	}
+	t.first = append(t.first, task)
+	return nil
 }
 
 // DuplicateFieldError is ReadShape's error for JSON that names a member

@@ -34,7 +34,10 @@ const (
 	// rest: about 2.5 KB for the 2048-bit key it generates, at most
 	// 3 × MaxPluginArgBytes (12 KiB) for keys given as its
 	// --ssh-private-key and --ssh-public-key arguments (the public one is
-	// stored twice). 1,032,192 bytes.
+	// stored twice). 1,032,192 bytes. A config at the bound (17,284 hosts
+	// of Job "db", task "worker") still takes the plugin about 18 s and
+	// 27 GB of allocations, once per Job (pkg/guard BenchmarkSSHOnJobAdd,
+	// on a busy 2-core machine).
 	MaxSSHConfigBytes = 1<<20 - 16<<10
 	// MaxGeneratedNameBytes is the longest name the API server generates
 	// from metadata.generateName (a prefix of at most 58 bytes and 5
