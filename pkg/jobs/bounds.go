@@ -48,10 +48,10 @@ const (
 	// largest template the list bounds allow in 3 MiB.
 	MaxPodTemplateBytes = 256 << 20
 	// PodOverheadBytes is what each pod counts in MaxPodTemplateBytes
-	// besides its template's JSON: a sixth, rounded up, of the 3 KiB a pod
-	// built as Volcano's createJobPod holds besides its template (measured
-	// at about 2.6 KB for a one-container template, security review r4,
-	// H3), so that a Job of millions of pods of a tiny template is not
+	// besides its template's JSON, in bytes: a sixth of 3 KiB, above what a
+	// pod built as Volcano's createJobPod holds besides its template
+	// (measured: about 2.6 KB for a one-container template, security
+	// review r4, H3), so that millions of pods of a tiny template are not
 	// within the bound. The goroutine Volcano starts per pod is bounded by
 	// MaxReplicas instead.
 	PodOverheadBytes = 512
@@ -276,14 +276,15 @@ func (s Shape) Check() field.ErrorList {
 // them before any other check. It is below the 150,000 pods Kubernetes
 // supports in a whole cluster, and far above what the plugins' own limits
 // allow with host lists: the svc plugin's ConfigMap of hosts reaches 1 MiB at
-// about 50,000 pods, the ssh plugin's config (MaxSSHConfigBytes) at 4,000 to
-// 14,000 (MaxSSHReplicas), TF_CONFIG and MPI_HOST reach MaxArgStrlen at a few thousand role
-// pods. Volcano's controller starts one goroutine per missing pod, each
-// holding about 11 KB while it waits for the client's rate limit (measured:
-// 8.4 KB of stack and 2.6 KB of heap each, for 20,000 at vc-controller-manager's
-// 50 QPS; measure_goroutine_test.go), 1.1 GB at this bound beside the pods
-// (MaxPodTemplateBytes). It keeps every sum of replicas within int32 and the
-// admission's work independent of the numbers.
+// about 50,000 pods, the ssh plugin's config (MaxSSHConfigBytes) at 4,000
+// to 14,000 (MaxSSHReplicas), TF_CONFIG and MPI_HOST reach MaxArgStrlen at a
+// few thousand role pods. Volcano's controller starts one goroutine per
+// missing pod, each holding about 11 KB while it waits for the client's rate
+// limit (measured: 8.4 KB of stack and 2.6 KB of heap each, for 20,000 at
+// vc-controller-manager's 50 QPS; measure_goroutine_test.go), so 1.1 GB at
+// this bound besides the pods (MaxPodTemplateBytes: 1.5 GiB), within the
+// controller's 4 GiB limit. It keeps every sum of replicas within int32 and
+// the admission's work independent of the numbers.
 const MaxReplicas = 100000
 
 // CheckReplicas returns the error of a Job whose tasks ask for more than
