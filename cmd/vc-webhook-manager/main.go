@@ -33,6 +33,7 @@ import (
 	"volcano.sh/volcano/pkg/version"
 
 	"github.com/vcplugins/framework-plugins/cmd/internal/apiflags"
+	"github.com/vcplugins/framework-plugins/lines/admissions"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
@@ -51,6 +52,7 @@ func main() {
 	flushFreq := fs.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
 	config := options.NewConfig()
 	config.AddFlags(fs)
+	admissions.AddFlags(fs)  // the line's own: --feature-gates on v1.15
 	apiflags.SetDefaults(fs) // 500 QPS, burst 1000: large jobs stall at 50/100
 	frameworks := fs.Bool("framework-admission", true,
 		"Serve the framework job admissions ("+webhook.MutatePath+", "+webhook.ValidatePath+") in addition to --enabled-admission.")

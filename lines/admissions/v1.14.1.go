@@ -6,6 +6,7 @@
 package admissions
 
 import (
+	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
 
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
@@ -33,3 +34,8 @@ func SetupGlobals(*rest.Config) error { return nil }
 // Configure does nothing: Volcano v1.14's admissions have no settings
 // beyond those every line sets (the queue settings came in v1.15).
 func Configure(*router.AdmissionServiceConfig, *options.Config) {}
+
+// AddFlags does nothing: Volcano v1.14.1's webhook-manager main adds no flag
+// beyond options.Config.AddFlags (no --feature-gates) and keeps klog's
+// legacy stderr threshold.
+func AddFlags(*pflag.FlagSet) {}

@@ -9,6 +9,10 @@
 package admissions
 
 import (
+	"flag"
+
+	"github.com/spf13/pflag"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	"k8s.io/client-go/rest"
 
 	"volcano.sh/volcano/cmd/webhook-manager/app/options"
@@ -47,4 +51,15 @@ func Configure(c *router.AdmissionServiceConfig, config *options.Config) {
 	c.EnableQueueAllocatedPodsCheck = config.EnableQueueAllocatedPodsCheck
 	c.MaxQueueDepth = config.MaxQueueDepth
 	c.EnableRootQueueProtection = config.EnableRootQueueProtection
+}
+
+// AddFlags does what the line's stock main (cmd/webhook-manager/main.go)
+// does to the flags beyond options.Config.AddFlags: klog's stderr threshold
+// honoured with -logtostderr (legacy_stderr_threshold_behavior false,
+// stderrthreshold INFO; klog.InitFlags must have run), and --feature-gates
+// (Volcano's chart passes it with custom.admission_feature_gates).
+func AddFlags(fs *pflag.FlagSet) {
+	_ = flag.Set("legacy_stderr_threshold_behavior", "false")
+	_ = flag.Set("stderrthreshold", "INFO")
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
 }

@@ -10,6 +10,8 @@
 package controllers
 
 import (
+	"flag"
+
 	"github.com/spf13/pflag"
 
 	_ "volcano.sh/volcano/pkg/controllers/colocationconfig"
@@ -30,8 +32,12 @@ const Volcano = "v1.15.1"
 
 // AddFlags registers the flags of the controllers that define their own
 // (framework.FlagProvider, since Volcano v1.15), as Volcano's main does after
-// the server options' flags.
+// the server options' flags, and sets klog's stderr threshold as that main does.
 func AddFlags(fs *pflag.FlagSet) {
+	// As the line's stock main: klog's stderr threshold honoured with
+	// -logtostderr (klog.InitFlags has run).
+	_ = flag.Set("legacy_stderr_threshold_behavior", "false")
+	_ = flag.Set("stderrthreshold", "INFO")
 	framework.ForeachController(func(c framework.Controller) {
 		if fp, ok := c.(framework.FlagProvider); ok {
 			fp.AddFlags(fs)
