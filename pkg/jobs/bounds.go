@@ -106,10 +106,11 @@ type Shape struct {
 	// Replicas is the replicas of each of the first MaxTasks tasks; a
 	// negative number counts as 0.
 	Replicas []int64
-	// NameBytes is the length in bytes of metadata.name: 0 when it is empty
-	// (a Job named by generateName, on the mutation), which the ssh bound
-	// counts as MaxGeneratedNameBytes, the longest name the API server
-	// generates.
+	// NameBytes is the length in bytes of metadata.name; when it is empty
+	// (a Job named by generateName, on the mutation), that of the name the
+	// API server will generate from generateName (nameLength); 0 when both
+	// are empty, which the ssh bound counts as MaxGeneratedNameBytes, the
+	// longest name the API server generates.
 	NameBytes int
 	// TaskNameBytes is the length in bytes of the name of each of the
 	// first MaxTasks tasks.
@@ -132,7 +133,7 @@ type PluginShape struct {
 
 // ShapeOf returns the Shape of a decoded Job.
 func ShapeOf(job *batch.Job) Shape {
-	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins), NameBytes: len(job.Name)}
+	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins), NameBytes: nameLength(len(job.Name), len(job.GenerateName))}
 	for i := 0; i < len(job.Spec.Tasks) && i < MaxTasks; i++ {
 		n := 0
 		if d := job.Spec.Tasks[i].DependsOn; d != nil {
@@ -369,4 +370,15 @@ func TaskNames(job *batch.Job) string {
 		names = append(names, fmt.Sprintf("and %d more", n-shown))
 	}
 	return strings.Join(names, ", ")
+}
+
+// nameLength is the length of a Job's name: name's, or when it has none yet,
+// that of the name the API server generates from a generateName of
+// generateName bytes (at most 58 of them, then 5 random characters:
+// apiserver's SimpleNameGenerator); 0 when both are 0.
+func nameLength(name, generateName int) int {
+	if name > 0 || generateName == 0 {
+		return name
+	}
+	return min(generateName, MaxGeneratedNameBytes-5) + 5
 }

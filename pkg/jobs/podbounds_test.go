@@ -14,7 +14,7 @@ import (
 )
 
 // h3Job is the Job of security review r4's H3: no framework plugin, 3,000,000
-// pods of a one-container template, no name yet.
+// pods of a one-container template, named by generateName.
 const h3Job = `{"plugins":{"svc":[],"ssh":[]},"minAvailable":1,"tasks":[{"name":"t","replicas":3000000,"minAvailable":1,"template":{"spec":{"containers":[{"name":"a","image":"b"}]}}}]}`
 
 // templateOf returns a one-container template whose JSON has exactly n bytes
@@ -54,7 +54,7 @@ func TestPodBounds(t *testing.T) {
 	}
 	pytorch := map[string][]string{"pytorch": nil, "svc": nil}
 	// No name yet: 63 bytes, the longest generated.
-	const h3SSH = "spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 3000000 hosts would be 711777834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin"
+	const h3SSH = "spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 3000000 hosts would be 216777834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin"
 	tests := []struct {
 		name string
 		raw  string

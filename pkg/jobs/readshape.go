@@ -31,7 +31,8 @@ import (
 func ReadShape(raw []byte) (Shape, error) {
 	var view struct {
 		Metadata struct {
-			Name nameBytes `json:"name"`
+			Name         nameBytes `json:"name"`
+			GenerateName nameBytes `json:"generateName"`
 		} `json:"metadata"`
 		Spec struct {
 			Tasks   tasksShape   `json:"tasks"`
@@ -47,7 +48,7 @@ func ReadShape(raw []byte) (Shape, error) {
 	}
 	tasks := view.Spec.Tasks.first
 	s := Shape{Tasks: view.Spec.Tasks.n, Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args,
-		NameBytes: int(view.Metadata.Name), SSHPort: view.Spec.Plugins.sshPort}
+		NameBytes: nameLength(int(view.Metadata.Name), int(view.Metadata.GenerateName)), SSHPort: view.Spec.Plugins.sshPort}
 	for i := range tasks {
 		n := 0
 		if d := tasks[i].DependsOn; d != nil {

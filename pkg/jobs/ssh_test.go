@@ -122,12 +122,18 @@ func TestSSHConfigBound(t *testing.T) {
 		{name: "without the ssh plugin", job: &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train"},
 			Spec: batch.JobSpec{Tasks: []batch.TaskSpec{sshTaskSpec("worker", 40000, "", "")}, Plugins: map[string][]string{"svc": nil}}}},
 		{name: "a hostname: one host", job: sshJob("train", nil, sshTaskSpec("worker", 40000, "h", ""))},
-		// generateName: the longest generated name, 63 bytes, which
-		// 5,000 replicas would fit with the name "train"; 4,274 fit.
-		{name: "no name yet", raw: `{"metadata":{"generateName":"train-"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":5000}]}}`, want: []string{
+		// generateName: the name the API server will generate, at most
+		// 58 bytes of it and 5 more: 63 bytes, which 5,000 replicas would
+		// fit with the name "train"; 4,274 fit.
+		{name: "generateName of 70 bytes", raw: `{"metadata":{"generateName":"` + strings.Repeat("t", 70) + `"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":5000}]}}`, want: []string{
 			"spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 5000 hosts would be 1207834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin",
 		}},
-		{name: "no name, within", raw: `{"metadata":{"generateName":"train-"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":4274}]}}`},
+		{name: "generateName of 70 bytes, within", raw: `{"metadata":{"generateName":"` + strings.Repeat("t", 70) + `"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":4274}]}}`},
+		// "train-" makes a name of 11 bytes.
+		{name: "generateName train-", raw: `{"metadata":{"generateName":"train-"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":` + fmt.Sprint(MaxSSHReplicas(11, len("worker"))) + `}]}}`},
+		{name: "no name at all: 63 bytes", raw: `{"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":5000}]}}`, want: []string{
+			"spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 5000 hosts would be 1207834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin",
+		}},
 		// The port's digits count: 13 hosts of 3 more bytes each.
 		{name: "escaped names and a long port", raw: `{"metadata":{"name":"tr\u0061in"},"spec":{"plugins":{"ssh":["--ssh-port=65535"]},"tasks":[{"name":"w\u006frker","replicas":` + fmt.Sprint(atBound) + `}]}}`, want: []string{
 			fmt.Sprintf("spec.plugins[ssh]: Too long: the ssh plugin's config for the job's %d hosts would be %d bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin", atBound, func() int64 { _, b := SSHConfigBytes(workers("train", int32(atBound)), nil); return b + 3*atBound }()),
