@@ -285,7 +285,9 @@ var samples = map[string]sample{
 	"duplicate-task":        denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), mkTask("ps", 2)).Obj()),
 	"task-name-not-a-label": denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), mkTask("Worker_1", 2)).Obj()),
 	"too-many-pods":         denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 2), mkTask("worker", 100_000)).Obj()),
-	"pod-template-bytes":    denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1<<30), mkTask("worker", 1<<30)).Obj()),
+	// Within MaxReplicas: 50,000 pods of a template of about 6 KB.
+	"pod-template-bytes": denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1),
+		utiltesting.MakeTask("worker", 50_000).Env("BIG", strings.Repeat("x", 6000)).Obj()).Obj()),
 
 	// webhook.md: bounds.
 	"bounds-tasks": denied(func() *batch.Job {

@@ -58,9 +58,6 @@ func validateShape(job *batch.Job) field.ErrorList {
 			}
 		}
 	}
-	if total > MaxReplicas {
-		errs = append(errs, jobs.CheckReplicas(job)...)
-	}
 	if m := int64(job.Spec.MinAvailable); m > total && len(errs) == 0 {
 		errs = append(errs, field.Invalid(spec.Child("minAvailable"), job.Spec.MinAvailable,
 			fmt.Sprintf("must not be greater than the total replicas of the tasks (%d)", total)))
@@ -68,8 +65,8 @@ func validateShape(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// MaxReplicas is jobs.MaxReplicas: the most pods a Job that uses a
-// framework plugin may ask for.
+// MaxReplicas is jobs.MaxReplicas: the most pods any Job may ask for
+// (jobs.CheckBounds holds every Job to it since round 4's H3).
 const MaxReplicas = jobs.MaxReplicas
 
 // countable reports whether MutateJob can work on the Job: its dimensions

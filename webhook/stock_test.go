@@ -218,10 +218,12 @@ func TestStockJobsDeniedBeyondArguments(t *testing.T) {
 		reason: metrics.ReasonArguments, denial: "a pod hostname is a DNS label of at most 63",
 		warned: "--nproc-per-node=0",
 	}, {
-		name: "mpi: the svc host lists over a ConfigMap and an argument problem",
-		job: mkJob(longName("mpi", 50)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 10000).Obj()).
+		// Not svc's ConfigMap bound: for an mpi Job the ssh config (three
+		// lines a host, jobs.MaxSSHConfigBytes) is over its bound first.
+		name: "mpi: hostnames over 63 characters and an argument problem",
+		job: mkJob(longName("mpi", 55)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 1000).Obj()).
 			Plugin("mpi", "--port=0").Plugin("svc").Plugin("ssh").Obj(),
-		reason: metrics.ReasonArguments, denial: "plugin svc: the host lists of ConfigMap",
+		reason: metrics.ReasonArguments, denial: "a pod hostname is a DNS label of at most 63",
 		warned: "--port=0: must be between 1 and 65535",
 	}, {
 		name: "a shape problem", job: tf(MakeTask("ps", 1).MinAvailable(2), "--bogus"),
