@@ -1,5 +1,8 @@
 // Package webhook is the admission logic this project adds to Volcano's webhook
-// manager for Jobs that use the tensorflow, pytorch, mpi or mxnet plugin.
+// manager for Jobs that use a framework plugin (the eight of plugins/catalog:
+// tensorflow, pytorch, mpi, mxnet, xgboost, dask, jax, paddle), and the bounds
+// it puts before every one of Volcano's own admission paths (BoundStructure,
+// BoundVolcanoAdmissions, ServeVolcano).
 //
 // The logic lives in plain functions: MutateJob (and MutatePatch, its JSON
 // patch form) defaults a Job on CREATE, ValidateJob checks one on CREATE and

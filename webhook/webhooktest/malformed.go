@@ -365,10 +365,6 @@ func (b *job) total() int64 {
 	return n
 }
 
-func (b *job) hasTask(name string) bool {
-	return slices.ContainsFunc(b.tasks, func(t task) bool { return t["name"] == name })
-}
-
 // setRole plays role flag on task name, given explicitly.
 func (b *job) setRole(flag, name string) {
 	b.roles[flag] = name
