@@ -67,6 +67,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
@@ -425,6 +426,8 @@ func (x *t) steps(ctx context.Context) error {
 	x.verifyJob(ctx, wi)
 	heading("the chart's policy on claims of a Job's objects (kube-apiserver, dry run)")
 	x.claimsRefused(ctx)
+	heading("the chart's policy on JobTemplates' bounds (kube-apiserver, dry run)")
+	x.templateBoundsRefused(ctx)
 
 	if err := x.nextReleaseAndBack(ctx, ns); err != nil {
 		return err
@@ -1124,6 +1127,31 @@ func (x *t) claimsRefused(ctx context.Context) {
 		fmt.Sprintf("policy: ConfigMap %s controlled by Volcano Job %s, created by the admin: %v", tensorflow.ConfigMapName(job), job.Name, err))
 	_, err = x.kube.CoreV1().ConfigMaps(job.Namespace).Create(ctx, cm(), dry)
 	x.record(err == nil, fmt.Sprintf("policy: ConfigMap %s without the reference, created by the admin: %v", tensorflow.ConfigMapName(job), err))
+}
+
+// templateBoundsRefused checks, through the API server, that the chart's
+// job-template-bounds policy refuses a flow JobTemplate of jobs.MaxTasks+1
+// tasks (JobTemplates have no webhook; vc-controller-manager caches them
+// decoded in full: security round 4, M3) and lets one of two tasks through.
+// Both are dry runs.
+func (x *t) templateBoundsRefused(ctx context.Context) {
+	template := func(tasks int) []byte {
+		var ts []string
+		for i := 0; i < tasks; i++ {
+			ts = append(ts, fmt.Sprintf(`{"name":"t%d","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"busybox"}]}}}`, i))
+		}
+		return []byte(fmt.Sprintf(`{"apiVersion":"flow.volcano.sh/v1alpha1","kind":"JobTemplate","metadata":{"name":"bounds-%d","namespace":"default"},"spec":{"tasks":[%s]}}`,
+			tasks, strings.Join(ts, ",")))
+	}
+	create := func(body []byte) error {
+		return x.vc.FlowV1alpha1().RESTClient().Post().Namespace("default").Resource("jobtemplates").
+			Param("dryRun", metav1.DryRunAll).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
+	}
+	err := create(template(jobs.MaxTasks + 1))
+	x.record((apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) && strings.Contains(fmt.Sprint(err), "MaxTasks"),
+		fmt.Sprintf("policy: JobTemplate of %d tasks: %v", jobs.MaxTasks+1, err))
+	err = create(template(2))
+	x.record(err == nil, fmt.Sprintf("policy: JobTemplate of 2 tasks: %v", err))
 }
 
 // record prints line and keeps it among the results, and among the failures
