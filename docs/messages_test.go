@@ -142,6 +142,21 @@ func warned(job *batch.Job) sample {
 	}
 }
 
+// svcWarned returns the admission warning of job, admitted, about a svc
+// VC_<TASK>_HOSTS variable its pods do not get (webhook.SvcHostsWarnings), as
+// kubectl prints it.
+func svcWarned(job *batch.Job) sample {
+	return func(t *testing.T) string {
+		t.Helper()
+		job, _ = webhook.MutateJob(job, webhook.Options{})
+		resp := admit(t, job)
+		if !resp.Allowed || len(resp.Warnings) == 0 {
+			t.Fatalf("job %s: allowed %v, warnings %q; the sample needs an admission with a warning", job.Name, resp.Allowed, resp.Warnings)
+		}
+		return "Warning: " + resp.Warnings[len(resp.Warnings)-1]
+	}
+}
+
 // parsed returns the argument errors of plugin name on job, as its parser
 // reports them to both the webhook and the controller.
 func parsed(name string, job *batch.Job) sample {
@@ -345,36 +360,37 @@ var samples = map[string]sample{
 	}(), "more problems not listed"),
 
 	// webhook.md: plugin arguments.
-	"tf-bogus":            denied(tfPSWorker("--bogus=1")),
-	"tf-word":             denied(tfPSWorker("worker")),
-	"tf-no-value":         denied(tfPSWorker("--port")),
-	"tf-prot":             denied(tfPSWorker("--prot=2222")),
-	"tf-flag-space":       denied(tfPSWorker("--ps ps")),
-	"tf-port-70000":       denied(tfPSWorker("--port=70000")),
-	"tf-port-http":        denied(tfPSWorker("--port=http")),
-	"tf-wait-maybe":       denied(tfPSWorker("--wait=maybe")),
-	"tf-timeout-soon":     denied(tfPSWorker("--wait-timeout=soon")),
-	"tf-worker-empty":     denied(tfPSWorker("--worker=")),
-	"tf-ps-params":        denied(tfPSWorker("--ps=params")),
-	"tf-evaluator-zero":   denied(mkJob("tf").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Task(mkTask("evaluator", 0)).Plugin("tensorflow", "--evaluator=evaluator").Obj()),
-	"tf-chief-worker":     denied(tfPSWorker("--chief=worker")),
-	"tf-two-chiefs":       denied(mkJob("tf").Task(mkTask("chief", 2)).Task(mkTask("worker", 2)).Plugin("tensorflow").Obj()),
-	"tf-no-role":          denied(mkJob("tf").Task(mkTask("trainer", 2)).Plugin("tensorflow").Obj()),
-	"pt-two-masters":      denied(mkJob("pt").Task(mkTask("master", 2)).Task(mkTask("worker", 2)).Plugin("pytorch").Obj()),
-	"pt-nproc":            denied(ptJob("--nproc-per-node=0")),
-	"pt-min-above-max":    denied(ptJob("--min-nodes=4", "--max-nodes=2")),
-	"pt-min-nodes":        denied(mkJob("pt").Task(mkTask("master", 1)).Task(mkTask("worker", 2)).Plugin("pytorch", "--min-nodes=5").Obj()),
-	"pt-max-nodes":        denied(mkJob("pt").Task(mkTask("master", 1)).Task(mkTask("worker", 2)).Plugin("pytorch", "--max-nodes=2").Obj()),
-	"mpi-impl-denied":     denied(mpiJob("--mpi-implementation=mvapich")),
-	"mpi-hostfile-large":  deniedCorpus("mpi-hostfile-too-large.yaml", "hostfile ("),
-	"mx-no-scheduler":     denied(mkJob("mx").Task(mkTask("server", 2)).Task(mkTask("worker", 2)).Plugin("mxnet").Obj()),
-	"mx-two-schedulers":   denied(mkJob("mx").Task(mkTask("scheduler", 2)).Task(mkTask("server", 2)).Task(mkTask("worker", 2)).Plugin("mxnet").Obj()),
-	"two-frameworks":      denied(mkJob("tf").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Plugin("tensorflow").Plugin("pytorch").Obj(), "plays role"),
-	"depends-on-missing":  denied(tasks(mkJob("tf").Plugin("tensorflow"), withDependsOn(mkTask("worker", 2), "ps")).Obj()),
-	"cycle-depends-on":    denied(tasks(mkJob("tf").Plugin("tensorflow"), withDependsOn(mkTask("ps", 1), "worker"), mkTask("worker", 2)).Obj()),
-	"cycle-two-plugins":   deniedCorpus("cycle-two-frameworks.yaml", "cycle"),
-	"limit-tf-config":     deniedCorpus("tf-config-too-large.yaml"),
-	"limit-svc-hosts":     deniedCorpus("mpi-host-list-too-long.yaml", "VC_"),
+	"tf-bogus":           denied(tfPSWorker("--bogus=1")),
+	"tf-word":            denied(tfPSWorker("worker")),
+	"tf-no-value":        denied(tfPSWorker("--port")),
+	"tf-prot":            denied(tfPSWorker("--prot=2222")),
+	"tf-flag-space":      denied(tfPSWorker("--ps ps")),
+	"tf-port-70000":      denied(tfPSWorker("--port=70000")),
+	"tf-port-http":       denied(tfPSWorker("--port=http")),
+	"tf-wait-maybe":      denied(tfPSWorker("--wait=maybe")),
+	"tf-timeout-soon":    denied(tfPSWorker("--wait-timeout=soon")),
+	"tf-worker-empty":    denied(tfPSWorker("--worker=")),
+	"tf-ps-params":       denied(tfPSWorker("--ps=params")),
+	"tf-evaluator-zero":  denied(mkJob("tf").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Task(mkTask("evaluator", 0)).Plugin("tensorflow", "--evaluator=evaluator").Obj()),
+	"tf-chief-worker":    denied(tfPSWorker("--chief=worker")),
+	"tf-two-chiefs":      denied(mkJob("tf").Task(mkTask("chief", 2)).Task(mkTask("worker", 2)).Plugin("tensorflow").Obj()),
+	"tf-no-role":         denied(mkJob("tf").Task(mkTask("trainer", 2)).Plugin("tensorflow").Obj()),
+	"pt-two-masters":     denied(mkJob("pt").Task(mkTask("master", 2)).Task(mkTask("worker", 2)).Plugin("pytorch").Obj()),
+	"pt-nproc":           denied(ptJob("--nproc-per-node=0")),
+	"pt-min-above-max":   denied(ptJob("--min-nodes=4", "--max-nodes=2")),
+	"pt-min-nodes":       denied(mkJob("pt").Task(mkTask("master", 1)).Task(mkTask("worker", 2)).Plugin("pytorch", "--min-nodes=5").Obj()),
+	"pt-max-nodes":       denied(mkJob("pt").Task(mkTask("master", 1)).Task(mkTask("worker", 2)).Plugin("pytorch", "--max-nodes=2").Obj()),
+	"mpi-impl-denied":    denied(mpiJob("--mpi-implementation=mvapich")),
+	"mpi-hostfile-large": deniedCorpus("mpi-hostfile-too-large.yaml", "hostfile ("),
+	"mx-no-scheduler":    denied(mkJob("mx").Task(mkTask("server", 2)).Task(mkTask("worker", 2)).Plugin("mxnet").Obj()),
+	"mx-two-schedulers":  denied(mkJob("mx").Task(mkTask("scheduler", 2)).Task(mkTask("server", 2)).Task(mkTask("worker", 2)).Plugin("mxnet").Obj()),
+	"two-frameworks":     denied(mkJob("tf").Task(mkTask("ps", 1)).Task(mkTask("worker", 2)).Plugin("tensorflow").Plugin("pytorch").Obj(), "plays role"),
+	"depends-on-missing": denied(tasks(mkJob("tf").Plugin("tensorflow"), withDependsOn(mkTask("worker", 2), "ps")).Obj()),
+	"cycle-depends-on":   denied(tasks(mkJob("tf").Plugin("tensorflow"), withDependsOn(mkTask("ps", 1), "worker"), mkTask("worker", 2)).Obj()),
+	"cycle-two-plugins":  deniedCorpus("cycle-two-frameworks.yaml", "cycle"),
+	"limit-tf-config":    deniedCorpus("tf-config-too-large.yaml"),
+	"limit-svc-hosts": svcWarned(mkJob("llama-70b-sft-run-20261204-a1").
+		Task(mkTask("master", 1)).Task(mkTask("worker", 2048)).Plugin("pytorch").Obj()),
 	"limit-svc-configmap": deniedCorpus("mpi-hostfile-too-large.yaml", "host lists of ConfigMap"),
 	"limit-hostname":      deniedCorpus("pytorch-hostname-too-long.yaml"),
 	"dotted-hostname":     deniedCorpus("tf-dotted-job-name.yaml", "hostname"),

@@ -229,7 +229,7 @@ func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.Admission
 		if len(warned) > 0 {
 			v.reason = metrics.ReasonArguments // counted as allowed for that reason
 		}
-		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: argumentWarnings(warned)}
+		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: append(argumentWarnings(warned), SvcHostsWarnings(job)...)}
 	}
 	v.reason = reason
 	return denial(errs.ToAggregate().Error())

@@ -127,7 +127,7 @@ func BenchmarkAdmissionHuge(b *testing.B) {
 	}
 }
 
-// svcSizes agrees with the map Volcano's svc.GenerateHosts builds, key by key.
+// jobs.SvcSizes agrees with the map Volcano's svc.GenerateHosts builds, key by key.
 func TestSvcSizesMatchGenerateHosts(t *testing.T) {
 	tests := []*batch.Job{
 		mkJob("svc").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 12).Obj()).Obj(),
@@ -140,13 +140,13 @@ func TestSvcSizesMatchGenerateHosts(t *testing.T) {
 		for k, v := range svc.GenerateHosts(job) {
 			want[k] = len(v)
 		}
-		if diff := cmp.Diff(want, svcSizes(job)); diff != "" {
+		if diff := cmp.Diff(want, jobs.SvcSizes(job)); diff != "" {
 			keys := make([]string, 0, len(want))
 			for k := range want {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
-			t.Errorf("tasks %v: sizes (-GenerateHosts +svcSizes):\n%s", keys, diff)
+			t.Errorf("tasks %v: sizes (-GenerateHosts +SvcSizes):\n%s", keys, diff)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package webhook
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,12 +18,9 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 )
 
-// MaxArgStrlen is the most bytes one argument or environment string
-// ("NAME=value") of a process may take, its terminating NUL included: Linux's
-// MAX_ARG_STRLEN, 32 pages of 4 KiB (include/uapi/linux/binfmts.h). execve
-// fails with E2BIG ("argument list too long") on a longer one, so a container
-// given one cannot start.
-const MaxArgStrlen = 131072
+// MaxArgStrlen is jobs.MaxArgStrlen: Linux's MAX_ARG_STRLEN, the most bytes
+// of one argument or environment string.
+const MaxArgStrlen = jobs.MaxArgStrlen
 
 // simulationBudget bounds the host lists (TF_CONFIG, MPI_HOST) of the pods
 // checkPluginPods builds: up to twice what a container accepts it builds them,
@@ -89,58 +85,59 @@ func checkHostnames(job *batch.Job) field.ErrorList {
 }
 
 // checkSvc checks what Volcano's svc plugin derives from the Job
-// (svc.GenerateHosts): its ConfigMap and the VC_<TASK>_HOSTS variable every
-// pod gets from it. The sizes are computed (svcSizes), not built.
+// (svc.GenerateHosts): its ConfigMap. The sizes are computed
+// (jobs.SvcSizes), not built. A VC_<TASK>_HOSTS variable over MaxArgStrlen
+// is no error: the pods get none (SvcHostsWarnings).
 func checkSvc(job *batch.Job) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("spec", "plugins").Key(svcPlugin)
-	sizes := svcSizes(job)
 	total := 0
-	keys := make([]string, 0, len(sizes))
-	for k, n := range sizes {
+	for _, n := range jobs.SvcSizes(job) {
 		total += n
-		keys = append(keys, k)
 	}
-	sort.Strings(keys)
 	if total > ownedcm.MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
 			job.Name+"-svc", total, ownedcm.MaxConfigMapBytes)))
 	}
-	for _, k := range keys {
-		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
-			continue
-		}
-		if n := len(k) + 1 + sizes[k] + 1; n > MaxArgStrlen {
-			errs = append(errs, tooLong(p, fmt.Sprintf(
-				"plugin svc: environment variable %s of every pod would be %d bytes (NAME=value and NUL); Linux limits one to %d bytes (MAX_ARG_STRLEN), so the containers could not start: use fewer replicas or shorter names",
-				k, n, MaxArgStrlen)))
-		}
-	}
 	return errs
 }
 
-// svcSizes returns the length of every value of the map svc.GenerateHosts
-// returns (Volcano v1.10.0, the svc plugin's ConfigMap data and variables),
-// under the same keys, computed from the names and replica counts: per task,
-// "<task>.host" (hosts joined by newlines), "VC_<TASK>_HOSTS" (joined by
-// commas) and "VC_<TASK>_NUM", with "-" in task names turned into "_"; a later
-// task replaces an earlier one's keys, as in the map GenerateHosts fills. A
-// task whose template sets a hostname lists one host.
-func svcSizes(job *batch.Job) map[string]int {
-	sizes := make(map[string]int, 3*len(job.Spec.Tasks))
-	for i := range job.Spec.Tasks {
-		t := &job.Spec.Tasks[i]
-		n := jobs.DistinctHostCount(t)
-		// Volcano's hosts are <hostname>.<subdomain>: ours less the qualifier.
-		joined := jobs.DistinctHostsLen(job, t) - n*len(jobs.Domain("").Qualifier(job)) + max(n-1, 0)
-		key := strings.ReplaceAll(t.Name, "-", "_")
-		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
-		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined
-		sizes[fmt.Sprintf(svc.EnvHostNumFmt, strings.ToUpper(key))] = len(strconv.Itoa(n))
+// SvcHostsWarnings returns the admission warnings of a Job with the svc
+// plugin one of whose VC_<TASK>_HOSTS variables (every host of a task, in
+// every pod: O(hosts) a pod) would be over MaxArgStrlen, one a variable, in
+// key order, at most maxHostWarnings and a count: such a Job is admitted,
+// and the svc plugin, through pkg/guard, gives its pods none of those
+// variables (guard.DropOversizedHostVariables), as Volcano v1.16's
+// --inject-hosts-env=false does; the <task>.host files of /etc/volcano and
+// the framework's own variables stay. Volcano's svc would make containers
+// that cannot start (E2BIG), and no framework of this project reads them.
+func SvcHostsWarnings(job *batch.Job) []string {
+	if _, ok := job.Spec.Plugins[svcPlugin]; !ok {
+		return nil
 	}
-	return sizes
+	var out []string
+	for k, n := range jobs.SvcSizes(job) {
+		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
+			continue
+		}
+		if b := jobs.EnvBytes(k, n); b > MaxArgStrlen {
+			file := fmt.Sprintf(svc.ConfigMapTaskHostFmt, strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(k, "VC_"), "_HOSTS")))
+			out = append(out, fmt.Sprintf(
+				"plugin svc: environment variable %s would be %d bytes (NAME=value and NUL), more than the %d bytes Linux allows one (MAX_ARG_STRLEN): the pods get no %s; the file /etc/volcano/%s and the framework's own variables list the hosts",
+				k, b, MaxArgStrlen, k, file))
+		}
+	}
+	sort.Strings(out)
+	if len(out) > maxHostWarnings {
+		out = append(out[:maxHostWarnings], fmt.Sprintf("and %d more such variables", len(out)-maxHostWarnings))
+	}
+	return out
 }
+
+// maxHostWarnings is the most VC_<TASK>_HOSTS warnings listed, with the
+// argument warnings under the API server's 4,096 runes.
+const maxHostWarnings = 2
 
 // checkPluginPods builds, with the plugin's own OnPodCreate, the last pod of
 // every task the plugin gives a role (the one with the longest index, hence the

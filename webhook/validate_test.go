@@ -341,11 +341,10 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 		job := mkJob(longName("m", 45)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 10000).Obj()).Plugin("mpi", "--wait=false").Obj()
 		checkContains(t, ValidateJob(job), []string{`spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile would be`})
 	})
-	t.Run("svc: host list variables and ConfigMap", func(t *testing.T) {
+	t.Run("svc: host list ConfigMap", func(t *testing.T) {
 		job := mkJob(longName("s", 50)).Task(MakeTask("worker", 6000).Obj()).Plugin("pytorch", "--wait=false").Plugin("svc").Obj()
 		checkContains(t, ValidateJob(job), []string{
 			`spec.plugins[svc]: Too long: plugin svc: the host lists of ConfigMap "` + job.Name + `-svc" would be`,
-			`spec.plugins[svc]: Too long: plugin svc: environment variable VC_WORKER_HOSTS of every pod would be`,
 		})
 	})
 }

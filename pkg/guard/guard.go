@@ -24,7 +24,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -95,7 +97,39 @@ func (p *plugin) bound(job *batch.Job) (pluginsinterface.PluginInterface, *guard
 
 func (p *plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	inner, _ := p.bound(job)
-	return inner.OnPodCreate(pod, job)
+	if err := inner.OnPodCreate(pod, job); err != nil {
+		return err
+	}
+	if p.name == "svc" {
+		DropOversizedHostVariables(pod, job)
+	}
+	return nil
+}
+
+// DropOversizedHostVariables removes from the pod's containers and init
+// containers every VC_<TASK>_HOSTS variable the svc plugin gives them
+// (every host of a task, from its ConfigMap <job>-svc: O(hosts) in every
+// pod) that would be over jobs.MaxArgStrlen once the kubelet expands it
+// (jobs.SvcSizes): with it no container could start (execve fails with
+// E2BIG). Volcano v1.16's svc has --inject-hosts-env=false for the same
+// reason; the <task>.host files of /etc/volcano keep the hosts. Admission
+// warns of each (webhook.SvcHostsWarnings).
+func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
+	sizes := jobs.SvcSizes(job)
+	drop := func(cs []v1.Container) {
+		for i := range cs {
+			cs[i].Env = slices.DeleteFunc(cs[i].Env, func(e v1.EnvVar) bool {
+				r := e.ValueFrom
+				if !strings.HasPrefix(e.Name, "VC_") || !strings.HasSuffix(e.Name, "_HOSTS") ||
+					r == nil || r.ConfigMapKeyRef == nil || r.ConfigMapKeyRef.Name != job.Name+"-svc" {
+					return false // not svc's
+				}
+				return jobs.EnvBytes(e.Name, sizes[r.ConfigMapKeyRef.Key]) > jobs.MaxArgStrlen
+			})
+		}
+	}
+	drop(pod.Spec.InitContainers)
+	drop(pod.Spec.Containers)
 }
 
 func (p *plugin) OnJobAdd(job *batch.Job) error {

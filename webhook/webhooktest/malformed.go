@@ -28,9 +28,9 @@ import (
 // a test there checks that the two agree.
 const MaxReplicas = 100000
 
-// maxArgStrlen is webhook.MaxArgStrlen: the longest environment string a
-// container accepts (Linux's MAX_ARG_STRLEN).
-const maxArgStrlen = 131072
+// maxConfigMapBytes is ownedcm.MaxConfigMapBytes: the most data a ConfigMap
+// holds.
+const maxConfigMapBytes = 1 << 20
 
 // Plugins are the framework plugins (plugins.Names), in the order Cases
 // cycles through them. Each describes itself to the generator with its
@@ -538,12 +538,14 @@ func (b *job) defect(kind Kind) {
 		}
 
 	case KindTooLarge:
-		// Every pod gets VC_<TASK>_HOSTS from the svc plugin (which the
-		// mutation adds): r hosts "<job>-worker-<i>.<job>", at least 28
-		// characters each with a 10-character job name, so 5,000 replicas
-		// already make it over 131072 bytes.
+		// The svc plugin (which the mutation adds) lists every host twice
+		// in its ConfigMap <job>-svc (the <task>.host file and
+		// VC_<TASK>_HOSTS): r hosts "<job>-worker-<i>.<job>", at least 28
+		// characters each with a 10-character job name, so 18,725 replicas
+		// make it over the 1 MiB a ConfigMap holds. (A VC_<TASK>_HOSTS over
+		// MAX_ARG_STRLEN alone is only a warning: the pods get none.)
 		t := b.taskOf("worker")
-		r := between(c, 3*maxArgStrlen/28, MaxReplicas-b.total())
+		r := between(c, maxConfigMapBytes/(2*28)+1, MaxReplicas-b.total())
 		t["replicas"] = r
 
 	case KindTwoFrameworks:

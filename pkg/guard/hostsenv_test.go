@@ -1,0 +1,71 @@
+package guard
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
+)
+
+// The guarded svc plugin gives a pod every variable Volcano's svc gives it
+// but a VC_<TASK>_HOSTS over MAX_ARG_STRLEN, with which no container could
+// start: a pytorch Job of 2,048 workers named llama-70b-sft-run-20261204-a1
+// (146,362 bytes) loses VC_WORKER_HOSTS, keeps VC_MASTER_HOSTS and the counts;
+// the same Job named resnet50-dist keeps them all, as Volcano's svc gives them.
+func TestDropOversizedHostVariables(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want []string
+	}{
+		{"llama-70b-sft-run-20261204-a1", []string{"VC_MASTER_HOSTS", "VC_MASTER_NUM", "VC_WORKER_NUM"}},
+		{"resnet50-dist", []string{"VC_MASTER_HOSTS", "VC_MASTER_NUM", "VC_WORKER_HOSTS", "VC_WORKER_NUM"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &batch.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: "default", UID: "uid-1"},
+				Spec: batch.JobSpec{Tasks: []batch.TaskSpec{
+					{Name: "master", Replicas: 1, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}},
+					{Name: "worker", Replicas: 2048, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}},
+				}, Plugins: map[string][]string{"svc": nil}},
+			}
+			pod := func() *v1.Pod {
+				return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tc.name + "-worker-0", Namespace: "default",
+					Annotations: map[string]string{batch.TaskSpecKey: "worker"}},
+					Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}, InitContainers: []v1.Container{{Name: "i"}}}}
+			}
+			stock, guarded := pod(), pod()
+			client := pluginsinterface.PluginClientset{KubeClients: fake.NewClientset()}
+			if err := stockBuilders["svc"](client, nil).OnPodCreate(stock, job); err != nil {
+				t.Fatal(err)
+			}
+			if err := Wrap("svc", stockBuilders["svc"])(client, nil).OnPodCreate(guarded, job); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range append(guarded.Spec.InitContainers, guarded.Spec.Containers...) {
+				var got []string
+				for _, e := range c.Env {
+					got = append(got, e.Name)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("container %s: variables (-want +got):\n%s", c.Name, diff)
+				}
+			}
+			// Everything else as Volcano's svc made it.
+			DropOversizedHostVariables(stock, job)
+			if diff := cmp.Diff(stock, guarded); diff != "" {
+				t.Errorf("the pod beside the dropped variables (-stock +guarded):\n%s", diff)
+			}
+			// What the kubelet would expand it to: svc's ConfigMap value.
+			if n := jobs.SvcSizes(job)["VC_WORKER_HOSTS"]; (len(tc.want) == 3) != (jobs.EnvBytes("VC_WORKER_HOSTS", n) > jobs.MaxArgStrlen) {
+				t.Errorf("VC_WORKER_HOSTS of %d bytes: the case shows nothing", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,34 @@
+package jobs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+)
+
+// SvcSizes returns the length of every value of the map svc.GenerateHosts
+// returns (the svc plugin's ConfigMap data, which its VC_ variables read by
+// reference; the same in Volcano v1.10.0 to v1.15.1),
+// under the same keys, computed from the names and replica counts: per task,
+// "<task>.host" (hosts joined by newlines), "VC_<TASK>_HOSTS" (joined by
+// commas) and "VC_<TASK>_NUM", with "-" in task names turned into "_"; a later
+// task replaces an earlier one's keys, as in the map GenerateHosts fills. A
+// task whose template sets a hostname lists one host.
+func SvcSizes(job *batch.Job) map[string]int {
+	sizes := make(map[string]int, 3*len(job.Spec.Tasks))
+	for i := range job.Spec.Tasks {
+		t := &job.Spec.Tasks[i]
+		n := DistinctHostCount(t)
+		// Volcano's hosts are <hostname>.<subdomain>: ours less the qualifier.
+		joined := DistinctHostsLen(job, t) - n*len(Domain("").Qualifier(job)) + max(n-1, 0)
+		key := strings.ReplaceAll(t.Name, "-", "_")
+		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
+		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined
+		sizes[fmt.Sprintf(svc.EnvHostNumFmt, strings.ToUpper(key))] = len(strconv.Itoa(n))
+	}
+	return sizes
+}
