@@ -37,9 +37,9 @@ import (
 const (
 	reviewAllocBudget = 64 << 20
 	reviewTimeBudget  = 2 * time.Second
-	// adversarialBytes is the size of an adversarial object: its review
-	// stays under webhook.VolcanoMaxBody.
-	adversarialBytes = webhook.VolcanoMaxBody - 64<<10
+	// reviewRoom is what a review adds to its object (and more): an
+	// adversarial object is its path's cap less this.
+	reviewRoom = 64 << 10
 )
 
 // pathResources is the resource each of Volcano's admission paths decodes.
@@ -55,6 +55,17 @@ var pathResources = map[string]metav1.GroupVersionResource{
 	"/pods/validate":       {Version: "v1", Resource: "pods"},
 	"/hypernodes/validate": {Group: "topology.volcano.sh", Version: "v1alpha1", Resource: "hypernodes"},
 	"/jobflows/validate":   {Group: "flow.volcano.sh", Version: "v1alpha1", Resource: "jobflows"},
+	webhook.MutatePath:     {Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+	webhook.ValidatePath:   {Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+}
+
+// pathCaps is the body cap of each path: Volcano's 3 MiB, and our
+// admissions' 6 MiB (an UPDATE's object and old object).
+func pathCap(path string) int {
+	if path == webhook.MutatePath || path == webhook.ValidatePath {
+		return webhook.MaxReviewBytes
+	}
+	return webhook.VolcanoMaxBody
 }
 
 // kindLists are lists of each resource whose every element decodes into a
@@ -103,6 +114,12 @@ func servedPaths(t *testing.T) map[string]http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Ours, beside them on the manager's mux.
+	mux := http.NewServeMux()
+	webhook.Handle(mux, webhook.Options{})
+	for _, p := range []string{webhook.MutatePath, webhook.ValidatePath} {
+		out[p] = webhook.LimitInFlight(0, mux)
+	}
 	return out
 }
 
@@ -138,9 +155,10 @@ func repeated(item string, n int) json.RawMessage {
 // adversarialObjects are objects of resource of about adversarialBytes
 // each: long lists of empty objects in the lists that cost most (and in
 // every object's managedFields), a wide map, a long string, deep nesting.
-func adversarialObjects(resource string) map[string]json.RawMessage {
+func adversarialObjects(resource string, adversarialBytes int) map[string]json.RawMessage {
 	out := map[string]json.RawMessage{
-		"managedFields of {}": at("metadata.managedFields", repeated("{}", adversarialBytes)),
+		"managedFields of {}":   at("metadata.managedFields", repeated("{}", adversarialBytes)),
+		"ownerReferences of {}": at("metadata.ownerReferences", repeated("{}", adversarialBytes)),
 		"labels by the 100,000": func() json.RawMessage {
 			var b bytes.Buffer
 			b.WriteString(`{"metadata":{"name":"x","labels":{`)
@@ -196,23 +214,24 @@ func reviewBody(t *testing.T, resource metav1.GroupVersionResource, op admission
 	return raw
 }
 
-// Every one of Volcano's admission paths, as vc-webhook-manager serves it,
-// answers every operation with an adversarial object or oldObject of up to
-// the body cap within reviewTimeBudget, allocating at most
+// Every one of Volcano's admission paths, and ours, as vc-webhook-manager
+// serves them, answers every operation with an adversarial object or
+// oldObject of up to the path's body cap (3 MiB; 6 MiB on ours) within reviewTimeBudget, allocating at most
 // reviewAllocBudget, with a review (HTTP 200, no internal error) or, for a
 // body that is not a review, 400. Before the round 4 bounds, the CronJob of
 // empty tasks cost 1.8 GB, an UPDATE's oldObject on /jobs/validate 2.7 GB,
-// a DELETE or CONNECT on the job paths 2.3 GB, a HyperNode's pattern 400 MB.
+// a DELETE or CONNECT on the job paths 2.3 GB, a HyperNode's pattern 400 MB;
+// 6 MiB of empty ownerReferences cost our own admissions 400 to 600 MB.
 func TestAdversarialReviewsCost(t *testing.T) {
 	served := servedPaths(t)
 	small := json.RawMessage(`{"metadata":{"name":"x","namespace":"default"}}`)
-	for _, path := range webhook.VolcanoPaths {
+	for _, path := range append(webhook.VolcanoPaths, webhook.MutatePath, webhook.ValidatePath) {
 		h, ok := served[path]
 		if !ok {
 			t.Fatalf("%s is not registered", path)
 		}
 		gvr := pathResources[path]
-		for name, object := range adversarialObjects(gvr.Resource) {
+		for name, object := range adversarialObjects(gvr.Resource, pathCap(path)-reviewRoom) {
 			for _, c := range []struct {
 				op          admissionv1.Operation
 				object, old json.RawMessage
@@ -230,7 +249,7 @@ func TestAdversarialReviewsCost(t *testing.T) {
 				}
 				t.Run(fmt.Sprintf("%s %s %s %s", strings.ReplaceAll(path[1:], "/", "."), c.op, which, name), func(t *testing.T) {
 					body := reviewBody(t, gvr, c.op, c.object, c.old)
-					if len(body) > webhook.VolcanoMaxBody {
+					if len(body) > pathCap(path) {
 						t.Fatalf("the review is %d bytes, over the cap", len(body))
 					}
 					rec, elapsed, alloc := serveMeasured(h, path, body)

@@ -58,15 +58,16 @@ const StructureDenialPrefix = "the admission review is over the bounds vc-webhoo
 // than 16384 elements (at most 16384)"); either is written as Volcano's
 // router writes its answers, with the request's uid. A body that is not a
 // JSON object (the API server sends nothing else; Volcano's decoder would
-// read YAML too, at many times the cost) is answered 400. Put it behind
-// CapBody: it reads the body whole.
-func BoundStructure(next http.Handler, answer func(req *admissionv1.AdmissionRequest, over string) *admissionv1.AdmissionResponse) http.Handler {
+// read YAML too, at many times the cost) is answered 400, and one over max
+// bytes 413. It reads the body whole (as LimitInFlight and CapBody do, which
+// hand it on without a copy).
+func BoundStructure(max int64, next http.Handler, answer func(req *admissionv1.AdmissionRequest, over string) *admissionv1.AdmissionResponse) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, _, err := readWithin(w, r, VolcanoMaxBody, nil)
+		body, _, err := readWithin(w, r, max, nil)
 		if err != nil {
 			refuseBody(w, r, err)
 			return

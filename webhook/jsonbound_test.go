@@ -198,7 +198,7 @@ func TestBoundStructure(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reached := false
-			h := CapBody(VolcanoMaxBody, BoundStructure(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h := CapBody(VolcanoMaxBody, BoundStructure(VolcanoMaxBody, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				reached = true
 				var got bytes.Buffer
 				_, _ = got.ReadFrom(r.Body)

@@ -53,24 +53,30 @@ var volcanoBounds = map[string]func(router.AdmitFunc) router.AdmitFunc{
 // Job bounds' answer where it is over them too (UnchangedOverBounds,
 // DeniedOverBounds), which names the bound in the Job's own terms.
 func ServeVolcano(path string, handler http.HandlerFunc) http.Handler {
-	var answer func(*admissionv1.AdmissionRequest, string) *admissionv1.AdmissionResponse
-	switch path {
-	case VolcanoMutatePath:
-		answer = func(req *admissionv1.AdmissionRequest, over string) *admissionv1.AdmissionResponse {
-			if jobStructureOverBounds(req, over) != nil {
-				return &admissionv1.AdmissionResponse{Allowed: true}
-			}
-			return nil
-		}
-	case VolcanoValidatePath:
-		answer = func(req *admissionv1.AdmissionRequest, over string) *admissionv1.AdmissionResponse {
-			if errs := jobStructureOverBounds(req, over); errs != nil {
-				return denial(BoundsDenialPrefix + errs.Error())
-			}
-			return nil
-		}
+	return CapBody(VolcanoMaxBody, BoundStructure(VolcanoMaxBody, handler, structureAnswers[path]))
+}
+
+// structureAnswers answer a Job review over the structure bounds on the job
+// paths, Volcano's and ours: the mutations leave a Job over the Job bounds
+// unchanged, the validations deny it naming them; other reviews over the
+// structure bounds get BoundStructure's denial.
+var structureAnswers = map[string]func(*admissionv1.AdmissionRequest, string) *admissionv1.AdmissionResponse{
+	VolcanoMutatePath: unchangedOverStructure, MutatePath: unchangedOverStructure,
+	VolcanoValidatePath: deniedOverStructure, ValidatePath: deniedOverStructure,
+}
+
+func unchangedOverStructure(req *admissionv1.AdmissionRequest, over string) *admissionv1.AdmissionResponse {
+	if jobStructureOverBounds(req, over) != nil {
+		return &admissionv1.AdmissionResponse{Allowed: true}
 	}
-	return CapBody(VolcanoMaxBody, BoundStructure(handler, answer))
+	return nil
+}
+
+func deniedOverStructure(req *admissionv1.AdmissionRequest, over string) *admissionv1.AdmissionResponse {
+	if errs := jobStructureOverBounds(req, over); errs != nil {
+		return denial(BoundsDenialPrefix + errs.Error())
+	}
+	return nil
 }
 
 // jobStructureOverBounds returns the Job bounds a Job review over the
