@@ -51,7 +51,8 @@ const (
 // The reviewers' Jobs, grown to what the API server accepts (3 MiB), through
 // the real kube-apiserver with server-side dry runs (nothing stored): each is
 // denied quickly, by our validation and Volcano's, and vc-webhook-manager,
-// which also answers Volcano's fail-closed Pod admissions, stays small.
+// which also answers Volcano's other fail-closed admissions (and its Pod
+// admissions where they are enabled), stays small.
 var _ = Describe("Jobs over the bounds through the real kube-apiserver", Serial, func() {
 	f := framework.New("bounds")
 

@@ -676,17 +676,8 @@ var _ = Describe("Adversarial AdmissionReviews straight to vc-webhook-manager's 
 					problems = append(problems, fmt.Sprintf("%s: answered in %v", what, r.took.Round(time.Millisecond)))
 				}
 			}
-			keys := make([]string, 0, len(statuses))
-			for k := range statuses {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			summary := make([]string, len(keys))
-			for i, k := range keys {
-				summary[i] = fmt.Sprintf("%s: %d", k, statuses[k])
-			}
 			GinkgoWriter.Printf("%d reviews in %v; answers: %s; slowest %v (%s)\n", sent, time.Since(start).Round(time.Millisecond),
-				strings.Join(summary, ", "), slowest.Round(time.Millisecond), slowestWhat)
+				counts(statuses), slowest.Round(time.Millisecond), slowestWhat)
 			for _, p := range problems {
 				GinkgoWriter.Printf("problem: %s\n", p)
 			}
