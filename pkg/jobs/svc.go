@@ -5,9 +5,17 @@ import (
 	"strconv"
 	"strings"
 
-	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
-
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+)
+
+// The keys of the svc plugin's ConfigMap data and variables
+// (volcano.sh/volcano pkg/controllers/job/plugins/svc, v1.10 to v1.15.1;
+// TestSvcKeys compares): written here, as importing the plugin's package
+// would link Volcano's scheduler into the packages that only describe Jobs.
+const (
+	SvcTaskHostFmt    = "%s.host"
+	SvcEnvTaskHostFmt = "VC_%s_HOSTS"
+	SvcEnvHostNumFmt  = "VC_%s_NUM"
 )
 
 // SvcSizes returns the length of every value of the map svc.GenerateHosts
@@ -26,9 +34,9 @@ func SvcSizes(job *batch.Job) map[string]int {
 		// Volcano's hosts are <hostname>.<subdomain>: ours less the qualifier.
 		joined := DistinctHostsLen(job, t) - n*len(Domain("").Qualifier(job)) + max(n-1, 0)
 		key := strings.ReplaceAll(t.Name, "-", "_")
-		sizes[fmt.Sprintf(svc.ConfigMapTaskHostFmt, key)] = joined
-		sizes[fmt.Sprintf(svc.EnvTaskHostFmt, strings.ToUpper(key))] = joined
-		sizes[fmt.Sprintf(svc.EnvHostNumFmt, strings.ToUpper(key))] = len(strconv.Itoa(n))
+		sizes[fmt.Sprintf(SvcTaskHostFmt, key)] = joined
+		sizes[fmt.Sprintf(SvcEnvTaskHostFmt, strings.ToUpper(key))] = joined
+		sizes[fmt.Sprintf(SvcEnvHostNumFmt, strings.ToUpper(key))] = len(strconv.Itoa(n))
 	}
 	return sizes
 }
