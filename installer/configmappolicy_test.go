@@ -315,6 +315,14 @@ func evaluate(t *testing.T, validator validating.Validator, userName string, op 
 	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: obj, VersionedOldObject: old}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team"}}
 	res := validator.Validate(context.Background(), gvr, va, nil, ns, celconfig.RuntimeCELCostBudget, nil)
+	return denials(t, res)
+}
+
+// denials returns whether a policy's validation denied, and the messages of
+// its denials; an evaluation error or a decision other than deny or admit
+// fails the test.
+func denials(t *testing.T, res validating.ValidateResult) (bool, []string) {
+	t.Helper()
 	denied := false
 	var messages []string
 	for _, d := range res.Decisions {

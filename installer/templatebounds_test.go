@@ -144,23 +144,7 @@ func evaluateBounds(t *testing.T, validator validating.Validator, op admission.O
 	va := &admission.VersionedAttributes{Attributes: attr, VersionedKind: gvk, VersionedObject: obj, VersionedOldObject: oldObj}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: obj.GetNamespace()}}
 	res := validator.Validate(context.Background(), gvr, va, nil, ns, budget, nil)
-	denied := false
-	var messages []string
-	for _, d := range res.Decisions {
-		switch d.Action {
-		case validating.ActionDeny:
-			denied = true
-			if d.Evaluation == validating.EvalError {
-				t.Errorf("evaluation error: %s", d.Message)
-			} else {
-				messages = append(messages, d.Message)
-			}
-		case validating.ActionAdmit:
-		default:
-			t.Errorf("decision %+v", d)
-		}
-	}
-	return denied, messages
+	return denials(t, res)
 }
 
 // The policy matches creates and updates of Volcano CronJobs and flow
