@@ -21,30 +21,12 @@ const (
 // values. What it admits is tested on the rendered manifest in installer/
 // (configmappolicy_test.go) with kube-apiserver's CEL code.
 func TestRenderedConfigMapPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		kube string
-		apis []string
-		vals string
-		want bool
-	}{
+	checkRendered(t, []renderCase{
 		{"served", "1.35.3", vapAPI, "", true},
 		{"with the configurations", "1.35.3", vapAPI, "webhook: {create: true}", true},
 		{"not served (before 1.30, or turned off)", "1.29.6", nil, "", false},
 		{"switched off", "1.35.3", vapAPI, "rbac: {controllerConfigMapPolicy: false}", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := renderChart(t, chartDir, "framework-plugins", tc.kube, tc.apis, values(t, tc.vals))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, key := range []string{cmPolicy, cmPolicyBind, claimsPolicy, claimsPolicyBind} {
-				if _, got := r.docs[key]; got != tc.want {
-					t.Errorf("%s rendered %v, want %v (objects %v)", key, got, tc.want, r.keys())
-				}
-			}
-		})
-	}
+	}, cmPolicy, cmPolicyBind, claimsPolicy, claimsPolicyBind)
 
 	r, err := renderChart(t, chartDir, "framework-plugins", "1.35.3", vapAPI,
 		values(t, "volcano: {namespace: batch-system, controllerServiceAccount: vc-ctrl}\nwebhook: {service: {namespace: batch-system}}"))
@@ -84,5 +66,34 @@ func TestRenderedConfigMapPolicy(t *testing.T) {
 	b = decode[admv1.ValidatingAdmissionPolicyBinding](t, r, claimsPolicyBind)
 	if b.Spec.PolicyName != c.Name || !cmp.Equal(b.Spec.ValidationActions, []admv1.ValidationAction{admv1.Deny}) {
 		t.Errorf("binding %+v, want %s with Deny", b.Spec, c.Name)
+	}
+}
+
+// renderCase is a rendering of the chart: the cluster's Kubernetes version
+// and served APIs, the values, and whether the objects are to be rendered.
+type renderCase struct {
+	name string
+	kube string
+	apis []string
+	vals string
+	want bool
+}
+
+// checkRendered renders the chart for each case and checks that each of
+// keys is rendered exactly when the case wants it.
+func checkRendered(t *testing.T, cases []renderCase, keys ...string) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := renderChart(t, chartDir, "framework-plugins", tc.kube, tc.apis, values(t, tc.vals))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, key := range keys {
+				if _, got := r.docs[key]; got != tc.want {
+					t.Errorf("%s rendered %v, want %v (objects %v)", key, got, tc.want, r.keys())
+				}
+			}
+		})
 	}
 }

@@ -15,29 +15,11 @@ const (
 // jobTemplateBounds.create is on (the default). What it admits is tested on
 // the rendered manifest in installer/ (templatebounds_test.go).
 func TestRenderedTemplateBoundsPolicy(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		kube string
-		apis []string
-		vals string
-		want bool
-	}{
+	checkRendered(t, []renderCase{
 		{"served", "1.35.3", vapAPI, "", true},
 		{"not served (before 1.30, or turned off)", "1.29.6", nil, "", false},
 		{"switched off", "1.35.3", vapAPI, "jobTemplateBounds: {create: false}", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r, err := renderChart(t, chartDir, "framework-plugins", tc.kube, tc.apis, values(t, tc.vals))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, key := range []string{boundsPolicy, boundsPolicyBind} {
-				if _, got := r.docs[key]; got != tc.want {
-					t.Errorf("%s rendered %v, want %v (objects %v)", key, got, tc.want, r.keys())
-				}
-			}
-		})
-	}
+	}, boundsPolicy, boundsPolicyBind)
 }
 
 // The admission NetworkPolicy is off by default (the chart cannot know the
