@@ -24,7 +24,7 @@ import (
 
 // claimFiles are the Markdown files whose commands are checked, relative to
 // this directory.
-var claimFiles = []string{"*.md", "plugins/*.md", "../README.md", "../SECURITY.md",
+var claimFiles = []string{"*.md", "plugins/*.md", "dev/*.md", "../README.md", "../SECURITY.md",
 	"../installer/helm/framework-plugins/README.md", "../lines/README.md"}
 
 // codeOf returns the code of a Markdown file: its fenced blocks' lines and

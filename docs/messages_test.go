@@ -55,7 +55,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the docs' inline and \"messages\" samples from the code")
 
 // The Markdown files whose samples are checked, relative to this directory.
-var docFiles = []string{"*.md", "plugins/*.md", "../README.md"}
+var docFiles = []string{"*.md", "plugins/*.md", "dev/*.md", "../README.md"}
 
 // sample produces one message from the code.
 type sample func(t *testing.T) string
