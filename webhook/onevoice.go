@@ -33,7 +33,7 @@ var volcanoJobs = metav1.GroupVersionResource{Group: batch.SchemeGroupVersion.Gr
 //
 // Only call it when this project's plugins are registered in Volcano's plugin
 // factory (plugins.Register) and our validation is served: Volcano's name check
-// then accepts the four names anyway, and ours checks what Volcano no longer
+// then accepts the eight names anyway, and ours checks what Volcano no longer
 // sees.
 func WrapVolcanoValidation() error {
 	found := false
@@ -56,12 +56,14 @@ func WrapVolcanoValidation() error {
 // plugin, it validates the Job with the framework plugins' entries removed from
 // spec.plugins.
 //
-// Volcano v1.10.0's validateJobCreate reads spec.plugins twice: the keys, to
-// deny plugins its factory does not know (ours are registered, so this check
-// never fires for them), and the mpi arguments, with its in-tree mpi parser,
-// to deny a Job whose --master or --worker task is missing. That parser stops
-// at the first flag it does not know and falls back to "master" and "worker",
-// and its check returns before every other one. Without the framework entries,
+// Volcano's validateJobCreate (pkg/webhooks/admission/jobs/validate) reads
+// spec.plugins twice: the keys, to deny plugins its factory does not know
+// (ours are registered, so this check never fires for them), and the mpi
+// arguments, with its in-tree mpi parser, to deny a Job whose --master task
+// is missing (v1.15.1), or whose --master or --worker task is (v1.14.1). That
+// parser stops at the first flag it does not know, leaving "master" and
+// "worker" for the flags it did not reach, and its check returns before every
+// other one. Without the framework entries,
 // Volcano makes every other check (replicas, minAvailable, policies, task
 // names and templates, volumes, the queue, dependsOn) and ours alone judges
 // the arguments and roles: one message for each problem, no false denials.

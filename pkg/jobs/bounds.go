@@ -26,8 +26,8 @@ const (
 	MaxTasks = 64
 	// MaxDependsOn is the most names a task's dependsOn may list.
 	MaxDependsOn = MaxTasks
-	// MaxPlugins is the most entries spec.plugins may have (Volcano has 6
-	// plugins of its own, this project 4 more).
+	// MaxPlugins is the most entries spec.plugins may have (Volcano v1.15.1
+	// and v1.14.1 have 8 plugins of their own, this project 5 more).
 	MaxPlugins = 32
 	// MaxPluginNameBytes is the longest plugin name (spec.plugins' keys).
 	MaxPluginNameBytes = 63

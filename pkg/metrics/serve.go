@@ -27,8 +27,9 @@ const Path = "/metrics"
 func Handler() http.Handler { return legacyregistry.Handler() }
 
 // ServeHealthz listens on addr and serves /healthz, as Volcano's
-// helpers.StartHealthz (v1.10.0) does for both managers' --enable-healthz
-// and --healthz-address, plus Path. As there, the listener speaks TLS with
+// helpers.StartHealthz (volcano.sh/apis, the same in both lines, v1.15.1 and
+// v1.14.1) does for both managers' --enable-healthz and --healthz-address,
+// plus Path. As there, the listener speaks TLS with
 // certData and keyData when caData, certData and keyData are all given (TLS
 // 1.2 at least, Volcano's cipher suites, client certificates verified if
 // sent) and plain HTTP otherwise. It returns once it listens, or the listen
@@ -42,8 +43,9 @@ func Handler() http.Handler { return legacyregistry.Handler() }
 // Each of install adds its paths to the mux before it serves (the controller
 // manager's --profiling adds /debug/pprof).
 func ServeHealthz(addr, name string, caData, certData, keyData []byte, install ...func(*mux.PathRecorderMux)) (net.Addr, error) {
-	// Volcano v1.15's healthz server has these timeouts; its earlier ones
-	// none, so that a client could hold a connection for ever.
+	// The header limit and the timeouts of Volcano's healthz server (both
+	// lines); the idle timeout is ours (Volcano's is ReadTimeout's 30 s, Go's
+	// default when none is set).
 	server := &http.Server{
 		MaxHeaderBytes:    1 << 20,
 		ReadHeaderTimeout: helpers.DefaultReadHeaderTimeout,

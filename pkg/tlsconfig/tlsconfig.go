@@ -1,6 +1,8 @@
-// Package tlsconfig holds the TLS settings of Volcano v1.10.0's webhook
-// manager (cmd/webhook-manager/app/util.go configTLS and helpers.StartHealthz),
-// which this project's managers keep for every listener they serve.
+// Package tlsconfig holds the TLS settings of Volcano's webhook manager
+// (cmd/webhook-manager/app/util.go configTLS) and healthz listeners
+// (volcano.sh/apis helpers.StartHealthz), the same in both lines this tree
+// builds (Volcano v1.15.1 and v1.14.1), which this project's managers keep
+// for every listener they serve.
 package tlsconfig
 
 import "crypto/tls"

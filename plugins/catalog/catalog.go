@@ -1,13 +1,12 @@
 // Package catalog is the one list of this project's framework plugins, for
 // programs that need the list but not Volcano's job plugin factory: the demo,
-// the benchmarks' report. Package plugins re-exports it and registers it with
-// the factory.
+// make scale and make sweep (hack/internal/measure, hack/sweep). Package
+// plugins re-exports it and registers it with the factory.
 //
 // It must not import the factory (volcano.sh/volcano/pkg/controllers/job/plugins):
-// that package pulls in Volcano's scheduler API and its package inits (on
-// Volcano v1.10 the vgpu device package logged "init kubeclient in hamivgpu
-// failed" on stderr before main could configure klog), which these programs
-// do not need. TestNoSchedulerDependency keeps it so.
+// that package links Volcano's scheduler (pkg/scheduler/api, its device
+// packages and their package inits) into every program that imports it, which
+// these programs do not need. TestNoSchedulerDependency keeps it so.
 package catalog
 
 import (

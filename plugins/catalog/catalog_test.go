@@ -7,8 +7,8 @@ import (
 )
 
 // The list must stay importable without Volcano's scheduler packages and
-// their inits (on Volcano v1.10 the vgpu device package's logged an error on
-// the stderr of every program that imported them, the demo's included).
+// their inits, which the programs that import it (the demo, make scale and
+// make sweep) do not need.
 func TestNoSchedulerDependency(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").Output()
 	if err != nil {
