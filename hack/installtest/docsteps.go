@@ -18,6 +18,10 @@ const (
 	noHelmHeading  = "## Install without Helm"
 )
 
+// installDoc's blocks use the variables of its header (REGISTRY,
+// VOLCANO_VERSION, VOLCANO_NAMESPACE); the test sets them in the
+// environment of the commands it runs (t.env).
+//
 // What the test replaces in installDoc's blocks (regular expressions): the
 // rollout waits get a timeout; with Helm, step 1 installs the packaged chart
 // instead of the directory, step 2 takes Volcano's chart of the line from
@@ -27,7 +31,7 @@ const (
 const (
 	docRolloutStatus = `rollout status deployment volcano-admission$`
 	docOurChart      = `^helm install framework-plugins installer/helm/framework-plugins `
-	docVolcanoChart  = `volcano-sh/volcano --version [0-9.]+ `
+	docVolcanoChart  = `volcano-sh/volcano --version (?:[0-9.]+|"\$VOLCANO_VERSION") `
 	docVolcanoValues = `-f installer/helm/volcano-values.yaml `
 )
 
@@ -93,10 +97,11 @@ func readDocSteps(file, heading string) (docSteps, error) {
 	return steps, nil
 }
 
-// docPatchFile matches the --patch-file argument of deployment's patch in
-// the block without Helm.
+// docPatchFile matches the patch argument of deployment's patch in the
+// block without Helm: the line's patch file with the user's registry written
+// in ("$(sed ... installer/volcano-patches/<deployment>.yaml)").
 func docPatchFile(deployment string) string {
-	return `--patch-file installer/volcano-patches/` + regexp.QuoteMeta(deployment) + `\.yaml$`
+	return `--patch "\$\(sed [^)]*installer/volcano-patches/` + regexp.QuoteMeta(deployment) + `\.yaml\)"$`
 }
 
 // subst replaces what the regular expression old matches by new: what the

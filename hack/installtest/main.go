@@ -130,6 +130,9 @@ type t struct {
 	// (v1.15: controller_image_tag_version, ...), which pins by digest
 	// ("<tag>@sha256:..."); v1.14's has image_tag_version only.
 	componentTags bool
+	// admissionGates: the line's chart passes custom.admission_feature_gates
+	// to the webhook manager (v1.15), as real-node-values.yaml sets it.
+	admissionGates bool
 	// doc is docs/install.md's "Onto an existing Volcano" block: the steps
 	// the Helm upgrade runs, as the user copies them; noHelm is its
 	// "Install without Helm" block.
@@ -187,8 +190,11 @@ func run(o options) (code int) {
 			}
 		}()
 	}
-	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig), containerd: cl.RealNode.ContainerdSocket,
-		registry: cl.RegistryAddress(), digests: map[string]string{}}
+	// The variables docs/install.md's header sets, which its blocks use: the
+	// cluster's registry, the line's chart version and Volcano's namespace.
+	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig, "REGISTRY="+cl.RegistryAddress(),
+		"VOLCANO_VERSION="+strings.TrimPrefix(version, "v"), "VOLCANO_NAMESPACE=volcano-system"),
+		containerd: cl.RealNode.ContainerdSocket, registry: cl.RegistryAddress(), digests: map[string]string{}}
 	if x.kube, err = kubernetes.NewForConfig(cl.RESTConfig); err != nil {
 		return fail(err)
 	}
@@ -216,6 +222,9 @@ func run(o options) (code int) {
 		return fail(err)
 	}
 	if x.componentTags, err = chartHasValue(o.chart, "controller_image_tag_version"); err != nil {
+		return fail(err)
+	}
+	if x.admissionGates, err = chartHasValue(o.chart, "admission_feature_gates"); err != nil {
 		return fail(err)
 	}
 	if x.doc, err = readDocSteps(installDoc, installHeading); err != nil {
@@ -511,6 +520,50 @@ spec:
                 - {name: main, image: busybox:1.36.1, command: ["true"]}
 `
 
+// podLevelJob is a Job without plugins whose pod template sets pod-level
+// resources that request more CPU than their limit: Volcano's job
+// validation denies it while Kubernetes' PodLevelResources gate is on (its
+// pod-template validation checks pod-level resources only then) and admits
+// it while the gate is off.
+const podLevelJob = `apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: install-test-pod-level, namespace: default}
+spec:
+  schedulerName: volcano
+  minAvailable: 1
+  tasks:
+    - name: main
+      replicas: 1
+      template:
+        spec:
+          restartPolicy: Never
+          resources: {requests: {cpu: "2"}, limits: {cpu: "1"}}
+          containers:
+            - {name: main, image: busybox:1.36.1, command: ["true"]}
+`
+
+// admissionGateHonoured checks that the webhook manager honours the
+// --feature-gates Volcano's chart passes it from
+// custom.admission_feature_gates (real-node-values.yaml turns
+// PodLevelResources off): podLevelJob is admitted (server-side dry run).
+// It returns the problems.
+func (x *t) admissionGateHonoured() []string {
+	cmd := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
+	cmd.Env = x.env
+	cmd.Stdin = strings.NewReader(podLevelJob)
+	fmt.Println("$ kubectl create --dry-run=server -f - (a Job whose pod-level CPU request passes its limit; PodLevelResources=false)")
+	out, err := cmd.CombinedOutput()
+	fmt.Print(string(out))
+	if err != nil {
+		return []string{fmt.Sprintf("custom.admission_feature_gates=%s not honoured: a Job whose pod-level resources only the gate's validation refuses: %v: %s",
+			admissionGates, err, strings.TrimSpace(string(out)))}
+	}
+	return nil
+}
+
+// admissionGates is custom.admission_feature_gates in real-node-values.yaml.
+const admissionGates = "PodLevelResources=false"
+
 // chartConfigured checks, with the managers of images ("Volcano's own
 // images" or "this project's images"), what Volcano's chart configures
 // beyond Jobs: every admission its --enabled-admission list names answers (a
@@ -558,6 +611,9 @@ func (x *t) chartConfigured(images string) {
 		x.printKubectl(
 			[]string{"-n", "volcano-system", "get", "pods,endpoints", "-o", "wide"},
 			[]string{"-n", "volcano-system", "logs", "-l", "app=volcano-controller", "--tail=40", "--all-containers"})
+	}
+	if x.admissionGates {
+		problems = append(problems, x.admissionGateHonoured()...)
 	}
 	line := "with " + images + ": Volcano's chart's admissions and controller metrics answer"
 	if len(problems) > 0 {
