@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
@@ -181,8 +182,12 @@ func event(name string, job *batch.Job, objs ...runtime.Object) sample {
 		t.Helper()
 		job = job.DeepCopy()
 		job.Namespace, job.UID = "default", types.UID("uid-"+job.Name)
+		job.Status.ControlledResources = map[string]string{} // as Volcano's controller makes it
 		kube := fake.NewSimpleClientset(objs...)
-		p := plugins.Lookup(name).New(pluginsinterface.PluginClientset{KubeClients: kube}, job.Spec.Plugins[name])
+		// The plugin as the controller's factory builds it (plugins.Register).
+		plugins.Register()
+		build, _ := vcplugins.GetPluginBuilder(name)
+		p := build(pluginsinterface.PluginClientset{KubeClients: kube}, job.Spec.Plugins[name])
 		_ = p.OnJobAdd(job) // mpi returns the conflict too; the event is the sample
 		evs, err := kube.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{})
 		if err != nil {

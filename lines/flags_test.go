@@ -91,7 +91,7 @@ var flagDifferences = map[string]string{
 
 // ourFlags are the flags ours add to the line's stock managers, by manager.
 var ourFlags = map[string][]string{
-	"vc-webhook-manager":    {"cluster-domain", "create-framework-webhook-configurations", "framework-admission", "gpu-resources", "max-requests-in-flight"},
+	"vc-webhook-manager":    {"cluster-domain", "create-framework-webhook-configurations", "framework-admission", "gpu-resources", "max-requests-in-flight", "strict-plugin-arguments"},
 	"vc-controller-manager": {"cluster-domain", "gpu-resources", "profiling", "wait-image"},
 }
 

@@ -8,6 +8,8 @@
 package plugins
 
 import (
+	"sync"
+
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
@@ -39,16 +41,26 @@ var Builders = func() map[string]vcplugins.PluginBuilder {
 	return m
 }()
 
+var registerOnce sync.Once
+
 // Register adds the frameworks' builders to Volcano's plugin factory
-// (volcano.sh/volcano/pkg/controllers/job/plugins). Volcano registers its in-tree
-// tensorflow, pytorch and mpi builders in that package's init, and the factory is
-// a map, so calling Register afterwards replaces them. It also wraps Volcano's
-// in-tree svc, ssh and ray plugins so that they never adopt, overwrite or
-// delete an object the Job does not control (guard.Register). Safe to call
-// more than once.
+// (volcano.sh/volcano/pkg/controllers/job/plugins). Volcano registers its
+// in-tree tensorflow, pytorch and mpi builders in that package's init, and
+// the factory is a map, so Register replaces them; each such framework
+// (Framework.Stock) keeps Volcano's builder for the Jobs whose arguments
+// ours refuses and stock's admission accepts (framework.StockFallback). It
+// also wraps Volcano's in-tree svc, ssh and ray plugins so that they never
+// adopt, overwrite or delete an object the Job does not control
+// (guard.Register). Safe to call more than once: the first call registers.
 func Register() {
-	for name, b := range Builders {
-		vcplugins.RegisterPluginBuilder(name, b)
-	}
+	registerOnce.Do(func() {
+		for _, f := range Frameworks {
+			b := f.New
+			if stock, ok := vcplugins.GetPluginBuilder(f.Name); ok && f.Stock != nil {
+				b = framework.StockFallback(f.New, stock)
+			}
+			vcplugins.RegisterPluginBuilder(f.Name, b)
+		}
+	})
 	guard.Register()
 }

@@ -175,7 +175,8 @@ func mutate(ar admissionv1.AdmissionReview, opts Options, cfg *router.AdmissionS
 // UPDATE that changes its spec, when ValidateJob reports problems; the message
 // is the list of field errors. A Job whose only problems are in the arguments
 // and roles of framework plugins Volcano's own admission accepts (asStock) is
-// allowed instead, with those problems as warnings (argumentWarnings).
+// allowed instead, with those problems as warnings (argumentWarnings), unless
+// strict mode is on (SetStrictArguments): then it is denied with them.
 func AdmitJob(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 	return admitJob(ar, &verdict{})
 }
@@ -225,6 +226,12 @@ func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.Admission
 		}
 	}
 	errs, reason, warned := validateJob(job, true)
+	if len(warned) > 0 && strict() {
+		// The messages the warnings would have given (capErrors: a
+		// warned Job has no unlisted problems).
+		v.reason = metrics.ReasonArguments
+		return denial(capErrors(warned, 0).ToAggregate().Error())
+	}
 	if len(errs) == 0 {
 		if len(warned) > 0 {
 			v.reason = metrics.ReasonArguments // counted as allowed for that reason
@@ -282,7 +289,7 @@ func printable(s string) string {
 
 // ArgumentsWarning is the first admission warning of a Job whose framework
 // arguments this project's plugins reject but Volcano's admission accepts.
-const ArgumentsWarning = "the job is admitted as Volcano admits it, with the problems below in its framework plugins' arguments: a plugin whose arguments do not parse injects nothing into the pods (an InvalidPluginArguments event on the job says so)"
+const ArgumentsWarning = "the job is admitted as Volcano admits it, with the problems below in its framework plugins' arguments: Volcano's in-tree plugin of the same name configures its pods instead, with what it parses of them, as on stock Volcano (an InvalidPluginArguments event on the job says so)"
 
 const (
 	// maxWarnings is the most argument problems listed as warnings.

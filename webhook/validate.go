@@ -1,9 +1,7 @@
 package webhook
 
 import (
-	"flag"
 	"fmt"
-	"io"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -84,50 +82,25 @@ func validateJob(job *batch.Job, admit bool) (field.ErrorList, string, field.Err
 }
 
 // asStock reports whether Volcano's own admission accepts the arguments of
-// every framework plugin the Job uses: it uses only the plugins Volcano also
-// has in-tree (tensorflow, pytorch and mpi, which Register replaces), and for
-// mpi its master task exists as Volcano's validateJobCreate reads it
-// (admit_job.go, v1.14.1 and v1.15.1). Volcano checks nothing else of these
-// plugins' arguments, so a drop-in that denied such a Job would refuse what
-// the stock manager accepts; its plugins inject nothing into it instead and
-// record an InvalidPluginArguments event (framework.Plan).
+// every framework plugin the Job uses: each is one Volcano also has in-tree
+// (Framework.Stock: tensorflow, pytorch and mpi, which plugins.Register
+// replaces) and admits them (Stock.AdmitsJob: mpi's master task must exist
+// as Volcano reads it). Volcano checks nothing else of these plugins'
+// arguments, so a drop-in that denied such a Job would refuse what the
+// stock manager accepts; the controller hands it to Volcano's in-tree
+// plugin instead, as stock does, and records an InvalidPluginArguments
+// event (framework.StockFallback).
 func asStock(job *batch.Job) bool {
 	for _, f := range frameworks {
 		argv, ok := job.Spec.Plugins[f.Name]
 		if !ok {
 			continue
 		}
-		if !InTree[f.Name] {
+		if f.Stock == nil || !f.Stock.AdmitsJob(argv, job) {
 			return false
-		}
-		if f.Name == "mpi" {
-			if _, ok := jobs.Task(job, stockMPIMaster(argv)); !ok {
-				return false
-			}
 		}
 	}
 	return true
-}
-
-// InTree are the framework plugins of this project that Volcano also has
-// in-tree plugins of, by name (volcano.sh/volcano/pkg/controllers/job/plugins,
-// v1.14.1 and v1.15.1): Volcano's admission accepts their arguments (mpi's
-// with its master task), so the validation warns of their argument problems
-// instead of denying (asStock).
-var InTree = map[string]bool{"tensorflow": true, "pytorch": true, "mpi": true}
-
-// stockMPIMaster is the master task Volcano's in-tree mpi plugin reads from
-// argv (pkg/controllers/job/plugins/distributed-framework/mpi, NewInstance):
-// Go's flag package with --master, --worker and --port, stopping at the first
-// flag it does not define; "master" when --master comes after it or is unset.
-func stockMPIMaster(argv []string) string {
-	fs := flag.NewFlagSet("mpi", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	master := fs.String("master", "master", "")
-	fs.String("worker", "worker", "")
-	fs.Int("port", 22, "")
-	_ = fs.Parse(argv) // what parsed before an error stands, as in Volcano
-	return *master
 }
 
 // MaxErrors is the most problems ValidateJob lists; the rest are counted in a

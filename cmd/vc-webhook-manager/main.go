@@ -61,6 +61,8 @@ func main() {
 			webhook.ConfigurationName(webhook.ValidatePath)+"), or point existing ones at this manager, once every serving endpoint of the admission service serves them (an endpoint serves while ready, and while terminating until its preStop pause ends; during a rolling upgrade from Volcano's own manager, once the old pod has left). Without it they must be installed beforehand; the manager then only sets their CA bundle.")
 	maxInFlight := fs.Int("max-requests-in-flight", defaultMaxInFlight,
 		"The most admission requests served at once, on every path; one more is answered 429 Too Many Requests at once (the API server counts it as a failed call). 0 means no limit.")
+	strictArguments := fs.Bool("strict-plugin-arguments", false,
+		"Deny a tensorflow, pytorch or mpi job whose only problems are in its framework plugins' arguments, with the problems as the denial's message. Without it such a job is admitted as Volcano admits it, with the problems as warnings, and Volcano's in-tree plugin of the same name configures its pods. Strict mode is also on while the file of --admission-conf says "+webhook.StrictArgumentsKey+": true (read at each such job).")
 	applyGPUResources := apiflags.GPUResources(fs)
 	applyClusterDomain := apiflags.ClusterDomain(fs)
 	cliflag.InitFlags()
@@ -115,6 +117,7 @@ func main() {
 			// as Volcano's own job mutation gives jobs.
 			opts.SchedulerName = config.SchedulerNames[0]
 		}
+		webhook.SetStrictArguments(webhook.StrictArgumentsFrom(*strictArguments, config.ConfigPath))
 		webhook.Handle(mux, opts)
 		// Our validation judges the framework plugins' arguments; Volcano's
 		// in-tree mpi parser misreads them and would deny beside it.

@@ -320,6 +320,15 @@ func (u *upper) startKubeScheduler(context.Context) error {
 	return u.start(u.bins[KubeScheduler], KubeScheduler, nil, kubeSchedulerArgs(u.cfg.RootDir, u.state.Kubeconfig, port)...)
 }
 
+// AdmissionConf returns the webhook manager's admission configuration
+// file (--admission-conf) of the cluster in rootDir.
+func AdmissionConf(rootDir string) string { return filepath.Join(rootDir, "admission.conf") }
+
+// admissionConf is what AdmissionConf holds when the cluster starts:
+// Volcano's defaults (no resource groups) and this project's strict mode
+// off.
+const admissionConf = "# Volcano's admission configuration (--admission-conf): no resource groups.\nstrictPluginArguments: false\n"
+
 // startWebhookManager registers the webhook configurations and starts the webhook manager (its readiness is awaitWebhookManager's).
 func (u *upper) startWebhookManager(ctx context.Context) error {
 	cfg := u.cfg
@@ -354,6 +363,12 @@ func (u *upper) startWebhookManager(ctx context.Context) error {
 		"--kube-api-qps", "500", "--kube-api-burst", "1000",
 		// As Volcano's chart does; the e2e suite scrapes its /metrics.
 		"--enable-healthz", "--healthz-address", fmt.Sprintf("127.0.0.1:%d", ports[WebhookManagerHealthz]),
+		// As Volcano's chart does (its admission ConfigMap); the e2e suite
+		// turns strict mode on in it.
+		"--admission-conf", AdmissionConf(cfg.RootDir),
+	}
+	if err := os.WriteFile(AdmissionConf(cfg.RootDir), []byte(admissionConf), 0o644); err != nil {
+		return err
 	}
 	if cfg.WebhookManagerBinary == WebhookManager { // Volcano's has no framework admission
 		// This project's two come from its Helm chart, pointed at the

@@ -38,6 +38,10 @@ type Framework struct {
 	// Sample describes the framework to the generated tests and the
 	// benchmarks (Framework.WithSample); every framework has one.
 	Sample *Sample
+	// Stock is Volcano's in-tree plugin of the same name, as the webhook
+	// and the controller treat it (Framework.WithStock); nil for the
+	// frameworks Volcano has no plugin for.
+	Stock *Stock
 }
 
 // WithSample returns f with its Sample set.

@@ -49,6 +49,8 @@ type planResult[P any] struct {
 	// over: errs are the Job's bounds (jobs.CheckBounds, MaxReplicas).
 	over     bool
 	reported *sync.Once
+	// stock is StockFallback's decision for this plan.
+	stock *stockVerdict
 }
 
 // Plan returns the per-job plan build makes from the plugin's arguments, computed
@@ -66,6 +68,14 @@ func Plan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, 
 // cachedPlan is Plan's result with its errors, reported as Plan says.
 func cachedPlan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin string, args []string, job *batch.Job,
 	build func(args []string, job *batch.Job) (P, field.ErrorList)) planResult[P] {
+	r := planOf(c, plugin, args, job, build)
+	report(client, job, r, "")
+	return r
+}
+
+// planOf is cachedPlan without the report.
+func planOf[P any](c *jobcache.Cache, plugin string, args []string, job *batch.Job,
+	build func(args []string, job *batch.Job) (P, field.ErrorList)) planResult[P] {
 	built := false
 	r := jobcache.Get(c, job, plugin, strings.Join(args, "\x00"), func() planResult[P] {
 		built = true
@@ -76,20 +86,32 @@ func cachedPlan[P any](c *jobcache.Cache, client kubernetes.Interface, plugin st
 		}
 		metrics.PlanBuilds.WithLabelValues(metrics.Framework(plugin), result).Inc()
 		r.reported = new(sync.Once)
+		r.stock = new(stockVerdict)
 		return r
 	})
 	if !built {
 		metrics.PlanCacheHits.WithLabelValues(metrics.Framework(plugin)).Inc()
 	}
-	if len(r.errs) > 0 {
-		// Once per cached revision, not once per pod; events.Warn dedups the rest.
-		r.reported.Do(func() {
-			ctx, cancel := Context()
-			defer cancel()
-			events.Warn(ctx, client, job, events.ReasonInvalidArguments, r.errs.ToAggregate().Error())
-		})
-	}
 	return r
+}
+
+// report records r's errors, when it has any, as one InvalidPluginArguments
+// Warning event on the Job (through client, which may be nil in tests), once
+// per cached plan, not once per pod (events.Warn dedups the rest). A note,
+// when not empty, comes first: what happens to the Job's pods.
+func report[P any](client kubernetes.Interface, job *batch.Job, r planResult[P], note string) {
+	if len(r.errs) == 0 {
+		return
+	}
+	r.reported.Do(func() {
+		msg := r.errs.ToAggregate().Error()
+		if note != "" {
+			msg = note + ": " + msg
+		}
+		ctx, cancel := Context()
+		defer cancel()
+		events.Warn(ctx, client, job, events.ReasonInvalidArguments, msg)
+	})
 }
 
 // boundedBuild runs build on a Job within jobs.CheckBounds and

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -13,10 +14,15 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	stocktensorflow "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
+	"github.com/vcplugins/framework-plugins/webhook"
 )
 
 // The drop-in controller manager runs the job plugins Volcano v1.15 has
@@ -117,6 +123,75 @@ var _ = Describe("Volcano's own v1.15 job plugins in the drop-in", func() {
 		f.DeleteJobAndPods(ctx, job)
 		framework.Consistently(ctx, unchanged, 5*time.Second).Should(Succeed())
 	}, SpecTimeout(framework.SpecTimeout))
+
+	// Drop-in fidelity: Go's flag parsing in Volcano's in-tree plugin stops
+	// at the first flag it does not define and keeps the defaults, so such
+	// a Job trains on stock Volcano; ours hands it to that plugin.
+	It("hands a tensorflow Job with a mistyped flag (--prot=2222) to Volcano's in-tree plugin: stock's TF_CONFIG, the warnings and an InvalidPluginArguments event",
+		func(ctx SpecContext) {
+			job := &batch.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: "tf-prot"},
+				Spec: batch.JobSpec{
+					SchedulerName: "volcano", Queue: "default",
+					Plugins: map[string][]string{"tensorflow": {"--prot=2222"}},
+					Tasks:   []batch.TaskSpec{kwokTask("ps", "tensorflow", 1), kwokTask("worker", "tensorflow", 2)},
+				},
+			}
+			created, warnings, err := f.CreateJobWithWarnings(ctx, job)
+			Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
+			DeferCleanup(f.DeleteJobAndPods, created)
+			Expect(warnings).NotTo(BeEmpty())
+			Expect(warnings[0]).To(Equal(webhook.ArgumentsWarning))
+			Expect(containsSubstring(warnings, "--prot")).To(BeTrue(), "warnings %q", warnings)
+
+			framework.Eventually(ctx, func(ctx context.Context) string {
+				return framework.DescribeEvents(f.Events(ctx, events.ReasonInvalidArguments))
+			}, framework.ObjectCreatedTimeout).Should(And(ContainSubstring("Job/"+job.Name),
+				ContainSubstring("Volcano's in-tree tensorflow plugin configures the job's pods instead")), "%s events", events.ReasonInvalidArguments)
+			f.WaitJobPhase(ctx, created, batch.Completed, framework.JobCompletedTimeout)
+			pods := f.PodsOf(created)
+			Expect(pods).To(HaveLen(3), "pods of %s", job.Name)
+			for _, p := range pods {
+				// What Volcano's in-tree plugin gives this pod of this Job.
+				task, _ := jobs.Task(created, p.Annotations[batch.TaskSpecKey])
+				index, err := jobs.PodIndex(p)
+				Expect(err).NotTo(HaveOccurred())
+				want := jobs.NewPod(created, task, index)
+				Expect(stocktensorflow.New(pluginsinterface.PluginClientset{}, created.Spec.Plugins["tensorflow"]).OnPodCreate(want, created)).To(Succeed())
+				Expect(framework.EnvOf(p, "tensorflow")).To(HaveKeyWithValue("TF_CONFIG", framework.EnvOf(want, "tensorflow")["TF_CONFIG"]),
+					"environment of %s", p.Name)
+			}
+		}, SpecTimeout(framework.SpecTimeout))
+
+	It("denies the same Job in strict mode (strictPluginArguments: true in the admission configuration), with the problems the warnings give",
+		func(ctx SpecContext) {
+			tc := framework.Cluster()
+			if tc.Local == nil {
+				Skip("strict mode is turned on through the local cluster's admission configuration file")
+			}
+			conf := localcluster.AdmissionConf(tc.Local.RootDir)
+			before, err := os.ReadFile(conf)
+			Expect(err).NotTo(HaveOccurred())
+			DeferCleanup(os.WriteFile, conf, before, os.FileMode(0o644))
+			Expect(os.WriteFile(conf, []byte(webhook.StrictArgumentsKey+": true\n"), 0o644)).To(Succeed())
+
+			job := &batch.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: "tf-prot-strict"},
+				Spec: batch.JobSpec{
+					SchedulerName: "volcano", Queue: "default",
+					Plugins: map[string][]string{"tensorflow": {"--prot=2222"}},
+					Tasks:   []batch.TaskSpec{kwokTask("ps", "tensorflow", 1), kwokTask("worker", "tensorflow", 2)},
+				},
+			}
+			_, warnings, err := f.DryRunJobWithWarnings(ctx, job)
+			Expect(err).To(HaveOccurred(), "a dry run of %s in strict mode (warnings %q)", job.Name, warnings)
+			Expect(err.Error()).To(And(ContainSubstring("denied the request"), ContainSubstring("plugin tensorflow"), ContainSubstring("--prot")))
+
+			Expect(os.WriteFile(conf, before, 0o644)).To(Succeed())
+			_, warnings, err = f.DryRunJobWithWarnings(ctx, job)
+			Expect(err).NotTo(HaveOccurred(), "a dry run of %s with strict mode off again", job.Name)
+			Expect(warnings).To(ContainElement(webhook.ArgumentsWarning))
+		}, SpecTimeout(framework.SpecTimeout))
 })
 
 // kwokTask is a task of replicas pods with one container named container,
