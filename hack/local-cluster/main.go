@@ -1,7 +1,7 @@
 // Command local-cluster starts, stops and inspects the local Volcano cluster of
 // package internal/localcluster (etcd, kube-apiserver, kube-controller-manager,
-// vc-scheduler, this repository's vc-controller-manager, KWOK fake nodes and
-// optionally vc-webhook-manager, all on 127.0.0.1). `make local-up`,
+// vc-scheduler, this repository's vc-controller-manager, KWOK fake nodes,
+// optionally vc-webhook-manager and the real node, all on 127.0.0.1). `make local-up`,
 // `make local-down` and `make local-status` run it.
 //
 // Usage:

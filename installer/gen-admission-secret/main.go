@@ -1,7 +1,7 @@
 // Command gen-admission-secret stands in for Volcano's gen-admission-secret.sh
 // in this project's vc-webhook-manager image.
 //
-// Volcano's Helm chart (v1.15.1 as v1.10.0, templates/admission-init.yaml) runs a
+// Volcano's Helm chart (templates/admission-init.yaml, v1.15.1 and v1.14.1 alike) runs a
 // pre-install and pre-upgrade hook Job with the admission image
 // (basic.admission_image_name) and the command
 //

@@ -1,9 +1,12 @@
 // Package localcluster runs a Volcano control plane as plain processes on
-// 127.0.0.1, for `make local-up` and the e2e suite: etcd, kube-apiserver,
-// kube-controller-manager, Volcano's CRDs, optionally the webhook manager,
-// vc-scheduler, the controller manager of this repository and KWOK with a few
-// fake nodes. Nothing needs a container engine or root; every component picks
-// a free port at start, and all files live under one root directory:
+// 127.0.0.1, for `make local-up`, `make demo`, the e2e suite and the tools
+// under hack/: etcd, kube-apiserver, kube-controller-manager, Volcano's CRDs,
+// optionally the webhook manager, vc-scheduler, the controller manager of
+// this repository and KWOK with a few fake nodes, and where the machine allows
+// it a real node (realnode.go: a kubelet with containerd, in a network
+// namespace of its own). The control plane and the KWOK nodes need no
+// container engine or root, the real node both; every component picks a free
+// port at start, and all files live under one root directory:
 //
 //	<root>/kubeconfig             admin kubeconfig (client certificate, system:masters)
 //	<root>/state.json             ports, PIDs, command lines, node names (State)

@@ -1,8 +1,9 @@
 // Package e2e is the end-to-end suite of the framework plugins: real Volcano
 // Jobs through the real kube-apiserver (webhooks over TLS, Pod Security
 // admission), this repository's vc-controller-manager creating real pods,
-// vc-scheduler binding them on KWOK nodes and kube-controller-manager's garbage
-// collector. Run it with `make test-e2e` (builds the binaries, then
+// vc-scheduler binding them on KWOK nodes (and the real node, where the
+// machine has one, whose pods really run) and kube-controller-manager's
+// garbage collector. Run it with `make test-e2e` (builds the binaries, then
 // `go test ./test/e2e/... -ginkgo.v`). Without KUBECONFIG it starts its own
 // local cluster in _output/e2e-cluster and stops it afterwards, also when specs
 // fail or the run is interrupted; with KUBECONFIG it uses that cluster.
