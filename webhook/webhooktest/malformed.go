@@ -4,7 +4,9 @@
 // unknown. The same generator serves the fuzz test (webhook/fuzz_test.go, which
 // draws its choices from the fuzzer's bytes) and the e2e suite
 // (test/e2e/malformed_test.go, which draws them from fixed seeds and sends the
-// Jobs through a real API server).
+// Jobs through a real API server). BoundsCases (bounds.go) are Jobs as large
+// as the API server accepts in one dimension, for the tests of the bounds
+// (webhook/bounds_test.go and cost_test.go, test/e2e/bounds_test.go).
 //
 // Jobs are JSON-shaped maps rather than batch.Job values, so that they can hold
 // what the typed Job cannot: a null template, a task without template.spec, a
