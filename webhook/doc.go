@@ -11,5 +11,13 @@
 // configurations (ConfigurationName). Jobs that use none of the framework plugins
 // are left exactly as they are: Volcano's own job admissions handle them.
 //
+// Around the admissions the package also holds what the webhook manager
+// serves them with: the wrappers of Volcano's job admissions
+// (WithoutFrameworkPlugins, WrapVolcanoValidation; onevoice.go,
+// volcanobounds.go), the server's limits (NewServer, LimitInFlight, CapBody),
+// the serving certificate that follows its files (ServingTLS), and Keeper,
+// which creates the two webhook configurations once every address the API
+// server may call serves them, and keeps their CA bundle current.
+//
 // docs/webhook.md describes every rule and message.
 package webhook
