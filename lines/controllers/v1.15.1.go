@@ -13,6 +13,9 @@ import (
 	"flag"
 
 	"github.com/spf13/pflag"
+	// The REST client's request metrics, which v1.15's stock main registers
+	// (v1.14's does not).
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
 
 	_ "volcano.sh/volcano/pkg/controllers/colocationconfig"
 	_ "volcano.sh/volcano/pkg/controllers/cronjob"
