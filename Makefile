@@ -26,6 +26,23 @@ SUBMODULE_GOFLAGS := $(BUILD_GOFLAGS)
 COMMA := ,
 # $(call line_goflags,<line>): GOFLAGS that build this module for a non-default line.
 line_goflags = $(BUILD_GOFLAGS) -modfile=$(CURDIR)/lines/$(1).mod -tags=volcano_line,volcano_$(1)
+# The Kubernetes the local cluster runs (lines/README.md): go.mod's unless
+# KUBE=<minor> (1.36, 1.37) names a release of hack/kube/<version>.mod, from
+# which etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the
+# kubelet and kubectl are built, into _output/kube-<version>/bin beside the
+# managers and Volcano's binaries built from go.mod as always. Default line only.
+KUBE ?=
+ifneq ($(KUBE),)
+ifneq ($(LINE),$(DEFAULT_LINE))
+$(error KUBE=$(KUBE) is for the default line ($(DEFAULT_LINE)); LINE=$(LINE) runs its own Kubernetes)
+endif
+KUBE_MODFILE := $(lastword $(sort $(wildcard hack/kube/v$(KUBE).mod hack/kube/v$(KUBE).*.mod)))
+ifeq ($(KUBE_MODFILE),)
+$(error KUBE=$(KUBE): no hack/kube/v$(KUBE).*.mod; Kubernetes releases: $(patsubst hack/kube/v%.mod,%,$(wildcard hack/kube/v*.mod)))
+endif
+KUBE_RELEASE := $(patsubst hack/kube/%.mod,%,$(KUBE_MODFILE))
+LOCAL_BIN ?= _output/kube-$(KUBE_RELEASE)/bin
+endif
 ifeq ($(LINE),$(DEFAULT_LINE))
 export GOFLAGS ?= $(BUILD_GOFLAGS)
 else
@@ -102,7 +119,11 @@ test-lines: ## Every other Volcano line (lines/README.md): both managers build a
 # Each spec's time is in _output/e2e-report.json (Ginkgo's JSON report; go test
 # prints none on success).
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
-	$(GO) test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.json-report=$(CURDIR)/_output/e2e-report.json
+	$(if $(KUBE),$(E2E_KUBE_ENV) )$(GO) test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.json-report=$(CURDIR)/_output/e2e-report.json
+
+# With KUBE the suite's cluster runs the binaries of $(LOCAL_BIN) (localcluster.EnvBinDir);
+# E2E_REAL_NODE=off (read by the suite) keeps it to the KWOK nodes.
+E2E_KUBE_ENV = LOCAL_CLUSTER_BIN_DIR=$(BIN)
 
 FUZZTIME ?= 60s
 # make test fuzzes for a bounded time; `make fuzz` for longer.
@@ -150,7 +171,7 @@ CONFORMANCE_SKIP ?=
 CONFORMANCE_FLAGS ?=
 conformance: $(addprefix $(LOCAL_BIN)/,etcd kube-apiserver kube-controller-manager kube-scheduler kwok helm vc-scheduler vcctl vc-controller-manager vc-webhook-manager vc-controller-manager-stock vc-webhook-manager-stock) ## Volcano's own e2e suites of the line (jobp, jobseq, vcctl, admission), compiled from the module, against its stock managers and against ours on fresh KWOK clusters; fails if a spec passes with stock and not with ours (LINE=..., CONFORMANCE_FOCUS=...; report in _output/conformance/<line>).
 	$(call local_go_build,$(BIN)/conformance,./hack/conformance)
-	$(BIN)/conformance -line $(LINE) -go $(GO) -bin-dir $(BIN) -out $(CURDIR)/_output/conformance/$(LINE) \
+	$(BIN)/conformance -line $(LINE) -go $(GO) -bin-dir $(BIN) -out $(CURDIR)/_output/conformance/$(LINE)$(if $(KUBE),-kube-$(KUBE_RELEASE)) \
 		-suites '$(CONFORMANCE_SUITES)' -variants '$(CONFORMANCE_VARIANTS)' \
 		-focus '$(CONFORMANCE_FOCUS)' -skip '$(CONFORMANCE_SKIP)' $(CONFORMANCE_FLAGS)
 

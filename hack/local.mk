@@ -118,6 +118,12 @@ kubectl: $(LOCAL_BIN)/kubectl ## Build kubectl (of go.mod's Kubernetes release) 
 $(LOCAL_BIN)/kubectl: GOFLAGS := $(BUILD_GOFLAGS)
 $(LOCAL_BIN)/kubectl:
 	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kubectl)
+# KUBE=<minor> (Makefile): the cluster's Kubernetes, etcd and kubectl of
+# hack/kube/<version>.mod, a module of their own (hack/kube/update.sh writes
+# it), into _output/kube-<version>/bin; everything else as without KUBE.
+ifneq ($(KUBE),)
+$(addprefix $(LOCAL_BIN)/,$(CLUSTER_BINARIES) kubectl): GOFLAGS := $(BUILD_GOFLAGS) -modfile=$(CURDIR)/$(KUBE_MODFILE)
+endif
 # Only in a cluster without Volcano (local-cluster up --no-volcano, make test-install).
 $(LOCAL_BIN)/kube-scheduler:
 	$(call local_go_build,$@,-ldflags '$(KUBE_VERSION_LDFLAGS)' k8s.io/kubernetes/cmd/kube-scheduler)

@@ -376,8 +376,18 @@ func runInfo(o options, variant string) string {
 	}
 	m := managers[variant]
 	version, _ := volcanoVersion(filepath.Join(o.binDir, m.controller))
-	return fmt.Sprintf("%s: %s and %s (volcano.sh/volcano %s), %s, started %s\n",
-		variant, m.controller, m.webhook, version, commit, time.Now().UTC().Format(time.RFC3339))
+	return fmt.Sprintf("%s: %s and %s (volcano.sh/volcano %s), %s, %s, started %s\n",
+		variant, m.controller, m.webhook, version, kubeVersion(o.binDir), commit, time.Now().UTC().Format(time.RFC3339))
+}
+
+// kubeVersion is what the cluster's kube-apiserver says it is ("Kubernetes
+// v1.36.3": make conformance KUBE=... runs another release than go.mod's).
+func kubeVersion(binDir string) string {
+	out, err := exec.Command(filepath.Join(binDir, "kube-apiserver"), "--version").Output()
+	if v := strings.TrimSpace(string(out)); err == nil && v != "" {
+		return v
+	}
+	return "Kubernetes version unknown"
 }
 
 // runSuite runs one compiled suite against the cluster; its exit status

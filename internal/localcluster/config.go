@@ -37,6 +37,11 @@ const (
 	WebhookManagerHealthz    = WebhookManager + "-healthz"
 )
 
+// EnvBinDir names the environment variable that, when set, is the default
+// Config.BinDir: `make test-e2e KUBE=1.36` points the e2e suite's cluster at
+// the binaries of that Kubernetes release (_output/kube-<version>/bin).
+const EnvBinDir = "LOCAL_CLUSTER_BIN_DIR"
+
 // GPUResource is the extended resource the fake nodes advertise for GPUs.
 const GPUResource corev1.ResourceName = "nvidia.com/gpu"
 
@@ -63,7 +68,8 @@ type Config struct {
 	// BinDir holds the component binaries (etcd, kube-apiserver,
 	// kube-controller-manager, vc-scheduler, vc-controller-manager, kwok and
 	// optionally vc-webhook-manager), as built by `make binaries`. Default
-	// <module root>/_output/bin; relative paths as for RootDir.
+	// $LOCAL_CLUSTER_BIN_DIR (EnvBinDir) if set, else <module
+	// root>/_output/bin; relative paths as for RootDir.
 	BinDir string
 	// Nodes is the number of fake KWOK nodes, named kwok-node-0 ... Default 4.
 	Nodes int
@@ -168,6 +174,9 @@ tiers:
 // path absolute. It returns an error if the module root cannot be found while
 // a relative path needs it.
 func (c Config) withDefaults() (Config, error) {
+	if c.BinDir == "" {
+		c.BinDir = os.Getenv(EnvBinDir)
+	}
 	needRoot := c.RootDir == "" || c.BinDir == "" || !filepath.IsAbs(c.RootDir) || !filepath.IsAbs(c.BinDir)
 	var root string
 	if needRoot {
