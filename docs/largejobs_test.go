@@ -83,6 +83,7 @@ var (
 	envTooLong     = regexp.MustCompile(`environment variable (\S+) of pod`)
 	configMapOver  = regexp.MustCompile(`ConfigMap "[^"]*(-svc|-mpi-hostfile)" would be`)
 	namedBound     = regexp.MustCompile(`\((Max[A-Za-z]+)\)`)
+	hostfileOver   = regexp.MustCompile(`the hostfile \(\d+ bytes\)`)
 	configMapNames = map[string]string{"-svc": "the svc plugin's ConfigMap of hosts over 1 MiB", "-mpi-hostfile": "the hostfile ConfigMap over 1 MiB"}
 )
 
@@ -93,6 +94,8 @@ func boundOf(detail string) string {
 		return "`" + envTooLong.FindStringSubmatch(detail)[1] + "` over 128 KiB (MAX_ARG_STRLEN)"
 	case configMapOver.MatchString(detail):
 		return configMapNames[configMapOver.FindStringSubmatch(detail)[1]]
+	case hostfileOver.MatchString(detail):
+		return "the hostfile ConfigMap (hostfile and wait targets) over 1 MiB"
 	case namedBound.MatchString(detail):
 		return namedBound.FindStringSubmatch(detail)[1]
 	}

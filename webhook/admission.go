@@ -236,7 +236,8 @@ func admitJob(ar admissionv1.AdmissionReview, v *verdict) *admissionv1.Admission
 		if len(warned) > 0 {
 			v.reason = metrics.ReasonArguments // counted as allowed for that reason
 		}
-		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: append(argumentWarnings(warned), SvcHostsWarnings(job)...)}
+		warnings := append(argumentWarnings(warned), droppedEnvWarnings(job)...)
+		return &admissionv1.AdmissionResponse{Allowed: true, Warnings: append(warnings, SvcHostsWarnings(job)...)}
 	}
 	v.reason = reason
 	return denial(errs.ToAggregate().Error())

@@ -49,3 +49,49 @@ func TestSvcHostsOverArgStrlenWarned(t *testing.T) {
 		t.Errorf("four variables over: %q", got)
 	}
 }
+
+// A framework plugin's optional host variable (MPI_HOST, WORKER_ADDRS) over
+// MAX_ARG_STRLEN does not refuse the Job: it is admitted with a warning that
+// says what gives the hosts instead, and the plugin leaves the variable out
+// of the pods; under the limit the pods get it and nothing is said.
+func TestOptionalHostVariablesOverArgStrlenWarned(t *testing.T) {
+	for _, tc := range []struct {
+		plugin, lead, variable, instead string
+	}{
+		{"mpi", "master", "MPI_HOST", "the launcher's hostfile lists the hosts for mpirun"},
+		{"xgboost", "master", "WORKER_ADDRS", "XGBoost's collective finds the workers through the tracker (DMLC_TRACKER_URI)"},
+	} {
+		for _, workers := range []int32{100, 3000} {
+			job := mkJob(longName("j", 40)).Namespace("ml-training").Task(MakeTask(tc.lead, 1).Obj()).Task(MakeTask("worker", workers).Obj()).Plugin(tc.plugin).Obj()
+			over := workers == 3000
+			_, _, resp := admissionCost(t, job)
+			if !resp.Allowed {
+				t.Fatalf("%s, %d workers: denied: %v", tc.plugin, workers, resp.Result)
+			}
+			var warned []string
+			for _, w := range resp.Warnings {
+				if strings.Contains(w, "environment variable "+tc.variable) {
+					warned = append(warned, w)
+				}
+			}
+			switch {
+			case over && (len(warned) != 1 || !strings.HasPrefix(warned[0], "plugin "+tc.plugin+": ") ||
+				!strings.HasSuffix(warned[0], "the pods get no "+tc.variable+"; "+tc.instead)):
+				t.Errorf("%s, %d workers: warnings %q, want one about %s", tc.plugin, workers, resp.Warnings, tc.variable)
+			case !over && len(warned) > 0:
+				t.Errorf("%s, %d workers: warnings %q, want none about %s", tc.plugin, workers, warned, tc.variable)
+			}
+			// What the controller's plugin gives the lead's pod.
+			var build Builder
+			for _, f := range frameworks {
+				if f.Name == tc.plugin {
+					build = f.NewUncached
+				}
+			}
+			pod := RunPod(t, build, tc.plugin, job, tc.lead, 0)
+			if _, has := Env(pod, 0)[tc.variable]; has == over {
+				t.Errorf("%s, %d workers: the %s pod has %s: %v, want %v", tc.plugin, workers, tc.lead, tc.variable, has, !over)
+			}
+		}
+	}
+}

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -135,6 +136,28 @@ func SvcHostsWarnings(job *batch.Job) []string {
 	return out
 }
 
+// droppedEnvWarnings returns the admission warnings of the optional host
+// variables of the Job's framework plugins (framework.SizedEnv.Optional:
+// MPI_HOST, WORKER_ADDRS) that would be over MaxArgStrlen: the plugin
+// leaves them out of the pods, where no container could start with them.
+func droppedEnvWarnings(job *batch.Job) []string {
+	var out []string
+	for _, u := range analyze(job) {
+		if len(u.Errs) > 0 || u.Sizes == nil {
+			continue
+		}
+		for _, e := range u.Sizes() {
+			if e.Optional == "" || !framework.OverArgLimit(e.Name, e.ValueLen) {
+				continue
+			}
+			out = append(out, fmt.Sprintf(
+				"plugin %s: environment variable %s would be %d bytes (NAME=value and NUL), more than the %d bytes Linux allows one (MAX_ARG_STRLEN): the pods get no %s; %s",
+				u.name(), e.Name, jobs.EnvBytes(e.Name, e.ValueLen), MaxArgStrlen, e.Name, e.Optional))
+		}
+	}
+	return out
+}
+
 // maxHostWarnings is the most VC_<TASK>_HOSTS warnings listed, with the
 // argument warnings under the API server's 4,096 runes.
 const maxHostWarnings = 2
@@ -183,7 +206,11 @@ func checkPluginPods(job *batch.Job, u use) field.ErrorList {
 	simulate := true
 	var sizes []framework.SizedEnv
 	if u.Sizes != nil {
-		sizes = u.Sizes()
+		// An optional variable over the limit is left out of the pods: a
+		// warning (droppedEnvWarnings), not a problem.
+		sizes = slices.DeleteFunc(u.Sizes(), func(e framework.SizedEnv) bool {
+			return e.Optional != "" && framework.OverArgLimit(e.Name, e.ValueLen)
+		})
 		for _, e := range sizes {
 			simulate = simulate && e.ValueLen <= simulationBudget
 		}

@@ -331,11 +331,11 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 		}
 	}
 
-	t.Run("mpi: MPI_HOST of the master; its wait targets are a file", func(t *testing.T) {
+	t.Run("mpi: MPI_HOST over the limit is no problem (the master gets none); its wait targets are a file", func(t *testing.T) {
 		job := mkJob(longName("m", 40)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 1500).Obj()).Plugin("mpi").Obj()
-		checkContains(t, ValidateJob(job), []string{
-			`spec.plugins[mpi]: Too long: plugin mpi: environment variable MPI_HOST of pod "` + job.Name + `-master-0" (task "master", index 0) would be`,
-		})
+		if errs := ValidateJob(job); len(errs) > 0 {
+			t.Errorf("denied: %v", errs)
+		}
 	})
 	t.Run("mpi: the hostfile over 1 MiB is mpi's own check", func(t *testing.T) {
 		job := mkJob(longName("m", 45)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 10000).Obj()).Plugin("mpi", "--wait=false").Obj()

@@ -102,6 +102,19 @@ type SizedEnv struct {
 	Task     string
 	Index    int
 	ValueLen int
+	// Optional, when not empty, marks a variable the framework's processes
+	// can do without and says what gives them the same hosts instead (for
+	// MPI_HOST, the hostfile): over jobs.MaxArgStrlen the plugin leaves it
+	// out of the pods (OverArgLimit) and the admission warns, where any
+	// other variable over the limit denies the Job.
+	Optional string
+}
+
+// OverArgLimit reports whether the environment string NAME=value of a
+// value of valueLen bytes is over jobs.MaxArgStrlen, with which no
+// container could start (execve fails with E2BIG).
+func OverArgLimit(name string, valueLen int) bool {
+	return jobs.EnvBytes(name, valueLen) > jobs.MaxArgStrlen
 }
 
 // AddRoles appends the roles whose task exists and has replicas.

@@ -169,7 +169,8 @@ func describe(a *Args, job *batch.Job) framework.Description {
 	if jobs.Present(job, a.Master) {
 		d.Completion = a.Master
 		d.Sizes = func() []framework.SizedEnv {
-			return []framework.SizedEnv{{Name: EnvMPIHost, Task: a.Master, Index: 0, ValueLen: MPIHostSize(job, a)}}
+			return []framework.SizedEnv{{Name: EnvMPIHost, Task: a.Master, Index: 0, ValueLen: MPIHostSize(job, a),
+				Optional: "the launcher's hostfile lists the hosts for mpirun"}}
 		}
 	}
 	return d
@@ -245,8 +246,12 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	if a.Implementation != OpenMPI {
 		p.dnsSearches = dnsSearches(job, a.ClusterDomain, masterTask, workerTask)
 	}
-	p.masterEnv = append([]v1.EnvVar{{Name: EnvMPIHost, Value: mpiHost}},
-		launcherEnv(a.Implementation, slots, a.Port)...)
+	// MPI_HOST is the in-tree plugin's; mpirun reads the hostfile. One too
+	// long for a container to start is left out (Description.Sizes says so).
+	if !framework.OverArgLimit(EnvMPIHost, len(mpiHost)) {
+		p.masterEnv = []v1.EnvVar{{Name: EnvMPIHost, Value: mpiHost}}
+	}
+	p.masterEnv = append(p.masterEnv, launcherEnv(a.Implementation, slots, a.Port)...)
 	if !a.LauncherAsWorker && !jobs.RequestsResource(&masterTask.Template.Spec, jobs.IsGPU) {
 		p.masterEnv = append(p.masterEnv,
 			v1.EnvVar{Name: EnvNvidiaVisibleDevices, Value: ""},

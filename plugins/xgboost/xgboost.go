@@ -125,7 +125,8 @@ func describe(a *Args, job *batch.Job) framework.Description {
 	}
 	if worker, ok := jobs.PresentTask(job, a.Worker); ok {
 		d.Sizes = func() []framework.SizedEnv {
-			return []framework.SizedEnv{{Name: EnvWorkerAddrs, Task: a.Master, Index: 0, ValueLen: WorkerAddrsLen(job, worker)}}
+			return []framework.SizedEnv{{Name: EnvWorkerAddrs, Task: a.Master, Index: 0, ValueLen: WorkerAddrsLen(job, worker),
+				Optional: "XGBoost's collective finds the workers through the tracker (DMLC_TRACKER_URI)"}}
 		}
 	}
 	return d
@@ -183,9 +184,13 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	}
 	if worker, ok := jobs.PresentTask(job, a.Worker); ok {
 		p.workerPort = int32(jobs.NamedPort(worker, PortName, a.Port))
-		p.common = append(p.common,
-			v1.EnvVar{Name: EnvWorkerPort, Value: strconv.Itoa(int(p.workerPort))},
-			v1.EnvVar{Name: EnvWorkerAddrs, Value: strings.Join(jobs.Hosts(job, worker, 0), ",")})
+		p.common = append(p.common, v1.EnvVar{Name: EnvWorkerPort, Value: strconv.Itoa(int(p.workerPort))})
+		// XGBoostJob's list of every worker; XGBoost's collective reads the
+		// tracker's address. One too long for a container to start is left
+		// out (Description.Sizes says so).
+		if !framework.OverArgLimit(EnvWorkerAddrs, WorkerAddrsLen(job, worker)) {
+			p.common = append(p.common, v1.EnvVar{Name: EnvWorkerAddrs, Value: strings.Join(jobs.Hosts(job, worker, 0), ",")})
+		}
 	}
 	tail := []v1.EnvVar{{Name: EnvTrackerPort, Value: port}, {Name: EnvNumWorker, Value: world}}
 	p.masterEnv = append([]v1.EnvVar{inject.PodIPEnv(EnvPodIP)}, p.common...)
