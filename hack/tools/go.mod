@@ -5,6 +5,7 @@ go 1.25.0
 require (
 	github.com/google/go-cmp v0.7.0
 	github.com/google/go-containerregistry v0.22.1
+	golang.org/x/crypto/x509roots/fallback v0.0.0-20260213171211-a408498e5541
 	helm.sh/helm/v3 v3.15.4
 	k8s.io/api v0.30.4
 	k8s.io/apimachinery v0.30.4

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -36,7 +37,10 @@ type options struct {
 	version  string // this project's images' tag and version label, e.g. v1.15.1-fp.1
 	revision string // their revision label (a git commit)
 	repoRoot string // framework-plugins module dir; "" = two levels above toolsDir
-	caCerts  string // CA bundle of the binary images; "" = the certificates of Debian's ca-certificates package
+	caCerts  string // CA bundle of the binary images; "" = the one made from rootsModule
+	// platforms are the binary images' platforms (--platforms); none = this
+	// machine's architecture. Each is one image of the image's index.
+	platforms []v1.Platform
 }
 
 // recipe is one image this program knows how to build.
@@ -53,12 +57,24 @@ type recipe struct {
 
 // plan is a resolved image: everything in its exported fields goes into the
 // inputs hash; layer makes the one filesystem layer (it may take long).
+// A plan with Variants is an image index (the binary images): one image per
+// platform, each with its own config and layer; Config, CreatedBy and layer
+// are then unused.
 type plan struct {
 	Format    int
 	Ref       string
 	Config    v1.ConfigFile     // without RootFS.DiffIDs and History: the layer adds them
 	Inputs    map[string]string // content hashes and versions of the files the layer is made from
 	CreatedBy string            // the layer's history entry
+	Variants  []*variant        `json:",omitempty"`
+	layer     func(work string) (v1.Layer, error)
+}
+
+// variant is the image of one platform in an index.
+type variant struct {
+	Platform  string        // os/arch, as v1.Platform.String gives it
+	Config    v1.ConfigFile // as plan.Config
+	CreatedBy string
 	layer     func(work string) (v1.Layer, error)
 }
 
@@ -106,9 +122,10 @@ func findRecipe(n string) *recipe {
 }
 
 // buildOne builds r into o.out unless its inputs are unchanged, and prints one
-// line: "image REF ... up to date" or "image REF ... built (Ns, N MB) -> PATH". The
-// tarball is written under a temporary name and renamed, and the .inputs file is
-// written last, so an interrupted build is never taken as up to date.
+// line: "image REF ... up to date" or "image REF ... built (Ns, N MB) -> PATH"
+// (an index: REF@DIGEST (platforms) ... built ... -> DIR/<name>.oci). The
+// outputs are written under temporary names and renamed, and the .inputs
+// file is written last, so an interrupted build is never taken as up to date.
 func buildOne(r *recipe, o *options, stdout io.Writer) error {
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
 		return err
@@ -129,10 +146,23 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 	}
 	tarPath := filepath.Join(o.out, r.name+".tar")
 	inputsPath := filepath.Join(o.out, r.name+".inputs")
+	layoutPath := filepath.Join(o.out, r.name+layoutSuffix)
 	if !o.force {
 		old, err := os.ReadFile(inputsPath)
-		if _, statErr := os.Stat(tarPath); err == nil && statErr == nil && strings.TrimSpace(string(old)) == hash {
-			fmt.Fprintf(stdout, "image %s ... up to date\n", ref)
+		if err == nil && strings.TrimSpace(string(old)) == hash && p.outputsExist(tarPath, layoutPath) {
+			if p.Variants == nil {
+				fmt.Fprintf(stdout, "image %s ... up to date\n", ref)
+				return nil
+			}
+			idx, _, err := readLayout(layoutPath)
+			if err != nil {
+				return err
+			}
+			pinned, err := pinnedRef(ref, idx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "image %s ... up to date\n", pinned)
 			return nil
 		}
 	}
@@ -149,41 +179,81 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
-	layer, err := p.layer(work)
-	if err != nil {
-		return fmt.Errorf("making the layer: %w", err)
-	}
-	img, err := assemble(p, layer)
-	if err != nil {
-		return err
-	}
 	tag, err := name.NewTag(ref, name.StrictValidation)
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(work, r.name+".tar")
-	if err := tarball.WriteToFile(tmp, tag, img); err != nil {
-		return fmt.Errorf("writing the tarball: %w", err)
-	}
-	if err := os.Rename(tmp, tarPath); err != nil {
-		return err
+	shown, out := ref, tarPath
+	if p.Variants != nil {
+		if shown, err = buildIndex(p, tag, work, tarPath, layoutPath); err != nil {
+			return err
+		}
+		out = layoutPath
+	} else {
+		layer, err := p.layer(work)
+		if err != nil {
+			return fmt.Errorf("making the layer: %w", err)
+		}
+		img, err := assemble(p.Config, p.CreatedBy, layer)
+		if err != nil {
+			return err
+		}
+		tmp := filepath.Join(work, r.name+".tar")
+		if err := tarball.WriteToFile(tmp, tag, img); err != nil {
+			return fmt.Errorf("writing the tarball: %w", err)
+		}
+		if err := os.Rename(tmp, tarPath); err != nil {
+			return err
+		}
 	}
 	if err := os.WriteFile(inputsPath, []byte(hash+"\n"), 0o644); err != nil {
 		return err
 	}
-	st, err := os.Stat(tarPath)
+	size, err := treeSize(out)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "image %s ... built (%ds, %.1f MB) -> %s\n", ref,
-		int(time.Since(start).Round(time.Second).Seconds()), float64(st.Size())/1e6, tarPath)
+	fmt.Fprintf(stdout, "image %s ... built (%ds, %.1f MB) -> %s\n", shown,
+		int(time.Since(start).Round(time.Second).Seconds()), float64(size)/1e6, out)
 	return nil
+}
+
+// outputsExist reports whether what buildOne writes for p is all there: the
+// tarball, or for an index its layout and, when one of its platforms is this
+// machine's, the tarball of that platform's image.
+func (p *plan) outputsExist(tarPath, layoutPath string) bool {
+	if p.Variants == nil {
+		return isFile(tarPath)
+	}
+	if !isFile(filepath.Join(layoutPath, "index.json")) {
+		return false
+	}
+	return hostVariant(p) == nil || isFile(tarPath)
+}
+
+// treeSize is the size of a file, or of the files under a directory.
+func treeSize(path string) (int64, error) {
+	var n int64
+	err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			n += info.Size()
+		}
+		return nil
+	})
+	return n, err
 }
 
 // assemble makes a one-layer image: config first, then the layer appended, which
 // fills in rootfs.diff_ids and the history entry.
-func assemble(p *plan, layer v1.Layer) (v1.Image, error) {
-	cfg := p.Config.DeepCopy()
+func assemble(config v1.ConfigFile, createdBy string, layer v1.Layer) (v1.Image, error) {
+	cfg := config.DeepCopy()
 	cfg.RootFS = v1.RootFS{Type: "layers"}
 	cfg.History = nil
 	// A fixed date like the layer's mtimes: same inputs, same image digest.
@@ -194,7 +264,7 @@ func assemble(p *plan, layer v1.Layer) (v1.Image, error) {
 	}
 	return mutate.Append(img, mutate.Addendum{
 		Layer:   layer,
-		History: v1.History{Created: v1.Time{Time: layerTime}, CreatedBy: p.CreatedBy, Comment: "built by hack/tools/images"},
+		History: v1.History{Created: v1.Time{Time: layerTime}, CreatedBy: createdBy, Comment: "built by hack/tools/images"},
 	})
 }
 

@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
@@ -194,9 +192,11 @@ func repoRoot(o *options) (string, error) {
 	return filepath.Abs(filepath.Join(dir, "..", ".."))
 }
 
-// plan builds the binaries (Go's build cache makes an unchanged one a link
-// step) into DIR/.bin/<image>/ and hashes them: the image is rebuilt exactly
-// when a binary or the base changed.
+// plan builds the binaries of every platform of o.platforms (Go's build
+// cache makes an unchanged one a link step) into DIR/.bin/<os>-<arch>/<image>/
+// and hashes them: the image is rebuilt exactly when a binary, the base or
+// the platforms changed. Each platform is one image of the image index
+// buildOne writes.
 func (gi *goImage) plan(o *options) (*plan, error) {
 	version, err := gi.version(o)
 	if err != nil {
@@ -217,12 +217,9 @@ func (gi *goImage) plan(o *options) (*plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	binDir, err := filepath.Abs(filepath.Join(o.out, ".bin", gi.name))
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(binDir, 0o755); err != nil {
-		return nil, err
+	platforms := o.platforms
+	if len(platforms) == 0 {
+		platforms = []v1.Platform{hostPlatform()}
 	}
 	inputs := map[string]string{}
 	for k, v := range base.inputs {
@@ -233,70 +230,82 @@ func (gi *goImage) plan(o *options) (*plan, error) {
 		// Volcano's release commit is not known here; the module version is the revision.
 		revision = version
 	}
-	for _, b := range gi.binaries {
-		out := filepath.Join(binDir, b.file)
-		if err := goBuild(o, root, b.pkg, out, version, revision); err != nil {
-			return nil, err
-		}
-		sum, err := fileSHA256(out)
-		if err != nil {
-			return nil, err
-		}
-		inputs["bin/"+b.file] = sum
-	}
 	source := ourSource
 	if gi.stock {
 		source = volcanoSource
-	}
-	cfg := baseConfig()
-	cfg.Config = v1.Config{
-		Entrypoint: []string{"/" + gi.binaries[0].file},
-		User:       nonroot + ":" + nonroot,
-		WorkingDir: "/",
-		Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSL_CERT_FILE=" + caBundlePath},
-		Labels: map[string]string{
-			"org.opencontainers.image.title":       gi.title,
-			"org.opencontainers.image.description": desc + "; built by hack/tools/images on a distroless-style base (CA certificates, nonroot 65532).",
-			"org.opencontainers.image.source":      source,
-			"org.opencontainers.image.revision":    revision,
-			"org.opencontainers.image.version":     version,
-			"org.opencontainers.image.base.name":   "scratch",
-		},
 	}
 	var files []string
 	for _, b := range gi.binaries {
 		files = append(files, "/"+b.file)
 	}
-	return &plan{
-		Config:    cfg,
-		Inputs:    inputs,
-		CreatedBy: "distroless-style base (" + base.desc + ") + CGO_ENABLED=0 go build -trimpath: " + strings.Join(files, ", "),
-		layer: func(string) (v1.Layer, error) {
-			entries, err := base.entries()
+	var variants []*variant
+	for _, pl := range platforms {
+		binDir, err := filepath.Abs(filepath.Join(o.out, ".bin", pl.OS+"-"+pl.Architecture, gi.name))
+		if err != nil {
+			return nil, err
+		}
+		if err := os.MkdirAll(binDir, 0o755); err != nil {
+			return nil, err
+		}
+		for _, b := range gi.binaries {
+			out := filepath.Join(binDir, b.file)
+			if err := goBuild(o, root, b.pkg, out, version, revision, pl.Architecture); err != nil {
+				return nil, fmt.Errorf("%s: %w", pl, err)
+			}
+			sum, err := fileSHA256(out)
 			if err != nil {
 				return nil, err
 			}
-			for _, b := range gi.binaries {
-				data, err := os.ReadFile(filepath.Join(binDir, b.file))
+			inputs[pl.String()+" bin/"+b.file] = sum
+		}
+		cfg := v1.ConfigFile{Architecture: pl.Architecture, OS: pl.OS}
+		cfg.Config = v1.Config{
+			Entrypoint: []string{"/" + gi.binaries[0].file},
+			User:       nonroot + ":" + nonroot,
+			WorkingDir: "/",
+			Env:        []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "SSL_CERT_FILE=" + caBundlePath},
+			Labels: map[string]string{
+				"org.opencontainers.image.title":       gi.title,
+				"org.opencontainers.image.description": desc + "; built by hack/tools/images on a distroless-style base (CA certificates, nonroot 65532).",
+				"org.opencontainers.image.source":      source,
+				"org.opencontainers.image.revision":    revision,
+				"org.opencontainers.image.version":     version,
+				"org.opencontainers.image.base.name":   "scratch",
+			},
+		}
+		variants = append(variants, &variant{
+			Platform:  pl.String(),
+			Config:    cfg,
+			CreatedBy: "distroless-style base (" + base.desc + ") + CGO_ENABLED=0 GOOS=" + pl.OS + " GOARCH=" + pl.Architecture + " go build -trimpath: " + strings.Join(files, ", "),
+			layer: func(string) (v1.Layer, error) {
+				entries, err := base.entries()
 				if err != nil {
 					return nil, err
 				}
-				entries = append(entries, tarEntry{name: b.file, typ: tar.TypeReg, mode: 0o755, data: data})
-			}
-			b, err := writeLayerTar(entries)
-			if err != nil {
-				return nil, err
-			}
-			return layerFromBytes(b)
-		},
-	}, nil
+				for _, b := range gi.binaries {
+					data, err := os.ReadFile(filepath.Join(binDir, b.file))
+					if err != nil {
+						return nil, err
+					}
+					entries = append(entries, tarEntry{name: b.file, typ: tar.TypeReg, mode: 0o755, data: data})
+				}
+				b, err := writeLayerTar(entries)
+				if err != nil {
+					return nil, err
+				}
+				return ociLayerFromBytes(b)
+			},
+		})
+	}
+	return &plan{Inputs: inputs, Variants: variants}, nil
 }
 
-// goBuild builds pkg from the repository root into out as a static binary for
-// this machine's platform, with Volcano's version variables set (every
-// manager's --version prints them). The flags make the same sources give the
-// same bytes, which the inputs hash relies on.
-func goBuild(o *options, root, pkg, out, version, revision string) error {
+// goBuild builds pkg from the repository root into out as a static Linux
+// binary for goarch (a cross-compile where that is not this machine's), with
+// Volcano's version variables set (every manager's --version prints them).
+// The flags make the same sources give the same bytes, which the inputs hash
+// relies on.
+func goBuild(o *options, root, pkg, out, version, revision, goarch string) error {
 	goCmd := o.goCmd
 	if goCmd == "" {
 		goCmd = "go"
@@ -304,9 +313,9 @@ func goBuild(o *options, root, pkg, out, version, revision string) error {
 	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.GitSHA=%s", versionPkg, version, versionPkg, revision)
 	cmd := exec.Command(goCmd, "build", "-trimpath", "-buildvcs=false", "-ldflags="+ldflags, "-o", out, pkg)
 	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
 	if b, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("go build %s: %v\n%s", pkg, err, b)
+		return fmt.Errorf("GOARCH=%s go build %s: %v\n%s", goarch, pkg, err, b)
 	}
 	return nil
 }
@@ -317,17 +326,20 @@ const caBundlePath = "/etc/ssl/certs/ca-certificates.crt"
 
 // distrolessBase is the part of every binary image that is not a binary: what
 // gcr.io/distroless/static holds and a static Go program may need. CA
-// certificates of Debian's ca-certificates package, /etc/passwd and
-// /etc/group with root, nobody and nonroot (65532, distroless's), the
-// nonroot home and /tmp.
+// certificates (Mozilla's roots from rootsModule, or --ca-certs),
+// /etc/passwd and /etc/group with root, nobody and nonroot (65532,
+// distroless's), the nonroot home and /tmp.
 type distrolessBase struct {
 	ca     []byte
 	inputs map[string]string
 	desc   string
 }
 
-// planDistrolessBase reads the CA bundle (--ca-certs, default Debian's
-// package's certificates, debianCABundle).
+// planDistrolessBase reads the CA bundle: --ca-certs, or by default the one
+// made from rootsModule (roots.go), which needs nothing of the build
+// machine: not its distribution's packages, nor its /etc/ssl/certs, where an
+// administrator may have added a CA (a proxy's interception CA, say) that
+// the images must not trust.
 func planDistrolessBase(o *options) (*distrolessBase, error) {
 	var ca []byte
 	var desc string
@@ -338,69 +350,13 @@ func planDistrolessBase(o *options) (*distrolessBase, error) {
 		}
 		ca, desc = b, "CA certificates from "+o.caCerts
 	} else {
-		version, files, err := caCertificatesFiles()
-		if err != nil {
-			return nil, err
-		}
-		if ca, err = concatFiles(files); err != nil {
+		var err error
+		if ca, desc, err = moduleCABundle(); err != nil {
 			return nil, fmt.Errorf("CA bundle: %w", err)
 		}
-		desc = fmt.Sprintf("the %d CA certificates of Debian's ca-certificates %s", len(files), version)
 	}
 	sum := sha256.Sum256(ca)
 	return &distrolessBase{ca: ca, desc: desc, inputs: map[string]string{"ca-certificates-sha256": hex.EncodeToString(sum[:])}}, nil
-}
-
-// caCertificatesFiles returns the version of the installed ca-certificates
-// package and the certificates it ships (/usr/share/ca-certificates/.../*.crt,
-// as dpkg -L lists them), sorted. The bundle is made from these, not from
-// /etc/ssl/certs/ca-certificates.crt: update-ca-certificates adds to that
-// file whatever the build machine's administrator put in
-// /usr/local/share/ca-certificates (a proxy's interception CA, say), which
-// the images must not trust. A variable for tests.
-var caCertificatesFiles = func() (version string, files []string, err error) {
-	out, err := exec.Command("dpkg-query", "-W", "-f=${Version}", "ca-certificates").Output()
-	if err != nil {
-		return "", nil, fmt.Errorf("ca-certificates is not installed (apt-get install ca-certificates): dpkg-query: %v", err)
-	}
-	list, err := exec.Command("dpkg", "-L", "ca-certificates").Output()
-	if err != nil {
-		return "", nil, fmt.Errorf("dpkg -L ca-certificates: %v", err)
-	}
-	files = packagedCerts(string(list))
-	if len(files) == 0 {
-		return "", nil, errors.New("dpkg -L ca-certificates lists no /usr/share/ca-certificates/*.crt")
-	}
-	return strings.TrimSpace(string(out)), files, nil
-}
-
-// packagedCerts picks the certificate files out of a dpkg -L listing, sorted.
-func packagedCerts(list string) []string {
-	var files []string
-	for _, l := range strings.Split(list, "\n") {
-		if l = strings.TrimSpace(l); strings.HasPrefix(l, "/usr/share/ca-certificates/") && strings.HasSuffix(l, ".crt") {
-			files = append(files, l)
-		}
-	}
-	sort.Strings(files)
-	return files
-}
-
-// concatFiles concatenates files, each ending in a newline, as
-// update-ca-certificates concatenates the PEM certificates it selects.
-func concatFiles(files []string) ([]byte, error) {
-	var buf bytes.Buffer
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		buf.Write(b)
-		if len(b) > 0 && b[len(b)-1] != '\n' {
-			buf.WriteByte('\n')
-		}
-	}
-	return buf.Bytes(), nil
 }
 
 // Users of the base, as distroless has them.

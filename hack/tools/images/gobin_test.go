@@ -2,15 +2,17 @@ package main
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/pem"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/crypto/x509roots/fallback/bundle"
 )
 
 // TestBinaryImageRefs: ours carry --version, the stock-built ones the
@@ -91,10 +93,12 @@ func TestWebhookImagesRunTheSecretTool(t *testing.T) {
 }
 
 // TestBuildBinaryImage builds the smallest binary image (the secret tool) from
-// this repository and checks what the cluster and users read: the tarball's
-// tag, the config (entrypoint, nonroot user, labels), the one layer's files
-// (CA bundle, passwd with nonroot, a static binary), then that a second build
-// is up to date and another --version gives another tag.
+// this repository for this machine's platform and checks what the cluster and
+// users read: the tarball's tag, the config (entrypoint, nonroot user,
+// labels), the one layer's files (CA bundle, passwd with nonroot, a static
+// binary), the index of the OCI layout and the digest printed, then that a
+// second build is up to date and another --version gives another tag.
+// (TestImagesWithoutDpkg builds every image for both platforms.)
 func TestBuildBinaryImage(t *testing.T) {
 	ca := filepath.Join(t.TempDir(), "ca.crt")
 	if err := os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\ntest\n-----END CERTIFICATE-----\n"), 0o644); err != nil {
@@ -104,14 +108,27 @@ func TestBuildBinaryImage(t *testing.T) {
 	build := func(version string) string {
 		t.Helper()
 		var stdout, stderr bytes.Buffer
-		args := []string{"build", "--out", out, "--only", "gen-admission-secret", "--version", version, "--revision", "abc1234", "--ca-certs", ca}
+		args := []string{"build", "--out", out, "--only", "gen-admission-secret", "--version", version, "--revision", "abc1234", "--ca-certs", ca,
+			"--platforms", hostPlatform().String()}
 		if rc := run(args, &stdout, &stderr); rc != 0 {
 			t.Fatalf("build: exit %d\n%s%s", rc, stdout.String(), stderr.String())
 		}
 		return stdout.String()
 	}
-	if got := build("v1.15.1-fp.1"); !strings.Contains(got, "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.1 ... built (") {
-		t.Fatalf("first build: %q", got)
+	first := build("v1.15.1-fp.1")
+	idx, tag, err := readLayout(filepath.Join(out, "gen-admission-secret.oci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := idx.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "image localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.1@" + d.String() + " (" + hostPlatform().String() + ") ... built ("; !strings.Contains(first, want) {
+		t.Fatalf("first build: %q, want %q", first, want)
+	}
+	if tag.String() != "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.1" {
+		t.Errorf("the layout names the index %s", tag)
 	}
 	img := loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.1")
 	cfg := configOf(t, img)
@@ -150,10 +167,10 @@ func TestBuildBinaryImage(t *testing.T) {
 	}
 	checkStaticELF(t, bin.data)
 
-	if got := build("v1.15.1-fp.1"); !strings.Contains(got, "... up to date") {
+	if got := build("v1.15.1-fp.1"); !strings.Contains(got, "@"+d.String()+" ("+hostPlatform().String()+") ... up to date") {
 		t.Errorf("second build: %q, want up to date", got)
 	}
-	if got := build("v1.15.1-fp.2"); !strings.Contains(got, "gen-admission-secret:v1.15.1-fp.2 ... built (") {
+	if got := build("v1.15.1-fp.2"); !regexp.MustCompile(`gen-admission-secret:v1\.15\.1-fp\.2@sha256:[0-9a-f]{64} \(linux/[a-z0-9]+\) \.\.\. built \(`).MatchString(got) {
 		t.Errorf("build with another version: %q, want built", got)
 	}
 	loadImage(t, filepath.Join(out, "gen-admission-secret.tar"), "localhost/framework-plugins/gen-admission-secret:v1.15.1-fp.2")
@@ -172,62 +189,37 @@ func pemBlocks(data []byte) []string {
 	}
 }
 
-// The default CA bundle holds exactly the certificates Debian's
-// ca-certificates package ships: none an administrator added to this machine
-// (/usr/local/share/ca-certificates, which /etc/ssl/certs/ca-certificates.crt
-// also holds), none missing.
-func TestDefaultCABundleIsThePackages(t *testing.T) {
-	list, err := exec.Command("dpkg", "-L", "ca-certificates").Output()
-	if err != nil {
-		t.Skipf("needs Debian's ca-certificates: dpkg -L: %v", err)
-	}
+// The default CA bundle is Mozilla's roots from the Go module (no dpkg, no
+// file of the build machine): every unconstrained root of the module, each
+// a parsable certificate, none of those with a distrust-after date, and the
+// description names the module and its version.
+func TestDefaultCABundleFromModule(t *testing.T) {
 	base, err := planDistrolessBase(&options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]bool{}
-	for _, l := range strings.Split(string(list), "\n") {
-		if strings.HasSuffix(l, ".crt") {
-			b, err := os.ReadFile(l)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, c := range pemBlocks(b) {
-				want[c] = true
-			}
+	constrained := map[string]bool{}
+	for root := range bundle.Roots() {
+		if root.Constraint != nil {
+			constrained[string(root.Certificate)] = true
+		} else {
+			want[string(root.Certificate)] = true
 		}
 	}
 	got := pemBlocks(base.ca)
-	if len(got) != len(want) {
-		t.Errorf("bundle has %d certificates, the package %d", len(got), len(want))
+	if len(got) != len(want) || len(got) < 100 {
+		t.Errorf("bundle has %d certificates, the module %d unconstrained (want 100 or more)", len(got), len(want))
 	}
 	for i, c := range got {
-		if !want[c] {
-			t.Errorf("certificate %d of the bundle is not one of the package's", i)
+		if constrained[c] || !want[c] {
+			t.Errorf("certificate %d of the bundle is not an unconstrained root of the module", i)
+		}
+		if _, err := x509.ParseCertificate([]byte(c)); err != nil {
+			t.Errorf("certificate %d: %v", i, err)
 		}
 	}
-	local, _ := filepath.Glob("/usr/local/share/ca-certificates/*.crt")
-	for _, f := range local {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range pemBlocks(b) {
-			if !want[c] && slices.Contains(got, c) {
-				t.Errorf("the bundle holds %s, a certificate of this machine's, not the package's", f)
-			}
-		}
-	}
-	if !strings.Contains(base.desc, "Debian's ca-certificates") {
-		t.Errorf("description %q", base.desc)
-	}
-}
-
-func TestPackagedCerts(t *testing.T) {
-	list := "/.\n/etc/ssl/certs\n/usr/sbin/update-ca-certificates\n/usr/share/ca-certificates/mozilla/B.crt\n" +
-		"/usr/share/ca-certificates/mozilla/A.crt\n/usr/share/doc/ca-certificates/README.Debian\n/usr/local/share/ca-certificates/x.crt\n"
-	want := []string{"/usr/share/ca-certificates/mozilla/A.crt", "/usr/share/ca-certificates/mozilla/B.crt"}
-	if diff := cmp.Diff(want, packagedCerts(list)); diff != "" {
-		t.Errorf("packagedCerts (-want +got):\n%s", diff)
+	if v := rootsVersion(); v == "" || !strings.Contains(base.desc, rootsModule+" "+v) {
+		t.Errorf("description %q, want the module %s and its version %q", base.desc, rootsModule, v)
 	}
 }

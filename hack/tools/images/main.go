@@ -1,11 +1,11 @@
 // Command images builds the container images that the local cluster's real node
 // (kubelet + containerd) needs, and the images of Volcano and of this project
-// that the install test runs there, without a container engine or a registry:
-// each image is assembled from files already on this machine (Debian's
-// busybox-static, Go programs built here, or a Debian root filesystem made by
-// mmdebstrap) with
-// go-containerregistry, and written as a docker-save tarball (manifest.json with
-// RepoTags, the config blob and gzip layers) that containerd imports offline:
+// that users install and the install test runs, without a container engine:
+// each image is assembled with go-containerregistry from files of this
+// machine (Debian's busybox-static, Go programs built here, or a Debian root
+// filesystem made by mmdebstrap), and written as a docker-save tarball
+// (manifest.json with RepoTags, the config blob and gzip layers) that
+// containerd imports offline:
 //
 //	ctr -n k8s.io images import _output/images/busybox.tar
 //
@@ -14,38 +14,50 @@
 //	images build --out DIR [--only NAMES] [--force]
 //	             [--busybox PATH] [--tools-dir DIR] [--go PATH]
 //	             [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
+//	             [--platforms linux/amd64,linux/arm64]
 //	images list [--only NAMES] [--version V] [--repo-root DIR]
 //	images push --repo REGISTRY/PATH [--dir DIR] [--only NAMES] [--insecure] [--tag T]
 //
 // The binary images (gobin.go) are static Go binaries on a distroless-style
-// base (Debian's CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532)
-// with the OCI labels source, revision and version: this project's
+// base (a CA bundle, /etc/passwd with nonroot 65532, USER 65532:65532) with
+// the OCI labels source, revision and version: this project's
 // localhost/framework-plugins/{vc-controller-manager,vc-webhook-manager,vc-scheduler,
 // gen-admission-secret}:<--version>, and Volcano's own managers and
 // scheduler built from the volcano.sh/volcano module in go.mod,
 // docker.io/volcanosh/{vc-controller-manager,vc-webhook-manager,vc-scheduler}:<its
-// version in go.mod, e.g. v1.15.1> (short names stock-vc-*). Their inputs are the binaries' sha256 (built on
-// every run into DIR/.bin; Go's build cache makes that a link step) and the CA
-// bundle's.
+// version in go.mod, e.g. v1.15.1> (short names stock-vc-*). They need Go
+// and nothing else of the build machine (no dpkg, no Docker; Linux or
+// macOS): the binaries are cross-compiled for every platform of --platforms
+// (GOOS=linux, GOARCH of each, CGO_ENABLED=0) and the CA bundle is Mozilla's
+// roots from the Go module golang.org/x/crypto/x509roots/fallback
+// (roots.go; --ca-certs for another). Each is an OCI image index, one image
+// per platform, written as the OCI image layout DIR/<name>.oci, and the
+// image of this machine's platform also as DIR/<name>.tar (index.go); build
+// prints each reference pinned by the index's digest with its platforms,
+// "REF@sha256:... (linux/amd64, linux/arm64)". Their inputs are the
+// binaries' sha256 (built on every run into DIR/.bin/<os>-<arch>; Go's
+// build cache makes that a link step), the platforms and the CA bundle's.
 //
-// build writes DIR/<name>.tar for each selected image and, next to it,
-// DIR/<name>.inputs: the sha256 of everything the image is made from (the image
-// spec in this program, the busybox binary's sha256, the pause source and Go
-// version, or training's package list). An image whose .inputs still matches and
-// whose .tar exists is skipped ("up to date"); --force rebuilds it anyway (the
+// build writes DIR/<name>.tar (and for a binary image DIR/<name>.oci) for
+// each selected image and, next to it, DIR/<name>.inputs: the sha256 of
+// everything the image is made from (the image spec in this program, the
+// busybox binary's sha256, the pause source and Go version, or training's
+// package list). An image whose .inputs still matches and whose outputs
+// exist is skipped ("up to date"); --force rebuilds it anyway (the
 // training image's packages come from the archive, which the hash cannot see).
 // The default selection is busybox,pause; training must be named.
 //
 // list prints the image references, one per line, in the selection's order.
 //
-// push sends the tarballs build wrote (DIR/<name>.tar, default
+// push sends the image indexes build wrote (DIR/<name>.oci, default
 // _output/install-images) to a registry with go-containerregistry, so that
 // neither Docker nor crane is needed: each to REGISTRY/PATH/<name>:<its tag>,
 // with the credentials of the Docker config file ($DOCKER_CONFIG or
 // ~/.docker/config.json; `docker login` or a hand-written auths entry) or
 // anonymously. Its default selection is what Volcano's chart needs under one
 // registry path: vc-controller-manager, vc-webhook-manager, vc-scheduler and
-// gen-admission-secret. It prints each pushed reference with its digest.
+// gen-admission-secret. It prints each pushed reference pinned by the
+// index's digest (the same build printed) with its platforms.
 //
 // Exit status: 0 on success, 2 on a usage error, 1 when an image cannot be built
 // (missing busybox-static or mmdebstrap, a failed go build, an unwritable DIR);
@@ -68,8 +80,9 @@ func main() {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, `usage:
   images build --out DIR [--only NAMES] [--force] [--busybox PATH] [--tools-dir DIR] [--go PATH]
-               [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE]
+               [--version V] [--revision SHA] [--repo-root DIR] [--ca-certs FILE] [--platforms LIST]
   images list [--only NAMES] [--version V] [--repo-root DIR]
+  images push --repo REGISTRY/PATH [--dir DIR] [--only NAMES] [--insecure] [--tag T]
 images: `+strings.Join(allNames(), ", ")+` (default: `+strings.Join(defaultNames, ",")+`)`)
 }
 
@@ -85,6 +98,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	only := fs.String("only", strings.Join(defaultNames, ","), "comma-separated images to act on")
 	var opts options
 	var push pushOptions
+	var platforms string
 	switch cmd {
 	case "build":
 		fs.StringVar(&opts.out, "out", "", "directory for <name>.tar and <name>.inputs (created if missing)")
@@ -94,7 +108,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.StringVar(&opts.goCmd, "go", "go", "go command used to build pause and the binary images")
 		fs.StringVar(&opts.revision, "revision", "unknown", "org.opencontainers.image.revision of this project's images (a git commit)")
 		fs.StringVar(&opts.repoRoot, "repo-root", "", "the framework-plugins module directory the binary images are built from (default: two levels above --tools-dir)")
-		fs.StringVar(&opts.caCerts, "ca-certs", "", "CA bundle of the binary images (default: the certificates Debian's ca-certificates package ships, not the host's /etc/ssl/certs bundle)")
+		fs.StringVar(&opts.caCerts, "ca-certs", "", "PEM CA bundle of the binary images (default: Mozilla's roots from the Go module "+rootsModule+", not the build machine's)")
+		fs.StringVar(&platforms, "platforms", defaultPlatforms, "platforms of the binary images, comma-separated linux/<GOARCH>: one image each in the image's index")
 		fs.StringVar(&opts.version, "version", "", "tag and version label of this project's images, e.g. v1.15.1-fp.1 (required to build them)")
 	case "list":
 		fs.StringVar(&opts.version, "version", "", "tag of this project's images")
@@ -152,6 +167,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if opts.out == "" {
 		fmt.Fprintln(stderr, "images build: --out is required")
+		return 2
+	}
+	if opts.platforms, err = parsePlatforms(platforms); err != nil {
+		fmt.Fprintf(stderr, "images build: %v\n", err)
 		return 2
 	}
 	for _, r := range recipes {

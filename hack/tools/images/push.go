@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 )
 
 // pushDefaultNames are the images Volcano's chart needs under one registry
@@ -27,22 +26,20 @@ type pushOptions struct {
 	tag      string // tag pushed under; "" for the tarball's own
 }
 
-// pushOne sends DIR/<name>.tar to <repo>/<last element of its repository>:<its
-// tag, or o.tag>, with the credentials of the Docker config (~/.docker/config.json,
-// $DOCKER_CONFIG) or anonymously, and prints "pushed REF@sha256:..." (the
-// digest of the manifest the registry now holds, for pinning: docs/install.md).
-// The tarball must hold one image with one tag, as build writes them. Blobs
-// the registry already has are not uploaded again.
+// pushOne sends the image index of DIR/<name>.oci (build writes it: one
+// image per platform) to <repo>/<last element of its repository>:<its tag,
+// or o.tag>, with the credentials of the Docker config
+// (~/.docker/config.json, $DOCKER_CONFIG) or anonymously, and prints
+// "pushed DIR/<name>.oci -> REF@sha256:... (linux/amd64, linux/arm64)": the
+// digest of the index the registry now serves, the one build printed, for
+// pinning (docs/install.md). A runtime pulling it takes its own platform's
+// image. Blobs the registry already has are not uploaded again.
 func pushOne(ctx context.Context, r *recipe, o *pushOptions, stdout io.Writer) (name.Digest, error) {
-	tarPath := filepath.Join(o.dir, r.name+".tar")
-	if _, err := os.Stat(tarPath); err != nil {
+	dir := filepath.Join(o.dir, r.name+layoutSuffix)
+	if _, err := os.Stat(filepath.Join(dir, "index.json")); err != nil {
 		return name.Digest{}, fmt.Errorf("%w (make images writes it)", err)
 	}
-	src, err := tarballTag(tarPath)
-	if err != nil {
-		return name.Digest{}, err
-	}
-	img, err := tarball.ImageFromPath(tarPath, &src)
+	idx, src, err := readLayout(dir)
 	if err != nil {
 		return name.Digest{}, err
 	}
@@ -58,26 +55,17 @@ func pushOne(ctx context.Context, r *recipe, o *pushOptions, stdout io.Writer) (
 	if err != nil {
 		return name.Digest{}, fmt.Errorf("--repo %q: %w", o.repo, err)
 	}
-	if err := remote.Write(dst, img, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
+	if err := remote.WriteIndex(dst, idx, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return name.Digest{}, err
 	}
-	d, err := img.Digest()
+	d, err := idx.Digest()
 	if err != nil {
 		return name.Digest{}, err
 	}
-	ref := dst.Context().Digest(d.String())
-	fmt.Fprintf(stdout, "pushed %s -> %s@%s\n", tarPath, dst, d)
-	return ref, nil
-}
-
-// tarballTag is the one tag of a docker-save tarball's manifest.json.
-func tarballTag(tarPath string) (name.Tag, error) {
-	m, err := tarball.LoadManifest(func() (io.ReadCloser, error) { return os.Open(tarPath) })
+	pinned, err := pinnedRef(dst.String(), idx)
 	if err != nil {
-		return name.Tag{}, fmt.Errorf("%s: %w", tarPath, err)
+		return name.Digest{}, err
 	}
-	if len(m) != 1 || len(m[0].RepoTags) != 1 {
-		return name.Tag{}, fmt.Errorf("%s holds %d images, want one with one tag", tarPath, len(m))
-	}
-	return name.NewTag(m[0].RepoTags[0])
+	fmt.Fprintf(stdout, "pushed %s -> %s\n", dir, pinned)
+	return dst.Context().Digest(d.String()), nil
 }

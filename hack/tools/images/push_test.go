@@ -12,16 +12,47 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/google/go-containerregistry/pkg/v1/validate"
 )
 
-// push sends the tarballs of make images to a registry (here one in this
-// process on 127.0.0.1, spoken to over HTTP as ggcr does for loopback
+// writeTestIndex writes what build writes for a binary image, DIR/<name>.oci
+// and DIR/<name>.tar, for ref with random layers, one image per platform,
+// and returns the index's digest.
+func writeTestIndex(t *testing.T, dir, n, ref string, platforms ...string) string {
+	t.Helper()
+	p := &plan{}
+	for _, pl := range platforms {
+		arch := strings.TrimPrefix(pl, "linux/")
+		p.Variants = append(p.Variants, &variant{
+			Platform:  pl,
+			Config:    v1.ConfigFile{OS: "linux", Architecture: arch},
+			CreatedBy: "test " + pl,
+			layer: func(string) (v1.Layer, error) {
+				return random.Layer(1024, types.OCILayer)
+			},
+		})
+	}
+	tag, err := name.NewTag(ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := buildIndex(p, tag, t.TempDir(), filepath.Join(dir, n+".tar"), filepath.Join(dir, n+".oci"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Index(shown, "@")
+	return strings.Fields(shown[at+1:])[0]
+}
+
+// push sends the image indexes of make images to a registry (here one in
+// this process on 127.0.0.1, spoken to over HTTP as ggcr does for loopback
 // registries) under --repo, keeping each image's name and tag, and prints
-// the digest the registry then serves for that tag.
+// the digest the registry then serves for that tag: the index's, with an
+// image for each platform.
 func TestPushToRegistry(t *testing.T) {
 	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
 	t.Cleanup(srv.Close)
@@ -30,22 +61,8 @@ func TestPushToRegistry(t *testing.T) {
 	dir := t.TempDir()
 	want := map[string]string{} // pushed reference -> digest
 	for _, n := range []string{"vc-controller-manager", "vc-webhook-manager"} {
-		img, err := random.Image(1024, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tag, err := name.NewTag("localhost/framework-plugins/" + n + ":v1.15.1-fp.9")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := tarball.WriteToFile(filepath.Join(dir, n+".tar"), tag, img); err != nil {
-			t.Fatal(err)
-		}
-		d, err := img.Digest()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[host+"/team/fp/"+n+":v1.15.1-fp.9"] = d.String()
+		d := writeTestIndex(t, dir, n, "localhost/framework-plugins/"+n+":v1.15.1-fp.9", "linux/amd64", "linux/arm64")
+		want[host+"/team/fp/"+n+":v1.15.1-fp.9"] = d
 	}
 
 	var stdout, stderr bytes.Buffer
@@ -63,23 +80,31 @@ func TestPushToRegistry(t *testing.T) {
 			t.Fatalf("pull %s: %v", ref, err)
 		}
 		got[ref] = desc.Digest.String()
-		// The pulled image is whole: every layer's blob is there.
-		img, err := desc.Image()
+		// The pulled index is whole, an image for each platform with
+		// every blob there.
+		idx, err := desc.ImageIndex()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := validate.Image(img); err != nil {
+		if err := validate.Index(idx); err != nil {
 			t.Errorf("%s: %v", ref, err)
 		}
-		if line := ref + "@" + desc.Digest.String(); !strings.Contains(stdout.String(), line) {
+		ps, err := indexPlatforms(idx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"linux/amd64", "linux/arm64"}, ps); diff != "" {
+			t.Errorf("%s: platforms (-want +got):\n%s", ref, diff)
+		}
+		if line := ref + "@" + desc.Digest.String() + " (linux/amd64, linux/arm64)\n"; !strings.Contains(stdout.String(), line) {
 			t.Errorf("output lacks %q:\n%s", line, stdout.String())
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("digests served by the registry (-tarball +registry):\n%s", diff)
+		t.Errorf("digests served by the registry (-built +registry):\n%s", diff)
 	}
 
-	// --tag pushes the same image under another tag (the install test's
+	// --tag pushes the same index under another tag (the install test's
 	// next release).
 	stdout.Reset()
 	if code := run([]string{"push", "--dir", dir, "--only", "vc-controller-manager", "--repo", host + "/team/fp", "--tag", "v1.15.1-fp.9-next"}, &stdout, &stderr); code != 0 {
