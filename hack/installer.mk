@@ -6,15 +6,13 @@
 #   make helm-lint          helm lint --strict the chart (default and ci/ values)
 #   make manifests          render the chart into installer/framework-plugins{,-rbac,-webhooks}.yaml
 #   make verify-manifests   fail if that file differs from a fresh render
-#   make images             every Volcano image, ours and stock-built, as tarballs in
-#                           $(INSTALL_IMAGES_DIR), without a container engine
+#   make images             every Volcano image, ours and stock-built, in
+#                           $(INSTALL_IMAGES_DIR), with Go alone (no container engine,
+#                           no dpkg): ours as image indexes for IMAGE_PLATFORMS
 #   make images-load        import them into the running local cluster's real node
-#   make images-push-tarballs  push those of ours to IMAGE_REPO (go-containerregistry, no engine)
+#   make images-push        push ours to IMAGE_REPO (go-containerregistry), each
+#                           pinned by its index digest in what it prints
 #   make test-install       docs/install.md's procedure on the real node (hack/installtest)
-#   make images-docker      build our two images for this machine (docker buildx, --load)
-#   make images-push        build both for IMAGE_PLATFORMS and push them
-#
-# The *-docker targets and images-push need Docker with buildx; nothing else here does.
 
 INSTALLER_HELM      := $(or $(LOCAL_BIN),_output/bin)/helm
 INSTALLER_CHART     := installer/helm/framework-plugins
@@ -42,22 +40,18 @@ INSTALLER_VOLCANO_VERSION := $(shell sed -n 's|^[[:space:]]*volcano\.sh/volcano[
 # policy on the controllers' ConfigMap writes is in them.
 INSTALLER_API_VERSIONS := --api-versions admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy
 
-# Images: <IMAGE_REPO>/vc-controller-manager:<IMAGE_TAG>, same for
-# vc-webhook-manager. Volcano's chart gives the scheduler image the same tag,
-# so that registry needs vc-scheduler under it too
-# (installer/helm/volcano-values.yaml explains why). The default is a local
-# name, the one make images gives its tarballs; images-push needs IMAGE_REPO
-# set to a registry path of yours (no default names somebody else's).
-DOCKER             ?= docker
+# Images: <IMAGE_REPO>/vc-controller-manager:$(VERSION), the same for
+# vc-webhook-manager, vc-scheduler (Volcano's chart gives the scheduler image
+# the same registry and tag: installer/helm/volcano-values.yaml) and
+# gen-admission-secret. The default is the local name make images gives
+# them; images-push needs IMAGE_REPO set to a registry path of yours (no
+# default names somebody else's). IMAGE_PLATFORMS are the platforms of each
+# image's index (GOOS/GOARCH cross-compiles, CGO off).
 IMAGE_REPO         ?= localhost/framework-plugins
-IMAGE_TAG          ?= $(VERSION)
 IMAGE_PLATFORMS    ?= linux/amd64,linux/arm64
 IMAGE_GIT_SHA      ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
-# More `docker buildx build` flags, e.g. --builder, --cache-to, --provenance=false.
-IMAGE_BUILD_FLAGS  ?=
 
-.PHONY: test-install-real-node install-prereqs install-prereqs-real-node chart-package helm-lint manifests verify-manifests test-install images images-load images-docker images-push images-push-tarballs \
-	image-vc-controller-manager image-vc-webhook-manager
+.PHONY: test-install-real-node install-prereqs install-prereqs-real-node chart-package helm-lint manifests verify-manifests test-install images images-load images-push images-push-tarballs
 
 # The chart rendered behind a header, on stdout: $(1) is the file it is
 # written to, $(2) what the values are, $(3) more helm template flags, $(4)
@@ -108,36 +102,27 @@ verify-manifests: $(INSTALLER_HELM) ## Fail if the three installer/framework-plu
 		|| { echo "$(INSTALLER_WEBHOOKS_MANIFEST) is not what the chart renders: run make manifests" >&2; exit 1; }
 	@echo "$(INSTALLER_MANIFEST), $(INSTALLER_RBAC_MANIFEST) and $(INSTALLER_WEBHOOKS_MANIFEST) are up to date"
 
-# $(call installer_image,<name>,<buildx flags>): build installer/docker/<name>.Dockerfile
-# with the repository as context, tagged $(IMAGE_REPO)/<name>:$(IMAGE_TAG).
-define installer_image
-	$(DOCKER) buildx build -f installer/docker/$(1).Dockerfile \
-		--build-arg VERSION=$(VERSION) --build-arg GIT_SHA=$(IMAGE_GIT_SHA) \
-		$(if $(filter-out $(DEFAULT_LINE),$(LINE)),--build-arg LINE_GOFLAGS="-modfile=lines/$(LINE).mod -tags=volcano_line$(COMMA)volcano_$(LINE)") \
-		-t $(IMAGE_REPO)/$(1):$(IMAGE_TAG) $(2) $(IMAGE_BUILD_FLAGS) .
-endef
-
-image-vc-controller-manager: ## Build the vc-controller-manager image for this machine's platform (docker buildx --load).
-	$(call installer_image,vc-controller-manager,--load)
-
-image-vc-webhook-manager: ## Build the vc-webhook-manager image for this machine's platform (docker buildx --load).
-	$(call installer_image,vc-webhook-manager,--load)
-
-images-docker: image-vc-controller-manager image-vc-webhook-manager ## Build both images (IMAGE_REPO, IMAGE_TAG) into Docker's local image store.
-
-# Without a container engine: hack/tools/images builds the binaries and writes
-# docker-save tarballs (containerd's `ctr images import` reads them). Ours are
-# localhost/framework-plugins/<name>:$(VERSION); Volcano's, built from the volcano
-# module in go.mod for the install test's "before", docker.io/volcanosh/<name>:<its
-# version in go.mod> ($(INSTALLER_VOLCANO_VERSION)).
+# Without a container engine or dpkg: hack/tools/images cross-compiles the
+# binaries (CGO_ENABLED=0, GOOS/GOARCH) and writes each image as an OCI
+# image layout, <name>.oci (an image index of IMAGE_PLATFORMS; the CA bundle
+# is Mozilla's roots from a Go module of hack/tools/go.mod), and this
+# machine's platform's image as a docker-save tarball, <name>.tar
+# (containerd's `ctr images import` reads it). Ours are
+# localhost/framework-plugins/<name>:$(VERSION); Volcano's, built from the
+# volcano module in go.mod for the install test's "before" and only for
+# this machine's platform, docker.io/volcanosh/<name>:<its version in go.mod>
+# ($(INSTALLER_VOLCANO_VERSION)).
 # They are kept out of _output/images, whose every tarball the local cluster
 # loads at start. Another line's go to _output/<LINE>/install-images (the
 # same names, other tags: the install test imports every tarball of the dir).
 INSTALL_IMAGES_DIR ?= $(if $(filter-out $(DEFAULT_LINE),$(LINE)),_output/$(LINE)/install-images,_output/install-images)
-INSTALL_IMAGES     := vc-controller-manager,vc-webhook-manager,vc-scheduler,gen-admission-secret,stock-vc-controller-manager,stock-vc-webhook-manager,stock-vc-scheduler
+INSTALL_OUR_IMAGES   := vc-controller-manager,vc-webhook-manager,vc-scheduler,gen-admission-secret
+INSTALL_STOCK_IMAGES := stock-vc-controller-manager,stock-vc-webhook-manager,stock-vc-scheduler
 
-images: images-tool ## Build Volcano's images and ours as tarballs in _output/install-images (no container engine).
-	$(IMAGES_TOOL) build --out $(INSTALL_IMAGES_DIR) --only $(INSTALL_IMAGES) \
+images: images-tool ## Build our images (an index of IMAGE_PLATFORMS each) and Volcano's into _output/install-images, with Go alone (no container engine, no dpkg).
+	$(IMAGES_TOOL) build --out $(INSTALL_IMAGES_DIR) --only $(INSTALL_OUR_IMAGES) --platforms $(IMAGE_PLATFORMS) \
+		--version $(VERSION) --revision $(IMAGE_GIT_SHA) $(IMAGES_FLAGS)
+	$(IMAGES_TOOL) build --out $(INSTALL_IMAGES_DIR) --only $(INSTALL_STOCK_IMAGES) --platforms linux/$$($(GO) env GOARCH) \
 		--version $(VERSION) --revision $(IMAGE_GIT_SHA) $(IMAGES_FLAGS)
 
 # The running cluster of LOCAL_DIR (make local-up, with the real node): its
@@ -156,22 +141,20 @@ define installer_check_repo
 		echo "set IMAGE_REPO to the registry path to push to, e.g. make $(1) IMAGE_REPO=registry.example.com/framework-plugins" >&2; exit 1;; esac
 endef
 
-images-push: ## Build both images for IMAGE_PLATFORMS and push them to IMAGE_REPO.
-	$(call installer_check_repo,images-push)
-	$(call installer_image,vc-controller-manager,--platform $(IMAGE_PLATFORMS) --push)
-	$(call installer_image,vc-webhook-manager,--platform $(IMAGE_PLATFORMS) --push)
-
-# Without Docker: the tarballs of make images (this machine's architecture),
-# ours and Volcano's scheduler rebuilt under our name (Volcano's chart wants
-# all three under one path and tag), to $(IMAGE_REPO)/<name>:$(VERSION), with
-# the credentials of ~/.docker/config.json ($$DOCKER_CONFIG) or anonymously.
-# Prints each pushed reference with its digest. IMAGES_PUSH_FLAGS: e.g.
-# --insecure for a plain-HTTP registry other than localhost.
+# Pushes the image indexes of make images (ours: vc-controller-manager,
+# vc-webhook-manager, vc-scheduler, gen-admission-secret) to
+# $(IMAGE_REPO)/<name>:$(VERSION), with the credentials of
+# ~/.docker/config.json ($$DOCKER_CONFIG) or anonymously, and prints each
+# pushed reference pinned by its index digest with the index's platforms.
+# IMAGES_PUSH_FLAGS: e.g. --insecure for a plain-HTTP registry other than
+# localhost. images-push-tarballs is the same (its earlier name).
 IMAGES_PUSH_FLAGS ?=
-images-push-tarballs: ## Push the tarballs of make images (vc-controller-manager, vc-webhook-manager, vc-scheduler, gen-admission-secret) to IMAGE_REPO, no container engine.
-	$(call installer_check_repo,images-push-tarballs)
+images-push: ## Build our images (make images) and push each as an index of IMAGE_PLATFORMS to IMAGE_REPO, printing REF@sha256:<index digest>; Go alone, no Docker, no dpkg.
+	$(call installer_check_repo,images-push)
 	@$(MAKE) --no-print-directory images
 	$(IMAGES_TOOL) push --dir $(INSTALL_IMAGES_DIR) --repo $(IMAGE_REPO) $(IMAGES_PUSH_FLAGS)
+
+images-push-tarballs: images-push ## The same as images-push (its earlier name).
 
 # The chart as a release ships it: version and appVersion from VERSION (the
 # chart version without its "v"), framework-plugins-<version>.tgz.

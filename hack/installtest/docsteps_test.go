@@ -111,7 +111,7 @@ func TestREADMEInstallBlock(t *testing.T) {
 			t.Errorf("step %d: README.md's block differs from %s's (-install.md +README):\n%s", n, installDoc, diff)
 		}
 	}
-	for _, prefix := range append(docVariables(), "helm repo add volcano-sh ", "make images-push-tarballs IMAGE_REPO=") {
+	for _, prefix := range append(docVariables(), "helm repo add volcano-sh ", "make images-push IMAGE_REPO=") {
 		if !slices.ContainsFunc(readme[-1], func(c string) bool { return strings.HasPrefix(c, prefix) }) {
 			t.Errorf("README.md's block has no %q before step 0: %q", prefix, readme[-1])
 		}

@@ -46,6 +46,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -291,9 +292,12 @@ func (x *t) sh(name string, args ...string) error {
 const ourPath = "framework-plugins/"
 
 // push is docs/install.md's "Images": our images (ourImages) pushed to the
-// cluster's registry under tag, with `make images-push-tarballs`' tool. With
-// record, the digests it prints are kept for pinning; the test fails if the
-// registry does not serve an image under the digest the tool printed.
+// cluster's registry under tag, with `make images-push`' tool, each an
+// image index of the platforms make images built. With record, the digests
+// it prints (the indexes') are kept for pinning; the test fails if the
+// registry does not serve an image index under the digest the tool printed,
+// or one without an image for the node's platform, which the node's
+// containerd then pulls and runs.
 func (x *t) push(tag string, record bool) error {
 	heading("push our images to the cluster's registry " + x.registry + " (tag " + tag + ")")
 	out, err := x.output(x.o.imagesTool, "push", "--dir", x.o.installImages, "--only", strings.Join(ourImages(), ","),
@@ -306,22 +310,63 @@ func (x *t) push(tag string, record bool) error {
 		return nil
 	}
 	for _, name := range ourImages() {
-		m := regexp.MustCompile(regexp.QuoteMeta(x.ref(name, tag)) + `@(sha256:[0-9a-f]{64})\n`).FindSubmatch(out)
+		m := regexp.MustCompile(regexp.QuoteMeta(x.ref(name, tag)) + `@(sha256:[0-9a-f]{64})[ \n]`).FindSubmatch(out)
 		if m == nil {
 			return fmt.Errorf("images push printed no digest for %s", x.ref(name, tag))
 		}
 		x.digests[name] = string(m[1])
-		// What the node will pull: the registry serves that digest.
-		resp, err := http.Head("http://" + x.registry + "/v2/" + ourPath + name + "/manifests/" + string(m[1]))
+		// What the node will pull: the registry serves an index under
+		// that digest, with an image for the node's platform.
+		platforms, err := x.indexPlatforms(name, string(m[1]))
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("the registry answers HTTP %d for %s@%s", resp.StatusCode, name, m[1])
+		node := "linux/" + runtime.GOARCH
+		if !slices.Contains(platforms, node) {
+			return fmt.Errorf("the index %s@%s has no image for the node's platform %s (it has %s)", name, m[1], node, strings.Join(platforms, ", "))
 		}
+		fmt.Printf("%s@%s: an image index of %s; the node pulls and runs %s\n", name, m[1], strings.Join(platforms, ", "), node)
 	}
 	return nil
+}
+
+// indexPlatforms fetches the manifest the cluster's registry serves for our
+// image name by digest and returns its platforms; it must be an image index
+// (OCI, or Docker's manifest list).
+func (x *t) indexPlatforms(name, digest string) ([]string, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://"+x.registry+"/v2/"+ourPath+name+"/manifests/"+digest, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/vnd.oci.image.index.v1+json, application/vnd.docker.distribution.manifest.list.v2+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("the registry answers HTTP %d for %s@%s", resp.StatusCode, name, digest)
+	}
+	var index struct {
+		MediaType string `json:"mediaType"`
+		Manifests []struct {
+			Platform struct {
+				OS           string `json:"os"`
+				Architecture string `json:"architecture"`
+			} `json:"platform"`
+		} `json:"manifests"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&index); err != nil {
+		return nil, fmt.Errorf("%s@%s: %w", name, digest, err)
+	}
+	if len(index.Manifests) == 0 {
+		return nil, fmt.Errorf("the registry serves %s@%s as %q, not an image index", name, digest, index.MediaType)
+	}
+	var out []string
+	for _, m := range index.Manifests {
+		out = append(out, m.Platform.OS+"/"+m.Platform.Architecture)
+	}
+	return out, nil
 }
 
 // ref is our image name under the cluster's registry with tag.

@@ -113,7 +113,7 @@ func up(args []string) error {
 	}
 	vcctl := filepath.Join(cl.BinDir, "vcctl")
 	if addr := cl.RegistryAddress(); addr != "" {
-		fmt.Printf("\nImage registry: %s (push there, e.g. make images-push-tarballs IMAGE_REPO=%s/framework-plugins; the node pulls from the same address)\n", addr, addr)
+		fmt.Printf("\nImage registry: %s (push there, e.g. make images-push IMAGE_REPO=%s/framework-plugins; the node pulls from the same address)\n", addr, addr)
 	}
 	fmt.Printf(`
 Use it:
