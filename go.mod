@@ -2,8 +2,9 @@ module github.com/vcplugins/framework-plugins
 
 go 1.25.0
 
-// The image builds (installer/docker, GOTOOLCHAIN=auto) fetch at least this
-// Go: 1.25.0 lacks the 1.25.x security releases. A newer local Go is used as is.
+// A Go older than the go line (GOTOOLCHAIN=auto) fetches at least this Go
+// for builds of this module, images included: 1.25.0 lacks the 1.25.x
+// security releases. A newer local Go is used as is.
 toolchain go1.25.14
 
 require (

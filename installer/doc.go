@@ -10,7 +10,8 @@
 //   - volcano-patches/*.yaml, the same for kubectl, against the Deployments of
 //     Volcano's volcano-development.yaml.
 //
-// docker/ has the Dockerfiles of the two images and gen-admission-secret the
-// program that stands in for Volcano's gen-admission-secret.sh in the
-// vc-webhook-manager image. docs/install.md describes the installation.
+// gen-admission-secret is the program that stands in for Volcano's
+// gen-admission-secret.sh in the vc-webhook-manager image; the images are
+// built by hack/tools/images (make images, make images-push). docs/install.md
+// describes the installation.
 package installer

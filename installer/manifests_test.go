@@ -536,12 +536,12 @@ func TestVolcanoValuesPodSecurityRestricted(t *testing.T) {
 				t.Errorf("custom.%s: readOnlyRootFilesystem is not true", c.csc)
 			}
 			if podSC.RunAsUser == nil || *podSC.RunAsUser != 65532 {
-				t.Errorf("custom.%s: runAsUser is not 65532, the user of the images (installer/docker)", c.sc)
+				t.Errorf("custom.%s: runAsUser is not 65532, the user of the images (hack/tools/images)", c.sc)
 			}
 			// The chart's default_csc runs containers as 1000: ours must say
 			// which user, or a --reuse-values release's would apply.
 			if containerSC.RunAsUser == nil || *containerSC.RunAsUser != 65532 {
-				t.Errorf("custom.%s: runAsUser is not 65532, the user of the images (installer/docker)", c.csc)
+				t.Errorf("custom.%s: runAsUser is not 65532, the user of the images (hack/tools/images)", c.csc)
 			}
 			spec := corev1.PodSpec{
 				SecurityContext: podSC,
