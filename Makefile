@@ -58,8 +58,8 @@ ifneq ($(shell bash lines/volcano-apis.sh >&2 && echo ok),ok)
 $(error lines/volcano-apis.sh failed: go.mod's volcano.sh/apis is missing)
 endif
 # This project's release: Volcano's version plus ours. The one place it is
-# set: image tags and labels (make images), the Dockerfiles' VERSION build
-# argument and the binaries' --version (hack/installer.mk) come from it.
+# set: image tags and labels (make images) and the binaries' --version
+# (hack/installer.mk) come from it.
 VERSION := $(LINE)-fp.1
 
 .PHONY: all build vet test test-unit test-lines test-fuzz test-e2e test-e2e-beside demo bench scale sweep startup chaos conformance clean help fuzz
