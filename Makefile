@@ -99,7 +99,7 @@ test-e2e-beside: binaries node-training
 
 test-unit: node-prereqs ## Unit tests of plugins, webhook and shared packages, of the image builder, of the Helm chart (rendered with the Helm library) and of the conformance cluster's KWOK stages.
 	$(GO) test -count=1 $$($(GO) list ./... | grep -v /test/e2e)
-	cd hack/tools && GOFLAGS='$(SUBMODULE_GOFLAGS)' $(GO) test -count=1 ./images ./chart ./conformance ./registry
+	cd hack/tools && GOFLAGS='$(SUBMODULE_GOFLAGS)' $(GO) test -count=1 -timeout 30m ./images ./chart ./conformance ./registry
 
 test-lines: ## Every other Volcano line (lines/README.md): both managers build and report the line's Volcano (go version -m), every package and test vets (compiles) on the line, the link test and the body-cap test pass.
 	@set -e; for line in $(filter-out $(DEFAULT_LINE),$(LINES)); do \
