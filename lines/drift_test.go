@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"go/ast"
 	"go/format"
 	"go/parser"
 	"go/token"
-	"os/exec"
 	"path/filepath"
 	"testing"
 )
@@ -72,14 +70,7 @@ func funcHash(t *testing.T, file, name string) string {
 // here, naming the function of ours to compare with it again (then update
 // the hash).
 func TestMirroredVolcanoCode(t *testing.T) {
-	out, err := exec.Command("go", "list", "-m", "-json", "volcano.sh/volcano").Output()
-	if err != nil {
-		t.Fatalf("go list -m volcano.sh/volcano: %v", err)
-	}
-	var m struct{ Dir, Version string }
-	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
-		t.Fatalf("go list -m volcano.sh/volcano: %v, %s", err, out)
-	}
+	m := volcanoModule(t)
 	mirrors, ok := mirrored[m.Version]
 	if !ok {
 		t.Fatalf("no mirrored functions listed for Volcano %s: list them (lines/README.md, adding a line)", m.Version)

@@ -13,18 +13,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// stockLinks returns the packages under any of prefixes that Volcano's own main at
-// cmd/<command> (of the volcano module this build uses) imports.
-func stockLinks(t *testing.T, command string, prefixes ...string) []string {
+// volcanoModule returns the directory and version of the volcano.sh/volcano
+// module this build uses (the line's).
+func volcanoModule(t *testing.T) (m struct{ Dir, Version string }) {
 	t.Helper()
 	out, err := exec.Command("go", "list", "-m", "-json", "volcano.sh/volcano").Output()
 	if err != nil {
 		t.Fatalf("go list -m volcano.sh/volcano: %v", err)
 	}
-	var m struct{ Dir, Version string }
 	if err := json.Unmarshal(out, &m); err != nil || m.Dir == "" {
 		t.Fatalf("go list -m volcano.sh/volcano: %v, %s", err, out)
 	}
+	return m
+}
+
+// stockLinks returns the packages under any of prefixes that Volcano's own main at
+// cmd/<command> (of the volcano module this build uses) imports.
+func stockLinks(t *testing.T, command string, prefixes ...string) []string {
+	t.Helper()
+	m := volcanoModule(t)
 	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(m.Dir, "cmd", command, "main.go"), nil, parser.ImportsOnly)
 	if err != nil {
 		t.Fatal(err)

@@ -593,17 +593,25 @@ spec:
 // PodLevelResources off): podLevelJob is admitted (server-side dry run).
 // It returns the problems.
 func (x *t) admissionGateHonoured() []string {
-	cmd := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
-	cmd.Env = x.env
-	cmd.Stdin = strings.NewReader(podLevelJob)
-	fmt.Println("$ kubectl create --dry-run=server -f - (a Job whose pod-level CPU request passes its limit; PodLevelResources=false)")
-	out, err := cmd.CombinedOutput()
-	fmt.Print(string(out))
+	out, err := x.dryRunCreate(podLevelJob, "a Job whose pod-level CPU request passes its limit; PodLevelResources=false")
 	if err != nil {
 		return []string{fmt.Sprintf("custom.admission_feature_gates=%s not honoured: a Job whose pod-level resources only the gate's validation refuses: %v: %s",
 			admissionGates, err, strings.TrimSpace(string(out)))}
 	}
 	return nil
+}
+
+// dryRunCreate runs kubectl create --dry-run=server on the objects of yaml
+// (what says which), printing the command and its output, and returns the
+// output.
+func (x *t) dryRunCreate(yaml, what string) ([]byte, error) {
+	cmd := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
+	cmd.Env = x.env
+	cmd.Stdin = strings.NewReader(yaml)
+	fmt.Printf("$ kubectl create --dry-run=server -f - (%s)\n", what)
+	out, err := cmd.CombinedOutput()
+	fmt.Print(string(out))
+	return out, err
 }
 
 // admissionGates is custom.admission_feature_gates in real-node-values.yaml.
@@ -620,13 +628,7 @@ func (x *t) chartConfigured(images string) {
 	heading("what Volcano's chart configures, with " + images + ": its admissions and the controller metrics")
 	var problems []string
 	create := func() ([]byte, error) {
-		cmd := exec.Command("kubectl", "create", "--dry-run=server", "-f", "-")
-		cmd.Env = x.env
-		cmd.Stdin = strings.NewReader(chartObjects)
-		fmt.Println("$ kubectl create --dry-run=server -f - (a PodGroup, Queue, HyperNode and CronJob)")
-		out, err := cmd.CombinedOutput()
-		fmt.Print(string(out))
-		return out, err
+		return x.dryRunCreate(chartObjects, "a PodGroup, Queue, HyperNode and CronJob")
 	}
 	out, err := create()
 	if err != nil && strings.Contains(string(out), "context deadline exceeded") {

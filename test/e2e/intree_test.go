@@ -129,14 +129,7 @@ var _ = Describe("Volcano's own v1.15 job plugins in the drop-in", func() {
 	// a Job trains on stock Volcano; ours hands it to that plugin.
 	It("hands a tensorflow Job with a mistyped flag (--prot=2222) to Volcano's in-tree plugin: stock's TF_CONFIG, the warnings and an InvalidPluginArguments event",
 		func(ctx SpecContext) {
-			job := &batch.Job{
-				ObjectMeta: metav1.ObjectMeta{Name: "tf-prot"},
-				Spec: batch.JobSpec{
-					SchedulerName: "volcano", Queue: "default",
-					Plugins: map[string][]string{"tensorflow": {"--prot=2222"}},
-					Tasks:   []batch.TaskSpec{kwokTask("ps", "tensorflow", 1), kwokTask("worker", "tensorflow", 2)},
-				},
-			}
+			job := mistypedTFJob("tf-prot")
 			created, warnings, err := f.CreateJobWithWarnings(ctx, job)
 			Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
 			DeferCleanup(f.DeleteJobAndPods, created)
@@ -175,14 +168,7 @@ var _ = Describe("Volcano's own v1.15 job plugins in the drop-in", func() {
 			DeferCleanup(os.WriteFile, conf, before, os.FileMode(0o644))
 			Expect(os.WriteFile(conf, []byte(webhook.StrictArgumentsKey+": true\n"), 0o644)).To(Succeed())
 
-			job := &batch.Job{
-				ObjectMeta: metav1.ObjectMeta{Name: "tf-prot-strict"},
-				Spec: batch.JobSpec{
-					SchedulerName: "volcano", Queue: "default",
-					Plugins: map[string][]string{"tensorflow": {"--prot=2222"}},
-					Tasks:   []batch.TaskSpec{kwokTask("ps", "tensorflow", 1), kwokTask("worker", "tensorflow", 2)},
-				},
-			}
+			job := mistypedTFJob("tf-prot-strict")
 			_, warnings, err := f.DryRunJobWithWarnings(ctx, job)
 			Expect(err).To(HaveOccurred(), "a dry run of %s in strict mode (warnings %q)", job.Name, warnings)
 			Expect(err.Error()).To(And(ContainSubstring("denied the request"), ContainSubstring("plugin tensorflow"), ContainSubstring("--prot")))
@@ -203,4 +189,17 @@ func kwokTask(name, container string, replicas int32) batch.TaskSpec {
 			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
 				corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}}}},
 	}}}
+}
+
+// mistypedTFJob is a tensorflow Job of 1 ps and 2 workers on KWOK whose
+// one argument is a typo of --port that Volcano's admission accepts.
+func mistypedTFJob(name string) *batch.Job {
+	return &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: batch.JobSpec{
+			SchedulerName: "volcano", Queue: "default",
+			Plugins: map[string][]string{"tensorflow": {"--prot=2222"}},
+			Tasks:   []batch.TaskSpec{kwokTask("ps", "tensorflow", 1), kwokTask("worker", "tensorflow", 2)},
+		},
+	}
 }
