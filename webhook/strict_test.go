@@ -10,6 +10,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	webhookerrors "k8s.io/apiserver/pkg/admission/plugin/webhook/errors"
 
+	wkconfig "volcano.sh/volcano/pkg/webhooks/config"
+
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
@@ -108,3 +110,20 @@ func TestStrictArgumentsFrom(t *testing.T) {
 }
 
 func text(s string) *string { return &s }
+
+// Volcano's own reading of the admission configuration file (its resource
+// groups) accepts the file with the strict-mode key beside them.
+func TestStrictArgumentsKeyVolcanoReadsTheFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "volcano-admission.conf")
+	conf := "resourceGroups:\n- resourceGroup: gpu\n  schedulerName: volcano\n" + StrictArgumentsKey + ": true\n"
+	if err := os.WriteFile(file, []byte(conf), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := wkconfig.LoadAdmissionConf(file)
+	if got == nil || len(got.ResGroupsConfig) != 1 || got.ResGroupsConfig[0].ResourceGroup != "gpu" {
+		t.Fatalf("Volcano's LoadAdmissionConf = %+v, want its one resource group", got)
+	}
+	if !StrictArgumentsFrom(false, file)() {
+		t.Error("strict mode off")
+	}
+}
