@@ -441,7 +441,7 @@ func (x *t) steps(ctx context.Context) error {
 	}
 	heading("a TensorFlow Job with Volcano's in-tree plugin")
 	x.job(ctx, "stock-before", tensorflow.Name, tfArgs, tensorflow.EnvTFConfig, tensorflow.DefaultPort)
-	x.chartConfigured("Volcano's own images")
+	x.chartConfigured("Volcano's own images", false)
 
 	// Step 0 replaces a pod of Volcano's image that has no preStop pause yet:
 	// Volcano's manager drops its connections on SIGTERM, which the API server
@@ -451,7 +451,7 @@ func (x *t) steps(ctx context.Context) error {
 		return err
 	}
 
-	x.chartConfigured("this project's images")
+	x.chartConfigured("this project's images", true)
 
 	heading("a Job of each framework with this project's plugins")
 	// Volcano's chart passes the controller manager no extra arguments, so
@@ -601,6 +601,42 @@ func (x *t) admissionGateHonoured() []string {
 	return nil
 }
 
+// mistypedJob is a tensorflow Job whose one argument is a typo of --port:
+// Volcano's admission accepts it, ours warns of it, and in strict mode
+// denies it.
+const mistypedJob = `apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: install-test-strict, namespace: default}
+spec:
+  schedulerName: volcano
+  minAvailable: 1
+  plugins: {tensorflow: ["--prot=2222"]}
+  tasks:
+    - name: worker
+      replicas: 2
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - {name: main, image: busybox:1.36.1, command: ["true"]}
+`
+
+// strictMode checks strict mode as Volcano's chart turns it on
+// (real-node-values.yaml: custom.admission_config_override), with a server-
+// side dry run of mistypedJob: our webhook manager denies it naming the
+// argument, Volcano's own (ours false), which ignores the key, admits it. It
+// returns the problems.
+func (x *t) strictMode(ours bool) []string {
+	out, err := x.dryRunCreate(mistypedJob, "a tensorflow Job with --prot=2222; strictPluginArguments: true")
+	switch {
+	case ours && (err == nil || !strings.Contains(string(out), `"--prot=2222": plugin tensorflow: unknown flag --prot`)):
+		return []string{fmt.Sprintf("strict mode from custom.admission_config_override: want the mistyped Job denied naming --prot, got %v: %s", err, strings.TrimSpace(string(out)))}
+	case !ours && err != nil:
+		return []string{fmt.Sprintf("Volcano's own manager with strictPluginArguments in its admission configuration: want the mistyped Job admitted, got %v: %s", err, strings.TrimSpace(string(out)))}
+	}
+	return nil
+}
+
 // dryRunCreate runs kubectl create --dry-run=server on the objects of yaml
 // (what says which), printing the command and its output, and returns the
 // output.
@@ -624,7 +660,7 @@ const admissionGates = "PodLevelResources=false"
 // fails it with 404, failurePolicy Fail), and the controller manager serves
 // metrics behind the chart's volcano-controllers-service (--enable-metrics,
 // :8081), read through the API server's service proxy. Records the result.
-func (x *t) chartConfigured(images string) {
+func (x *t) chartConfigured(images string, ours bool) {
 	heading("what Volcano's chart configures, with " + images + ": its admissions and the controller metrics")
 	var problems []string
 	create := func() ([]byte, error) {
@@ -662,6 +698,7 @@ func (x *t) chartConfigured(images string) {
 	if x.admissionGates {
 		problems = append(problems, x.admissionGateHonoured()...)
 	}
+	problems = append(problems, x.strictMode(ours)...)
 	line := "with " + images + ": Volcano's chart's admissions and controller metrics answer"
 	if len(problems) > 0 {
 		line = "with " + images + ": " + strings.Join(problems, "; ")
