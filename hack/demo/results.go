@@ -7,6 +7,8 @@ import (
 	"time"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/internal/stats"
 )
 
 // runResult is one run of an example's Job in make startup.
@@ -168,7 +170,7 @@ func summarize(results []runResult) []summary {
 	}
 	for i := range out {
 		st := stages[[2]string{out[i].impl, out[i].example}]
-		out[i].bound, out[i].started, out[i].joined, out[i].completed = median(st[0]), median(st[1]), median(st[2]), median(st[3])
+		out[i].bound, out[i].started, out[i].joined, out[i].completed = stats.Median(st[0], 0), stats.Median(st[1], 0), stats.Median(st[2], 0), stats.Median(st[3], 0)
 		for j := range st {
 			out[i].reached[j] = len(st[j])
 		}
@@ -256,8 +258,8 @@ func checkTargets(results []runResult, joinSlack, releaseLimit time.Duration) []
 			c.measured = fmt.Sprintf("no wait measured (%d released at their first check, %d not measurable)", atOnce, unmeasured)
 		} else {
 			c.measured = fmt.Sprintf("median %s over %d waits (max %s); %d released at their first check and %d not measurable, not counted",
-				secs(median(lat)), len(lat), secs(maxOf(lat)), atOnce, unmeasured)
-			c.ok = median(lat) <= releaseLimit
+				secs(stats.Median(lat, 0)), len(lat), secs(maxOf(lat)), atOnce, unmeasured)
+			c.ok = stats.Median(lat, 0) <= releaseLimit
 		}
 		out = append(out, c)
 	}
@@ -330,7 +332,7 @@ func writeReport(w io.Writer, results []runResult, checks []check) []string {
 			continue
 		}
 		fmt.Fprintf(w, "  %-20s %3d waited: median %s, max %s (answered: %s); %d released at their first check; %d not measurable\n",
-			s.example, len(lat), orDash(len(lat), median(lat)), orDash(len(lat), maxOf(lat)), strings.Join(sortedKeys(proxies), ", "), atOnce, unmeasured)
+			s.example, len(lat), orDash(len(lat), stats.Median(lat, 0)), orDash(len(lat), maxOf(lat)), strings.Join(sortedKeys(proxies), ", "), atOnce, unmeasured)
 		if len(errs) > 0 {
 			fmt.Fprintf(w, "  %-20s first not measurable: %s\n", "", errs[0])
 		}

@@ -235,22 +235,6 @@ func TestWaitReleases(t *testing.T) {
 	}
 }
 
-func TestMedian(t *testing.T) {
-	for _, tc := range []struct {
-		in   []time.Duration
-		want time.Duration
-	}{
-		{nil, 0},
-		{[]time.Duration{sec(3)}, sec(3)},
-		{[]time.Duration{sec(5), sec(1), sec(3)}, sec(3)},
-		{[]time.Duration{sec(4), sec(1), sec(2), sec(3)}, sec(2.5)},
-	} {
-		if got := median(tc.in); got != tc.want {
-			t.Errorf("median(%v) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 // result is a run's result for the target tests: joined s seconds after
 // create (0: never), with waits released after the given latencies.
 func result(impl, example string, n int, ok bool, joined float64, waits ...float64) runResult {
@@ -473,7 +457,7 @@ func TestStockExample(t *testing.T) {
 		},
 		{file: "example/pytorch/pytorch-digits-torchrun.yaml", wantErr: `Volcano's pytorch plugin does not take "--nproc-per-node=1"`},
 		{file: "example/mpi/mpi-digits-mpich.yaml", wantErr: `Volcano's mpi plugin does not take "--mpi-implementation=mpich"`},
-		{file: "example/xgboost/xgboost-digits.yaml", wantErr: "Volcano v1.10 has no xgboost plugin"},
+		{file: "example/xgboost/xgboost-digits.yaml", wantErr: "Volcano has no in-tree xgboost plugin"},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			ex := exampleOf(t, tc.file)

@@ -19,7 +19,7 @@ import (
 
 // stockExamples are the examples (training.Example.File) that make startup
 // also runs under Volcano's stock controller manager, made stock-compatible
-// by stockExample: one per framework Volcano v1.10 has a plugin for
+// by stockExample: one per framework Volcano has an in-tree plugin for
 // (pytorch, mpi, tensorflow), each one that plugin can run at all. The
 // torchrun examples need the PET_* variables Volcano's pytorch plugin does
 // not set (and the worker-only one a master task), and MPICH's mpiexec would
@@ -30,11 +30,13 @@ var stockExamples = []string{
 	"example/tensorflow/tensorflow-contract.yaml",
 }
 
-// stockFlags are the flags Volcano v1.10's in-tree plugins parse
-// (pkg/controllers/job/plugins/distributed-framework), by framework. They
-// parse with flag.ContinueOnError and stop at the first flag they do not
-// know, ignoring the rest: an argument outside these would silently change
-// the Job.
+// stockFlags are the flags of Volcano's in-tree plugins
+// (pkg/controllers/job/plugins/distributed-framework, the same in v1.15.1
+// and v1.14.1) that the stock examples may give, by framework: the role
+// names and the port (pytorch's --wait-master-* are left out; no stock
+// example gives them). The plugins parse with flag.ContinueOnError and stop
+// at the first flag they do not know, ignoring the rest: an argument outside
+// theirs would silently change the Job.
 var stockFlags = map[string][]string{
 	pytorch.Name:    {"master", "worker", "port"},
 	mpi.Name:        {"master", "worker", "port"},
@@ -60,7 +62,7 @@ var stockFlags = map[string][]string{
 func stockExample(ex *example) (*example, error) {
 	known, ok := stockFlags[ex.framework]
 	if !ok {
-		return nil, fmt.Errorf("%s: Volcano v1.10 has no %s plugin", ex.file, ex.framework)
+		return nil, fmt.Errorf("%s: Volcano has no in-tree %s plugin", ex.file, ex.framework)
 	}
 	job := ex.job.DeepCopy()
 	flags := map[string]string{}

@@ -225,17 +225,3 @@ func (w *waitRelease) measure(p *corev1.Pod, c *corev1.Container, configMap func
 	w.Proxy = strings.Join(sortedKeys(proxies), ", ")
 	return nil
 }
-
-// median returns the median of ds (the mean of the middle two for an even
-// count), 0 for none.
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"text/tabwriter"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
+	"github.com/vcplugins/framework-plugins/internal/stats"
 )
 
 // targetRatio is issue #7's target: ours/stock at most 1.05 on time and CPU.
@@ -81,7 +83,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		for _, m := range groups[k] {
 			xs = append(xs, get(m))
 		}
-		return measure.Median(xs)
+		return stats.Median(xs, math.NaN())
 	}
 
 	fmt.Fprintf(w, "Scale test: each job on a fresh cluster, %d pods each; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
+	"github.com/vcplugins/framework-plugins/internal/stats"
 )
 
 // Issue #28's targets for many small jobs, checked on every mix that both
@@ -87,7 +89,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		for _, m := range groups[k] {
 			xs = append(xs, get(m))
 		}
-		return measure.Median(xs)
+		return stats.Median(xs, math.NaN())
 	}
 	each := func(f func(mix, impl string, k key)) {
 		for _, mx := range mixes {

@@ -31,6 +31,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/vcplugins/framework-plugins/internal/stats"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -183,14 +184,7 @@ func (r *result) median(unit string) float64 {
 			vs = append(vs, v)
 		}
 	}
-	if len(vs) == 0 {
-		return math.NaN()
-	}
-	sort.Float64s(vs)
-	if len(vs)%2 == 1 {
-		return vs[len(vs)/2]
-	}
-	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	return stats.Median(vs, math.NaN())
 }
 
 // spread returns the largest deviation of unit from its median, relative to it.
