@@ -38,3 +38,54 @@ var _ = Describe("A 300-worker Job", func() {
 		}
 	}, SpecTimeout(framework.SpecTimeout))
 })
+
+// Large jobs: svc's VC_<TASK>_HOSTS lists every host of a task in every pod;
+// over MAX_ARG_STRLEN (a 2,048-worker Job with a 29-character name) no
+// container could start with it. Through the API server and the controller:
+// the long-named Job is admitted with a warning and its pods carry no
+// VC_WORKER_HOSTS, while the short-named one gets it, as on stock. The Jobs
+// ask for one pod at least (minAvailable 1), so that their PodGroups are
+// enqueued and every pod is created, though the KWOK nodes run 440.
+var _ = Describe("A 2,048-worker pytorch Job", func() {
+	f := framework.New("hostsenv")
+
+	for _, tc := range []struct {
+		name string
+		over bool
+	}{
+		{"llama-70b-sft-run-20261204-a1", true},
+		{"resnet50-dist", false},
+	} {
+		It(fmt.Sprintf("named %s (%d characters): VC_WORKER_HOSTS in its pods %v", tc.name, len(tc.name), !tc.over), func(ctx SpecContext) {
+			job := framework.KeepRunning(vctesting.MakeJob(tc.name).Plugin("pytorch").MinAvailable(1).
+				Task(vctesting.MakeTask("master", 1).Container("pytorch").Resource("cpu", "10m").Obj()).
+				Task(vctesting.MakeTask("worker", 2048).Container("pytorch").Resource("cpu", "10m").Obj()).
+				Obj())
+			created, warnings, err := f.CreateJobWithWarnings(ctx, job)
+			Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
+			DeferCleanup(f.DeleteJobAndPods, created)
+			warned := containsSubstring(warnings, "environment variable VC_WORKER_HOSTS would be")
+			Expect(warned).To(Equal(tc.over), "warnings %q", warnings)
+
+			pods := f.WaitPodsCreated(ctx, created, 0)
+			Expect(pods).To(HaveLen(2049))
+			with := 0 // pods with the variable in any container
+			for _, p := range pods {
+				has := false
+				for _, c := range p.Spec.Containers {
+					for _, e := range c.Env {
+						has = has || e.Name == "VC_WORKER_HOSTS"
+					}
+				}
+				if has {
+					with++
+				}
+			}
+			want := 2049
+			if tc.over {
+				want = 0
+			}
+			Expect(with).To(Equal(want), "pods of %s with VC_WORKER_HOSTS", job.Name)
+		}, SpecTimeout(framework.SpecTimeout))
+	}
+})
