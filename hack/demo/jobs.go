@@ -15,12 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/events"
@@ -305,16 +304,8 @@ func (c *clients) jobPods(ctx context.Context, name string) ([]*corev1.Pod, erro
 // submitted, so that demo sees every state a pod goes through (a pod can be
 // bound, run and be deleted by its completing job between two polls).
 func (c *clients) watchPods(ctx context.Context) (watch.Interface, error) {
-	pods := c.kube.CoreV1().Pods(c.namespace)
-	list, err := pods.List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return nil, err
-	}
-	return watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
-			return pods.Watch(ctx, o)
-		},
-	})
+	w, _, err := kubeutil.WatchPods(ctx, c.kube.CoreV1().Pods(c.namespace), "")
+	return w, err
 }
 
 // follow follows the jobs until each has finished, failed or timed out, or

@@ -1,15 +1,21 @@
 // Command demo is `make demo`: it brings up the local cluster of package
-// internal/localcluster (or reuses the one running in the same directory), submits
-// the example Job of every framework (example/<framework>/<framework>.yaml)
-// into a fresh namespace, follows each until it completes on the KWOK nodes,
-// prints what the plugins injected into every pod (framework variables, the
-// wait-for-dependencies init container, the MPI hostfile) and one result line
-// per job, and stops the cluster again if it started it.
+// internal/localcluster (or reuses the one running in the same directory),
+// submits example Jobs into a fresh namespace side by side, follows each until
+// it completes, prints what the plugins injected into every pod (framework
+// variables, the wait-for-dependencies init container, the MPI hostfile) and
+// one result line per Job, and stops the cluster again if it started it.
+//
+// --mode real runs the examples that train (or check a framework's contract)
+// on the real node, judged by package internal/training; --mode kwok runs the
+// minimal Job of every framework (example/<framework>/<framework>.yaml) on the
+// KWOK nodes; the default, auto (DEMO_MODE in the environment), is real where
+// the real node and the training image are there.
 //
 // Usage:
 //
-//	demo [--dir _output/local] [--bin-dir _output/bin] [--namespace demo]
-//	     [--job-timeout 3m] [--keep]
+//	demo [--mode auto|real|kwok] [--dir _output/local] [--bin-dir _output/bin]
+//	     [--namespace demo] [--job-timeout 3m] [--real-job-timeout 8m]
+//	     [--up-timeout 3m] [--keep]
 //	demo --mode startup [--runs 10] [--warmup 1] [--impls ours,stock]
 //	     [--examples NAME,...|all] [--startup-dir _output/startup]
 //	     [--out _output/bench] [--join-slack 1s] [--release-limit 500ms]
@@ -39,12 +45,8 @@ import (
 	"syscall"
 	"time"
 
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
-	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
-
 	"github.com/vcplugins/framework-plugins/hack/internal/cli"
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 )
@@ -232,17 +234,11 @@ func mainStatus() int {
 // demo runs the examples on cl and prints everything about them; it returns
 // the exit status.
 func demo(ctx context.Context, cl *localcluster.Cluster, root string, examples []*example, jobTimeout time.Duration, o options) int {
-	cfg := rest.CopyConfig(cl.RESTConfig)
-	cfg.WarningHandler = cli.Warnings{}
-	kc, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeutil.NewClients(cl.RESTConfig, cli.Warnings)
 	if err != nil {
 		return fail(err)
 	}
-	vc, err := vcclientset.NewForConfig(cfg)
-	if err != nil {
-		return fail(err)
-	}
-	c := &clients{kube: kc, volcano: vc, namespace: o.namespace, out: os.Stdout}
+	c := &clients{kube: cs.Kube, volcano: cs.Volcano, namespace: o.namespace, out: os.Stdout}
 
 	where := "on the KWOK nodes"
 	if examples[0].real != nil {

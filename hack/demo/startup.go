@@ -14,12 +14,9 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
-	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/cli"
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 )
@@ -222,17 +219,11 @@ func runImpl(ctx context.Context, root string, o options, impl string, exs []*ex
 	if err != nil {
 		return nil, fmt.Errorf("starting the cluster: %w", err)
 	}
-	cfg := rest.CopyConfig(cl.RESTConfig)
-	cfg.WarningHandler = cli.Warnings{}
-	kc, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubeutil.NewClients(cl.RESTConfig, cli.Warnings)
 	if err != nil {
 		return nil, err
 	}
-	vc, err := vcclientset.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	c := &clients{kube: kc, volcano: vc, namespace: o.namespace, out: io.Discard, timed: true}
+	c := &clients{kube: cs.Kube, volcano: cs.Volcano, namespace: o.namespace, out: io.Discard, timed: true}
 	if o.verbose {
 		c.out = os.Stdout
 	}

@@ -117,12 +117,8 @@ func mainStatus() int {
 	o.impls = strings.Split(impls, ",")
 	o.frameworks = strings.Split(frameworks, ",")
 
-	var in []string
-	if o.in != "" {
-		in = strings.Split(o.in, ",")
-	}
 	return measure.Tool[Measurement]{
-		Name: "scale", In: in, Out: o.out,
+		Name: "scale", In: o.in, Out: o.out,
 		Round:  func(m *Measurement) *int { return &m.Round },
 		Run:    func(ctx context.Context) ([]Measurement, error) { return runAll(ctx, o) },
 		Report: func(w io.Writer, ms []Measurement) []string { return report(w, ms, o.limit) },

@@ -9,14 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/stats"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
@@ -109,30 +108,16 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	if _, err := measure.WaitIdle(ctx, m.cl.AllPIDs(), measure.ClusterQuietCPU); err != nil {
 		return res, err
 	}
-	pods := m.cl.Kube.CoreV1().Pods(job.Namespace)
-	selector := batch.JobNameKey + "=" + job.Name
-	// From the watch cache (resourceVersion 0): a quorum read would fetch
-	// every pod of the namespace from etcd, the previous job's 2,000 large
-	// pods included, which outlasted the request timeout on a loaded machine.
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
-	if err != nil {
-		return res, err
-	}
-	if len(list.Items) > 0 {
-		return res, fmt.Errorf("job %s/%s already has %d pods", job.Namespace, job.Name, len(list.Items))
-	}
-	// Started from the List just before the create, so every pod's creation
-	// is seen and the resourceVersion is still in the API server's history.
-	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return pods.Watch(ctx, o)
-		},
-	})
+	// Started just before the create, so every pod's creation is seen and
+	// the list's resourceVersion is still in the API server's history.
+	w, existing, err := kubeutil.WatchPods(ctx, m.cl.Kube.CoreV1().Pods(job.Namespace), batch.JobNameKey+"="+job.Name)
 	if err != nil {
 		return res, err
 	}
 	defer w.Stop()
+	if existing > 0 {
+		return res, fmt.Errorf("job %s/%s already has %d pods", job.Namespace, job.Name, existing)
+	}
 
 	apiRSS0, err := measure.ProcStatusBytes(apiserver, "VmRSS:")
 	if err != nil {
@@ -152,30 +137,23 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	}
 	t0 := time.Now()
 
-	created := map[string]bool{}
-	bound := map[string]bool{}
+	pods := measure.NewPodTally()
 	deadline := time.NewTimer(jobTimeout)
 	defer deadline.Stop()
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
-	for len(bound) < want || len(created) < want {
+	for pods.Bound() < want || pods.Created() < want {
 		select {
 		case ev, ok := <-w.ResultChan():
 			if !ok {
 				return res, errors.New("pod watch ended")
 			}
-			p, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || ev.Type == watch.Deleted {
+			p, created, _ := pods.Observe(ev)
+			if p == nil {
 				continue
 			}
-			if !created[p.Name] {
-				created[p.Name] = true
-				if len(created) == want {
-					res.Created = time.Since(t0)
-				}
-			}
-			if p.Spec.NodeName != "" && !bound[p.Name] {
-				bound[p.Name] = true
+			if created && pods.Created() == want {
+				res.Created = time.Since(t0)
 			}
 			if res.Unschedulable == "" {
 				if reason, msg, ok := unschedulable(p); ok {
@@ -183,9 +161,9 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 				}
 			}
 		case <-progress.C:
-			fmt.Printf("    %5.1fs  %d/%d pods created, %d bound\n", time.Since(t0).Seconds(), len(created), want, len(bound))
+			fmt.Printf("    %5.1fs  %d/%d pods created, %d bound\n", time.Since(t0).Seconds(), pods.Created(), want, pods.Bound())
 		case <-deadline.C:
-			return res, fmt.Errorf("after %s only %d of %d pods created and %d bound", jobTimeout, len(created), want, len(bound))
+			return res, fmt.Errorf("after %s only %d of %d pods created and %d bound", jobTimeout, pods.Created(), want, pods.Bound())
 		case <-ctx.Done():
 			return res, ctx.Err()
 		}
@@ -290,7 +268,7 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 	if len(sizes) < res.Pods {
 		return fmt.Errorf("etcd holds %d pods of job %s, want %d", len(sizes), job.Name, res.Pods)
 	}
-	res.StoredPodMedian = int(measure.Median(sizes))
+	res.StoredPodMedian = int(stats.Median(sizes, 0))
 	if tf {
 		cms, err := localcluster.StoredSizes(ctx, etcd, "configmaps", job.Namespace)
 		if err != nil {

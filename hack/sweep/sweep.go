@@ -9,17 +9,14 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
-	watchtools "k8s.io/client-go/tools/watch"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcbatch "volcano.sh/apis/pkg/client/clientset/versioned/typed/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
@@ -152,27 +149,16 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 		}
 	}
 
-	pods := s.cl.Kube.CoreV1().Pods(metav1.NamespaceDefault)
-	// Every pod a Volcano Job creates has its job's name as a label.
-	selector := batch.JobNameKey
-	list, err := pods.List(ctx, metav1.ListOptions{LabelSelector: selector, ResourceVersion: "0"})
-	if err != nil {
-		return res, err
-	}
-	if len(list.Items) > 0 {
-		return res, fmt.Errorf("namespace %s already has %d pods of Volcano jobs", metav1.NamespaceDefault, len(list.Items))
-	}
-	// Started from the List, so every pod's creation is seen.
-	w, err := watchtools.NewRetryWatcher(list.ResourceVersion, &cache.ListWatch{
-		WatchFunc: func(o metav1.ListOptions) (watch.Interface, error) {
-			o.LabelSelector = selector
-			return pods.Watch(ctx, o)
-		},
-	})
+	// Every pod a Volcano Job creates has its job's name as a label; the
+	// watch starts before the first create, so every pod's creation is seen.
+	w, existing, err := kubeutil.WatchPods(ctx, s.cl.Kube.CoreV1().Pods(metav1.NamespaceDefault), batch.JobNameKey)
 	if err != nil {
 		return res, err
 	}
 	defer w.Stop()
+	if existing > 0 {
+		return res, fmt.Errorf("namespace %s already has %d pods of Volcano jobs", metav1.NamespaceDefault, existing)
+	}
 
 	cpu0, err := measure.ProcessCPU(controller)
 	if err != nil {
@@ -192,13 +178,13 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 		done <- submit(subCtx, s.cl.Volcano.BatchV1alpha1().Jobs(metav1.NamespaceDefault), jobs, s.parallel, &submitted)
 	}()
 
-	created, bound := map[string]bool{}, map[string]bool{}
+	pods := measure.NewPodTally()
 	boundOf := map[string]int{}
 	deadline := time.NewTimer(sweepTimeout)
 	defer deadline.Stop()
 	progress := time.NewTicker(progressEvery)
 	defer progress.Stop()
-	for done != nil || len(bound) < res.Pods {
+	for done != nil || pods.Bound() < res.Pods {
 		select {
 		case err := <-done:
 			if err != nil {
@@ -209,18 +195,14 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 			if !ok {
 				return res, errors.New("pod watch ended")
 			}
-			p, isPod := ev.Object.(*corev1.Pod)
-			if !isPod || ev.Type == watch.Deleted {
+			p, created, bound := pods.Observe(ev)
+			if p == nil {
 				continue
 			}
-			if !created[p.Name] {
-				created[p.Name] = true
-				if len(created) == res.Pods {
-					res.Created = time.Since(t0)
-				}
+			if created && pods.Created() == res.Pods {
+				res.Created = time.Since(t0)
 			}
-			if p.Spec.NodeName != "" && !bound[p.Name] {
-				bound[p.Name] = true
+			if bound {
 				fw := frameworkOf[p.Labels[batch.JobNameKey]]
 				if boundOf[fw]++; boundOf[fw] == podsOf[fw] {
 					res.BoundOf[fw] = time.Since(t0)
@@ -228,10 +210,10 @@ func (s *sweeper) run(ctx context.Context, jobs []*batch.Job) (Measurement, erro
 			}
 		case <-progress.C:
 			fmt.Printf("    %5.1fs  %d/%d jobs created, %d/%d pods created, %d bound\n",
-				time.Since(t0).Seconds(), submitted.Load(), len(jobs), len(created), res.Pods, len(bound))
+				time.Since(t0).Seconds(), submitted.Load(), len(jobs), pods.Created(), res.Pods, pods.Bound())
 		case <-deadline.C:
 			return res, fmt.Errorf("after %s only %d of %d jobs, %d of %d pods created and %d bound",
-				sweepTimeout, submitted.Load(), len(jobs), len(created), res.Pods, len(bound))
+				sweepTimeout, submitted.Load(), len(jobs), pods.Created(), res.Pods, pods.Bound())
 		case <-ctx.Done():
 			return res, ctx.Err()
 		}

@@ -1,12 +1,9 @@
 package localcluster
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,7 +17,6 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
@@ -29,6 +25,8 @@ import (
 
 	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 // kubeconfigContext names the cluster, user and context of the admin kubeconfig.
@@ -161,7 +159,7 @@ func applyCRDs(ctx context.Context, cfg *rest.Config, dirs ...string) ([]string,
 			if err != nil {
 				return nil, err
 			}
-			docs, err := yamlDocuments(data)
+			docs, err := kubeutil.YAMLDocuments(data)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", file, err)
 			}
@@ -213,32 +211,6 @@ func crdsEstablished(ctx context.Context, cfg *rest.Config, names []string) (boo
 		}
 	}
 	return true, nil
-}
-
-// yamlDocuments returns the documents of a multi-document YAML stream as
-// apimachinery's YAML reader splits it (on lines that start with "---", which
-// only a comment may follow; an indented "---" in a block scalar is content),
-// without the empty ones (nothing but whitespace and comments). Errors: a
-// separator line followed by more than a comment, a document that is not YAML.
-func yamlDocuments(data []byte) ([][]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var docs [][]byte
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return docs, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		var v any
-		if err := yaml.Unmarshal(doc, &v); err != nil {
-			return nil, err
-		}
-		if v != nil {
-			docs = append(docs, doc)
-		}
-	}
 }
 
 // nodeName is the name of the i-th fake node.

@@ -21,6 +21,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/yaml"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 func TestNewPKIChainsToCA(t *testing.T) {
@@ -149,56 +151,6 @@ func TestDownRefusesForeignDirectory(t *testing.T) {
 	}
 }
 
-func TestYAMLDocuments(t *testing.T) {
-	type m = map[string]any
-	cases := []struct {
-		name    string
-		in      string
-		want    []any // each document, decoded
-		wantErr bool
-	}{
-		{
-			name: "leading separator and empty documents",
-			in:   "---\na: 1\n---\n\n---\nb: 2\n",
-			want: []any{m{"a": 1.0}, m{"b": 2.0}},
-		},
-		{
-			name: "comment-only documents and a commented separator",
-			in:   "# Source: chart/templates/a.yaml\n--- # first\na: 1\n---\n# nothing here\n",
-			want: []any{m{"a": 1.0}},
-		},
-		{
-			name: "--- in a block scalar and in a string is content",
-			in:   "---\ndescription: |\n  above\n  ---\n  below\nnote: \"a\\n--- b\"\n---\nc: 3",
-			want: []any{m{"description": "above\n---\nbelow\n", "note": "a\n--- b"}, m{"c": 3.0}},
-		},
-		{
-			name:    "a separator followed by more than a comment",
-			in:      "a: 1\n--- b: 2\n",
-			wantErr: true,
-		},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			docs, err := yamlDocuments([]byte(tc.in))
-			if gotErr := err != nil; gotErr != tc.wantErr {
-				t.Fatalf("error = %v, want error: %v", err, tc.wantErr)
-			}
-			var got []any
-			for _, d := range docs {
-				var v any
-				if err := yaml.Unmarshal(d, &v); err != nil {
-					t.Fatalf("document %q: %v", d, err)
-				}
-				got = append(got, v)
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("documents (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 // The cluster serves Volcano v1.15.1's default admissions, and /jobflows/validate,
 // with the webhook configurations of v1.15.1's own chart, rendered here from the
 // module cache (templates/webhooks.yaml with values.yaml) as Helm would.
@@ -321,7 +273,7 @@ func renderVolcanoWebhooks(t *testing.T, chart string, values map[string]any) ma
 	if err := tmpl.Execute(&buf, data); err != nil {
 		t.Fatal(err)
 	}
-	docs, err := yamlDocuments(buf.Bytes())
+	docs, err := kubeutil.YAMLDocuments(buf.Bytes())
 	if err != nil {
 		t.Fatalf("the rendered webhooks.yaml: %v\n%s", err, buf.String())
 	}

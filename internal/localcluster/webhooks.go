@@ -20,6 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 // webhookConfigPrefix is the prefix of the webhook configuration names Volcano's
@@ -251,7 +253,7 @@ func renderChartWebhooks(ctx context.Context, binDir string, port int, caBundle 
 func decodeWebhookConfigurations(data []byte) (
 	*admissionregistrationv1.MutatingWebhookConfiguration, *admissionregistrationv1.ValidatingWebhookConfiguration, error) {
 	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
-	docs, err := yamlDocuments(data)
+	docs, err := kubeutil.YAMLDocuments(data)
 	if err != nil {
 		return nil, nil, fmt.Errorf("the rendered chart: %w", err)
 	}

@@ -230,22 +230,6 @@ func OnRealNode(job *batch.Job) *batch.Job {
 	return job
 }
 
-// envOf returns the literal environment variables of pod's container.
-func envOf(pod *corev1.Pod, container string) map[string]string {
-	out := map[string]string{}
-	for _, c := range pod.Spec.Containers {
-		if c.Name != container {
-			continue
-		}
-		for _, e := range c.Env {
-			if e.ValueFrom == nil {
-				out[e.Name] = e.Value
-			}
-		}
-	}
-	return out
-}
-
 // FailedOnItsOwn reports whether pod failed by itself: a pod being deleted was
 // stopped by its Job's completion (the sshd workers of an MPI Job are killed
 // and end Failed), which is not a failure of the run.

@@ -12,6 +12,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
@@ -61,7 +62,7 @@ func judgeDigits(minWorld, maxWorld int, elastic bool) func(Run) (string, error)
 				return "", fmt.Errorf("pod %s never finished training: no final parameter check in its log", pod.Name)
 			}
 			v := verdicts[len(verdicts)-1]
-			r := digitsRank{pod: pod.Name, verdict: v[2], injectedRank: envOf(pod, containerOf(pod))["RANK"]}
+			r := digitsRank{pod: pod.Name, verdict: v[2], injectedRank: kubeutil.EnvOf(pod, containerOf(pod))["RANK"]}
 			r.rank, _ = strconv.Atoi(v[1])
 			r.world, _ = strconv.Atoi(v[3])
 			if !regexp.MustCompile(fmt.Sprintf(linePrefix+`rank %d of %d joined on `, r.rank, r.world)).MatchString(log) {
@@ -314,7 +315,7 @@ func judgeDMLC(run Run) (string, error) {
 	ips := map[string]string{}
 	var scheduler *corev1.Pod
 	for _, pod := range pods {
-		role := envOf(pod, containerOf(pod))["DMLC_ROLE"]
+		role := kubeutil.EnvOf(pod, containerOf(pod))["DMLC_ROLE"]
 		count[role]++
 		if role == "scheduler" {
 			scheduler = pod

@@ -11,6 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 )
 
@@ -56,7 +57,7 @@ func judgeDask(run Run) (string, error) {
 	if m := daskFailedLine.FindString(log); m != "" {
 		return "", fmt.Errorf("pod %s: %s", client.Name, m)
 	}
-	injected := envOf(client, containerOf(client))[dask.EnvSchedulerAddress]
+	injected := kubeutil.EnvOf(client, containerOf(client))[dask.EnvSchedulerAddress]
 	if !strings.HasPrefix(injected, "tcp://"+scheduler.Name+".") {
 		return "", fmt.Errorf("the client was injected %s=%q, which does not name the scheduler pod %s", dask.EnvSchedulerAddress, injected, scheduler.Name)
 	}
@@ -102,7 +103,7 @@ func judgeDask(run Run) (string, error) {
 		if reg == nil {
 			return "", fmt.Errorf("worker pod %s never registered with the scheduler", w.Name)
 		}
-		if want := envOf(w, containerOf(w))[dask.EnvSchedulerAddress]; reg[1] != want {
+		if want := kubeutil.EnvOf(w, containerOf(w))[dask.EnvSchedulerAddress]; reg[1] != want {
 			return "", fmt.Errorf("worker pod %s registered to %s, not to its %s %s", w.Name, reg[1], dask.EnvSchedulerAddress, want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
 )
@@ -37,14 +38,14 @@ func judgeJAX(run Run) (string, error) {
 	var coordinator *corev1.Pod
 	for _, pod := range pods {
 		byName[pod.Name] = pod
-		if envOf(pod, containerOf(pod))[jax.EnvJAXProcessID] == "0" {
+		if kubeutil.EnvOf(pod, containerOf(pod))[jax.EnvJAXProcessID] == "0" {
 			coordinator = pod
 		}
 	}
 	if coordinator == nil {
 		return "", fmt.Errorf("no pod has %s=0", jax.EnvJAXProcessID)
 	}
-	address := envOf(coordinator, containerOf(coordinator))[jax.EnvJAXCoordinatorAddress]
+	address := kubeutil.EnvOf(coordinator, containerOf(coordinator))[jax.EnvJAXCoordinatorAddress]
 	log := logs[coordinator.Name]
 	done := jaxCoordinated.FindStringSubmatch(log)
 	switch {

@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
 )
 
@@ -20,7 +21,7 @@ func TestJudgeJAX(t *testing.T) {
 		p.Status.PodIP = fmt.Sprintf("10.245.0.%d", i+2)
 	}
 	address := fmt.Sprintf("%s-worker-0.%s.ns.svc.cluster.local:6666", job.Name, job.Name)
-	if got := envOf(pods[0], ex.Container)[jax.EnvJAXCoordinatorAddress]; got != address {
+	if got := kubeutil.EnvOf(pods[0], ex.Container)[jax.EnvJAXCoordinatorAddress]; got != address {
 		t.Fatalf("%s = %q, want %q", jax.EnvJAXCoordinatorAddress, got, address)
 	}
 	registered := func(id int) string {

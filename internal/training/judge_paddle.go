@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
 )
 
@@ -41,7 +42,7 @@ func judgePaddle(run Run) (string, error) {
 	hosts := map[string]bool{}
 	var serving *corev1.Pod
 	for _, pod := range pods {
-		env := envOf(pod, containerOf(pod))
+		env := kubeutil.EnvOf(pod, containerOf(pod))
 		m := paddleDoneLine.FindStringSubmatch(logs[pod.Name])
 		if m == nil {
 			return "", fmt.Errorf("pod %s never finished: it did not start up with every other node", pod.Name)
@@ -100,7 +101,7 @@ func judgePaddle(run Run) (string, error) {
 		return "", fmt.Errorf("the rendezvous was served at %s, pod %s's IP is %s", rank0.addr, serving.Name, ip)
 	}
 	for _, n := range nodes[1:] {
-		master := envOf(n.pod, containerOf(n.pod))[paddle.EnvMaster]
+		master := kubeutil.EnvOf(n.pod, containerOf(n.pod))[paddle.EnvMaster]
 		if want := rank0.host + "."; !strings.HasPrefix(master, want) || !strings.HasSuffix(master, ":"+rank0.port) {
 			return "", fmt.Errorf("pod %s was injected %s=%q, which does not name rank 0 (%s, port %s)", n.pod.Name, paddle.EnvMaster, master, rank0.host, rank0.port)
 		}

@@ -9,6 +9,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
@@ -74,7 +75,7 @@ func TestJudgeDigits(t *testing.T) {
 		out := map[string]string{}
 		for _, p := range pods {
 			var rank int
-			fmt.Sscan(envOf(p, ex.Container)["RANK"], &rank)
+			fmt.Sscan(kubeutil.EnvOf(p, ex.Container)["RANK"], &rank)
 			r, losses, verdict := edit(rank)
 			out[p.Name] = digitsLog(r, 3, losses, verdict)
 		}
@@ -196,7 +197,7 @@ func TestJudgeDMLC(t *testing.T) {
 	}
 	var b strings.Builder
 	for _, p := range pods[1:] {
-		fmt.Fprintf(&b, "scheduler: registered %s %s:4000\n", envOf(p, ex.Container)["DMLC_ROLE"], p.Status.PodIP)
+		fmt.Fprintf(&b, "scheduler: registered %s %s:4000\n", kubeutil.EnvOf(p, ex.Container)["DMLC_ROLE"], p.Status.PodIP)
 	}
 	registered := b.String()
 	final := "scheduler: 2 servers and 2 workers registered (ids 8 9 10 11); every worker reached every server\n"

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 // The lines of example/xgboost/train_xgboost.py.
@@ -42,7 +44,7 @@ func judgeXGBoost(run Run) (string, error) {
 	var serial []string
 	for _, pod := range run.Pods {
 		log := run.Logs[pod.Name]
-		env := envOf(pod, containerOf(pod))
+		env := kubeutil.EnvOf(pod, containerOf(pod))
 		joined := xgbJoinedLine.FindAllStringSubmatch(log, -1)
 		if len(joined) != 1 {
 			return "", fmt.Errorf("pod %s joined the tracker %d times, want once", pod.Name, len(joined))

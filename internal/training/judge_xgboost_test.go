@@ -11,6 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
@@ -65,7 +66,7 @@ func TestJudgeXGBoost(t *testing.T) {
 	const tracker = "xgboost-digits-master-0.xgboost-digits.ns.svc.cluster.local:9999"
 	const masterIP = "10.245.0.7"
 	for _, p := range pods {
-		if envOf(p, ex.Container)["RANK"] == "0" {
+		if kubeutil.EnvOf(p, ex.Container)["RANK"] == "0" {
 			p.Status.PodIP = masterIP
 		}
 	}
@@ -73,7 +74,7 @@ func TestJudgeXGBoost(t *testing.T) {
 	logs := func(edit func(l *xgbLog)) map[string]string {
 		out := map[string]string{}
 		for _, p := range pods {
-			rank, _ := strconv.Atoi(envOf(p, ex.Container)["RANK"])
+			rank, _ := strconv.Atoi(kubeutil.EnvOf(p, ex.Container)["RANK"])
 			l := xgbLog{rank: rank, world: 3, tracker: tracker, accuracy: "0.9644", model: xgbModel, serial: "equals"}
 			if rank == 0 {
 				l.tracker = masterIP + ":9999"

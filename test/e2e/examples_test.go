@@ -15,6 +15,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -34,7 +35,7 @@ func loadAllExamples() []exampleJob {
 	for _, file := range framework.ExampleFiles() {
 		data, err := os.ReadFile(framework.Path(file))
 		Expect(err).NotTo(HaveOccurred())
-		docs, err := framework.YAMLDocuments(data)
+		docs, err := kubeutil.YAMLDocuments(data)
 		Expect(err).NotTo(HaveOccurred(), file)
 		Expect(docs).To(HaveLen(1), "%s must hold exactly one document", file)
 		job, err := framework.DecodeJob(docs[0], file)

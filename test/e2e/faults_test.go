@@ -27,6 +27,7 @@ import (
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
@@ -308,7 +309,7 @@ func (r *slowRun) expectRestarted(ctx context.Context, rec framework.Recovery, b
 		Expect(rec.NewPods).To(HaveKeyWithValue(name, p.UID))
 		main := p.Spec.Containers[0].Name
 		Expect(framework.EnvOf(p, main)).To(Equal(framework.EnvOf(before[name], main)), "the variables of pod %s after the restart", name)
-		if framework.ContainerOf(p, wait.ContainerName) != nil {
+		if kubeutil.ContainerOf(p, wait.ContainerName) != nil {
 			// Only once every dependency answered again did this
 			// pod's program start.
 			for _, t := range r.f.WaitTargets(ctx, p) {

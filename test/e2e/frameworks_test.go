@@ -18,6 +18,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
@@ -501,7 +502,7 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				}},
 			}))
 			for _, c := range []string{"mpi", waitContainer} {
-				Expect(framework.ContainerOf(master, c).VolumeMounts).To(ContainElement(corev1.VolumeMount{
+				Expect(kubeutil.ContainerOf(master, c).VolumeMounts).To(ContainElement(corev1.VolumeMount{
 					Name: "mpi-hostfile", MountPath: mpiHostfileDir, ReadOnly: true,
 				}), "mounts of container %s", c)
 			}
@@ -552,7 +553,7 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 			Expect(apierrors.IsNotFound(err)).To(BeTrue(), "ConfigMap %s: want none, got %v", tensorflow.ConfigMapName(tfDist), err)
 			for _, pod := range f.PodsOf(tfDist) {
 				var names []string
-				for _, e := range framework.ContainerOf(pod, "tensorflow").Env {
+				for _, e := range kubeutil.ContainerOf(pod, "tensorflow").Env {
 					names = append(names, e.Name)
 				}
 				Expect(names).NotTo(ContainElement(tensorflow.EnvCluster), "variables of pod %s", pod.Name)
@@ -672,7 +673,7 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				Expect(refPods).To(HaveLen(framework.TotalReplicas(p.ref)))
 				Expect(inlinePods).To(HaveLen(len(refPods)))
 				for i, pod := range refPods {
-					c := framework.ContainerOf(pod, "main")
+					c := kubeutil.ContainerOf(pod, "main")
 					// Volcano may run the svc plugin, whose variables come first
 					// or last, before or after ours.
 					at := map[string]int{}

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 	"github.com/vcplugins/framework-plugins/webhook"
@@ -43,7 +44,7 @@ func renderedWebhookConfigurations() (*whv1.MutatingWebhookConfiguration, *whv1.
 	GinkgoHelper()
 	data, err := os.ReadFile(framework.Path(webhooksManifest))
 	Expect(err).NotTo(HaveOccurred())
-	docs, err := framework.YAMLDocuments(data)
+	docs, err := kubeutil.YAMLDocuments(data)
 	Expect(err).NotTo(HaveOccurred())
 	var m *whv1.MutatingWebhookConfiguration
 	var v *whv1.ValidatingWebhookConfiguration
@@ -107,7 +108,7 @@ var _ = Describe("The installer", func() {
 			for _, manifest := range []string{renderedManifest, rbacManifest, webhooksManifest} {
 				data, err := os.ReadFile(framework.Path(manifest))
 				Expect(err).NotTo(HaveOccurred())
-				docs, err := framework.YAMLDocuments(data)
+				docs, err := kubeutil.YAMLDocuments(data)
 				Expect(err).NotTo(HaveOccurred())
 				Expect(docs).NotTo(BeEmpty(), manifest)
 				results := f.ServerDryRun(ctx, data, f.Namespace)

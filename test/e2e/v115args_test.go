@@ -10,6 +10,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -88,9 +89,9 @@ var _ = Describe("Arguments of Volcano v1.14 and v1.15 Jobs", func() {
 })
 
 // containerPorts returns the container ports of the pod's container named
-// name (framework.ContainerOf); none when it has no such container.
+// name (kubeutil.ContainerOf); none when it has no such container.
 func containerPorts(pod *corev1.Pod, name string) []int32 {
-	c := framework.ContainerOf(pod, name)
+	c := kubeutil.ContainerOf(pod, name)
 	if c == nil {
 		return nil
 	}

@@ -1,12 +1,13 @@
 // Package cli holds the terminal-output helpers shared by the commands under
-// hack/ (demo, scale).
+// hack/ (conformance, demo, and through package measure scale and sweep).
 package cli
 
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 // Indent returns a writer that writes every line written through it to w with
@@ -29,17 +30,7 @@ func (i indent) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Warnings is a client-go rest.WarningHandler that prints the API server's
-// warnings to stderr, except the one every Job created through the typed
-// Volcano client causes: the Go types serialize a pod template's
-// metadata.creationTimestamp as null, a field Volcano's Job CRD schema does
-// not list.
-type Warnings struct{}
-
-// HandleWarningHeader prints "  warning: <text>" for a 299 warning.
-func (Warnings) HandleWarningHeader(code int, agent, text string) {
-	if code != 299 || strings.HasSuffix(text, ".template.metadata.creationTimestamp\"") {
-		return
-	}
-	fmt.Fprintln(os.Stderr, "  warning:", text)
-}
+// Warnings prints the API server's warnings to stderr as "  warning: <text>",
+// less the one every Job create through the typed Volcano client draws
+// (kubeutil.Warnings).
+var Warnings = kubeutil.Warnings{Prefix: "  warning: "}

@@ -4,7 +4,7 @@
 // implementations and their binaries, a fresh cluster per measurement, the
 // jobs' pod template and plugin arguments, the CPU and memory of the
 // cluster's processes from /proc, the metrics the managers serve, and the
-// medians and files of the reports.
+// files of the reports (their medians: package internal/stats).
 package measure
 
 import (
@@ -17,12 +17,14 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/cli"
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
@@ -169,14 +171,12 @@ func WithCluster(ctx context.Context, cfg ClusterConfig, run func(*Cluster) erro
 		return errors.New("the cluster records no controller manager process")
 	}
 	rc := rest.CopyConfig(lc.RESTConfig)
-	rc.WarningHandler = cli.Warnings{}
 	rc.QPS, rc.Burst = float32(cfg.QPS), cfg.Burst
-	if c.Volcano, err = vcclientset.NewForConfig(rc); err != nil {
+	rc.ContentType = runtime.ContentTypeProtobuf // Kube's only (NewClients)
+	cs, err := kubeutil.NewClients(rc, cli.Warnings)
+	if err != nil {
 		return err
 	}
-	rc.ContentType = "application/vnd.kubernetes.protobuf"
-	if c.Kube, err = kubernetes.NewForConfig(rc); err != nil {
-		return err
-	}
+	c.Kube, c.Volcano = cs.Kube, cs.Volcano
 	return run(c)
 }

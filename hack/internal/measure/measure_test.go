@@ -12,6 +12,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 )
@@ -51,20 +54,6 @@ func TestProcessCPUAndPeakRSSOfThisProcess(t *testing.T) {
 	}
 	if _, err := ProcStatusBytes(os.Getpid(), "NoSuchField:"); err == nil {
 		t.Error("ProcStatusBytes of a missing field: no error")
-	}
-}
-
-func TestMedian(t *testing.T) {
-	for _, c := range []struct {
-		in   []float64
-		want float64
-	}{{[]float64{3}, 3}, {[]float64{5, 1, 3}, 3}, {[]float64{4, 1, 3, 2}, 2.5}} {
-		if got := Median(c.in); got != c.want {
-			t.Errorf("Median(%v) = %v, want %v", c.in, got, c.want)
-		}
-	}
-	if got := Median(nil); !math.IsNaN(got) {
-		t.Errorf("Median(nil) = %v, want NaN", got)
 	}
 }
 
@@ -263,5 +252,37 @@ func TestHistogramQuantile(t *testing.T) {
 	counter := parse("# TYPE c_total counter\nc_total 3\n")
 	if _, err := MergedHistogram(counter, "c_total"); err == nil {
 		t.Error("a counter as a histogram: no error")
+	}
+}
+
+func TestPodTally(t *testing.T) {
+	pod := func(name, node string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{NodeName: node}}
+	}
+	tally := NewPodTally()
+	type seen struct {
+		pod              string
+		created, bound   bool
+		nCreated, nBound int
+	}
+	for i, c := range []struct {
+		ev   watch.Event
+		want seen
+	}{
+		{watch.Event{Type: watch.Added, Object: pod("a", "")}, seen{"a", true, false, 1, 0}},
+		{watch.Event{Type: watch.Modified, Object: pod("a", "n1")}, seen{"a", false, true, 1, 1}},
+		{watch.Event{Type: watch.Modified, Object: pod("a", "n1")}, seen{"a", false, false, 1, 1}},
+		{watch.Event{Type: watch.Added, Object: pod("b", "n1")}, seen{"b", true, true, 2, 2}},
+		{watch.Event{Type: watch.Deleted, Object: pod("b", "n1")}, seen{"", false, false, 2, 2}},
+		{watch.Event{Type: watch.Error, Object: &metav1.Status{}}, seen{"", false, false, 2, 2}},
+	} {
+		p, created, bound := tally.Observe(c.ev)
+		got := seen{"", created, bound, tally.Created(), tally.Bound()}
+		if p != nil {
+			got.pod = p.Name
+		}
+		if got != c.want {
+			t.Errorf("event %d (%s): got %+v, want %+v", i, c.ev.Type, got, c.want)
+		}
 	}
 }

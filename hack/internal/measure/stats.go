@@ -5,30 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"sort"
 	"strings"
 	"syscall"
 )
-
-// Median returns the median of xs (the mean of the middle two for an even
-// count), or NaN for none.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
 
 // KiB formats a byte count in KiB.
 func KiB(b int64) string { return fmt.Sprintf("%.0fKiB", float64(b)/(1<<10)) }
@@ -92,8 +74,9 @@ func ReadRounds[T any](files []string, round func(*T) *int) ([]T, error) {
 // flags: Name prefixes its messages and its files (<Name>.txt, <Name>.json).
 type Tool[M any] struct {
 	Name string
-	// In lists measurement files to check instead of running (the -in flag).
-	In []string
+	// In lists measurement files to check instead of running, separated by
+	// commas (the -in flag); "" runs.
+	In string
 	// Out is the directory of the files written.
 	Out string
 	// Round is where a measurement keeps its round (ReadRounds).
@@ -110,9 +93,9 @@ type Tool[M any] struct {
 // measurements could not be taken or read, 130 interrupted.
 func (t Tool[M]) Main() int {
 	var ms []M
-	if len(t.In) > 0 {
+	if t.In != "" {
 		var err error
-		if ms, err = ReadRounds(t.In, t.Round); err != nil {
+		if ms, err = ReadRounds(strings.Split(t.In, ","), t.Round); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)
 			return 2
 		}
@@ -136,7 +119,7 @@ func (t Tool[M]) Main() int {
 	}
 	var buf strings.Builder
 	failed := t.Report(io.MultiWriter(os.Stdout, &buf), ms)
-	if len(t.In) == 0 {
+	if t.In == "" {
 		file := filepath.Join(t.Out, t.Name+".txt")
 		if err := os.WriteFile(file, []byte(buf.String()), 0o644); err != nil {
 			fmt.Fprintf(os.Stderr, "%s: %v\n", t.Name, err)

@@ -17,6 +17,7 @@ import (
 
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 )
 
@@ -160,31 +161,14 @@ func (tc *TestCluster) HasRealNode() bool {
 	return tc.Local != nil && tc.Local.RealNode != nil
 }
 
-// quietWarnings logs the API server's warnings to the GinkgoWriter, except the
-// "unknown field ...metadata.creationTimestamp" every Job create draws: Go's
-// PodTemplateSpec serializes creationTimestamp: null, which Volcano's Job CRD
-// schema does not declare.
-type quietWarnings struct{}
-
-func (quietWarnings) HandleWarningHeader(_ int, _ string, text string) {
-	if strings.HasPrefix(text, "unknown field ") && strings.HasSuffix(text, `metadata.creationTimestamp"`) {
-		return
-	}
-	ginkgo.GinkgoWriter.Printf("warning from the API server: %s\n", text)
-}
-
 func newTestCluster(cfg *rest.Config) (*TestCluster, error) {
-	cfg = rest.CopyConfig(cfg)
-	cfg.WarningHandler = quietWarnings{}
-	kc, err := kubernetes.NewForConfig(cfg)
+	// The API server's warnings go to the GinkgoWriter, less the one every
+	// Job create draws (kubeutil.Warnings).
+	cs, err := kubeutil.NewClients(cfg, kubeutil.Warnings{Out: ginkgo.GinkgoWriter, Prefix: "warning from the API server: "})
 	if err != nil {
 		return nil, err
 	}
-	vc, err := vcclientset.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return &TestCluster{RESTConfig: cfg, Kube: kc, Volcano: vc}, nil
+	return &TestCluster{RESTConfig: cs.Config, Kube: cs.Kube, Volcano: cs.Volcano}, nil
 }
 
 // TeardownCluster is the body of the suite's AfterSuite, which Ginkgo also runs

@@ -1,12 +1,8 @@
 package framework
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -20,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -28,6 +23,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 // ExamplesDir holds one directory per framework with its example Jobs,
@@ -138,34 +135,6 @@ func dedent(line string, n int) string {
 	return line
 }
 
-// YAMLDocuments splits YAML text into its documents ("---" separated),
-// leaving out those holding only comments.
-func YAMLDocuments(data []byte) ([][]byte, error) {
-	reader := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
-	var out [][]byte
-	for {
-		doc, err := reader.Read()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		if !onlyComments(doc) {
-			out = append(out, doc)
-		}
-	}
-}
-
-func onlyComments(doc []byte) bool {
-	for _, line := range strings.Split(string(doc), "\n") {
-		if l := strings.TrimSpace(line); l != "" && l != "---" && !strings.HasPrefix(l, "#") {
-			return false
-		}
-	}
-	return true
-}
-
 // IsVolcanoJob reports whether a YAML document is a Volcano Job (apiVersion
 // batch.volcano.sh/v1alpha1, kind Job). Documents that do not parse are not.
 func IsVolcanoJob(doc []byte) bool {
@@ -208,7 +177,7 @@ func DocJobs() []SourcedJob {
 			if b.Lang != "yaml" && b.Lang != "yml" {
 				continue
 			}
-			docs, err := YAMLDocuments([]byte(b.Text))
+			docs, err := kubeutil.YAMLDocuments([]byte(b.Text))
 			gomega.Expect(err).NotTo(gomega.HaveOccurred(), "%s:%d: yaml block", file, b.Line)
 			for i, doc := range docs {
 				if !IsVolcanoJob(doc) {
@@ -259,7 +228,7 @@ type DryRunResult struct {
 // exist still does not, one that did keeps its resourceVersion). A namespaced object without a namespace
 // is sent to namespace ns. Kinds the server does not serve fail their object.
 func (f *Framework) ServerDryRun(ctx context.Context, data []byte, ns string) []DryRunResult {
-	docs, err := YAMLDocuments(data)
+	docs, err := kubeutil.YAMLDocuments(data)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	dc, err := discovery.NewDiscoveryClientForConfig(f.RESTConfig)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())

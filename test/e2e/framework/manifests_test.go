@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 )
 
 func TestCodeBlocks(t *testing.T) {
@@ -29,7 +31,7 @@ func TestCodeBlocks(t *testing.T) {
 }
 
 func TestYAMLDocumentsAndIsVolcanoJob(t *testing.T) {
-	docs, err := YAMLDocuments([]byte("# only a comment\n---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n---\napiVersion: batch/v1\nkind: Job\n---\n"))
+	docs, err := kubeutil.YAMLDocuments([]byte("# only a comment\n---\napiVersion: batch.volcano.sh/v1alpha1\nkind: Job\n---\napiVersion: batch/v1\nkind: Job\n---\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

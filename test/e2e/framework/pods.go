@@ -17,6 +17,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -217,32 +218,13 @@ func Bound(pods []*corev1.Pod) []*corev1.Pod {
 	return out
 }
 
-// ContainerOf returns the container (or init container) of that name, nil if none.
-func ContainerOf(pod *corev1.Pod, name string) *corev1.Container {
-	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
-		for i := range cs {
-			if cs[i].Name == name {
-				return &cs[i]
-			}
-		}
-	}
-	return nil
-}
-
-// EnvOf returns the variables of a container (or init container) with a
-// literal value, by name. Variables taken from elsewhere (valueFrom: the svc
-// plugin's VC_*_HOSTS from its ConfigMap) are left out. It fails the spec if
-// the pod has no such container.
+// EnvOf is kubeutil.EnvOf (the variables of a container or init container
+// with a literal value, by name), failing the spec if the pod has no such
+// container.
 func EnvOf(pod *corev1.Pod, container string) map[string]string {
-	c := ContainerOf(pod, container)
-	gomega.Expect(c).NotTo(gomega.BeNil(), "pod %s has no container %q", pod.Name, container)
-	out := map[string]string{}
-	for _, e := range c.Env {
-		if e.ValueFrom == nil {
-			out[e.Name] = e.Value
-		}
-	}
-	return out
+	env := kubeutil.EnvOf(pod, container)
+	gomega.Expect(env).NotTo(gomega.BeNil(), "pod %s has no container %q", pod.Name, container)
+	return env
 }
 
 // WaitTargets returns what the wait container of pod (wait.ContainerName)
@@ -253,7 +235,7 @@ func EnvOf(pod *corev1.Pod, container string) map[string]string {
 // be read.
 func (f *Framework) WaitTargets(ctx context.Context, pod *corev1.Pod) []string {
 	ginkgo.GinkgoHelper()
-	c := ContainerOf(pod, wait.ContainerName)
+	c := kubeutil.ContainerOf(pod, wait.ContainerName)
 	gomega.Expect(c).NotTo(gomega.BeNil(), "pod %s has no container %q", pod.Name, wait.ContainerName)
 	targets, err := wait.PodTargets(pod, c, func(name string) (map[string]string, error) {
 		cm, err := f.Kube.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, name, metav1.GetOptions{})
