@@ -27,8 +27,9 @@ import (
 // webhookConfigPrefix is the prefix of the webhook configuration names Volcano's
 // webhook manager looks up: at start it waits (up to 5 minutes) for a
 // configuration named volcano-admission-service<path with / replaced by ->
-// for every enabled path and only patches its caBundle; it never creates one
-// (cmd/webhook-manager/app/util.go, v1.10.0). --webhook-url merely satisfies a
+// for every enabled path and only updates its caBundle; it never creates one
+// (cmd/webhook-manager/app/util.go addCaCertForWebhook, the same in v1.15.1
+// and v1.14.1). --webhook-url merely satisfies a
 // start-up check. So the cluster registers them itself, as Volcano's Helm
 // chart does, with a url clientConfig for the out-of-cluster process.
 const webhookConfigPrefix = "volcano-admission-service"
