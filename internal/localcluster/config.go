@@ -151,8 +151,8 @@ func DefaultNodeResources() corev1.ResourceList {
 	}
 }
 
-// DefaultSchedulerConf is Volcano v1.10.0's default scheduler configuration
-// (pkg/scheduler/util.go) plus binpack. The gang plugin is what makes a job
+// DefaultSchedulerConf is Volcano's default scheduler configuration
+// (pkg/scheduler/util.go, the same in v1.15.1 and v1.14.1) plus binpack. The gang plugin is what makes a job
 // wait until minAvailable pods fit at once, so e2e tests see real gang
 // scheduling; binpack packs pods onto few nodes as production setups commonly do.
 const DefaultSchedulerConf = `actions: "enqueue, allocate, backfill"
