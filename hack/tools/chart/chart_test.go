@@ -320,7 +320,7 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	// Volcano's chart version is its release's, volcano.sh/volcano in go.mod
 	// (the chart's vcplugins.io/volcano-version annotation).
 	upgrade := "helm upgrade volcano volcano-sh/volcano --version " + strings.TrimPrefix(volcanoModuleVersion(t), "v") +
-		" -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --wait"
+		" -n volcano-system --reuse-values -f installer/helm/volcano-values.yaml --set basic.image_registry=<your registry> --wait"
 	r, err := render(t, "1.35.3", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -352,7 +352,7 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --wait"; !strings.Contains(r.notes, want) {
+	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --set basic.image_registry=<your registry> --wait"; !strings.Contains(r.notes, want) {
 		t.Errorf("NOTES with volcano.line=v1.14.1 lack %q:\n%s", want, r.notes)
 	}
 	// The chart as make chart-package LINE=v1.14.1 packs it (appVersion
@@ -361,7 +361,7 @@ func TestNotesGiveTheNextCommand(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --wait"; !strings.Contains(r.notes, want) {
+	if want := "helm upgrade volcano volcano-sh/volcano --version 1.14.1 -n volcano-system --reuse-values -f lines/v1.14.1/volcano-values.yaml --set basic.image_registry=<your registry> --wait"; !strings.Contains(r.notes, want) {
 		t.Errorf("NOTES of the chart packed for v1.14.1 lack %q:\n%s", want, r.notes)
 	}
 	if _, err := render(t, "1.35.3", values(t, "volcano: {line: '1.14'}")); err == nil {

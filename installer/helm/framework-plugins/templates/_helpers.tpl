@@ -148,5 +148,5 @@ annotation) has installer/helm/volcano-values.yaml, another lines/<line>/.
 {{- $line := .Values.volcano.line | default (regexReplaceAll "-fp\\.[0-9]+$" .Chart.AppVersion "") -}}
 {{- $file := "installer/helm/volcano-values.yaml" -}}
 {{- if ne $line $default }}{{ $file = printf "lines/%s/volcano-values.yaml" $line }}{{ end -}}
-helm upgrade volcano volcano-sh/volcano --version {{ $line | trimPrefix "v" }} -n {{ .Values.volcano.namespace }} --reuse-values -f {{ $file }} --wait
+helm upgrade volcano volcano-sh/volcano --version {{ $line | trimPrefix "v" }} -n {{ .Values.volcano.namespace }} --reuse-values -f {{ $file }} --set basic.image_registry=<your registry> --wait
 {{- end -}}
