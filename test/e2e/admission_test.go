@@ -24,7 +24,8 @@ import (
 const testdata = "test/e2e/testdata"
 
 // hostsConfigMap is the data of the svc plugin's <job>-svc ConfigMap for the
-// given tasks and replicas (Volcano v1.10.0's GenerateHosts).
+// given tasks and replicas (Volcano's svc GenerateHosts, the same in v1.15.1
+// and v1.14.1).
 func hostsConfigMap(job string, tasks []string, replicas []int) map[string]string {
 	out := map[string]string{}
 	for i, t := range tasks {
@@ -231,8 +232,9 @@ var _ = Describe("The framework admission through the real kube-apiserver", func
 				Expect(framework.Bound(f.PodsOf(fits))).To(HaveLen(2), "pods of %s that were bound", fits.Name)
 
 				By("watching the Job that does not fit for " + framework.GangPendingDuration.String())
-				// Volcano v1.10.0's job controller sums only the template's
-				// requests into the PodGroup's minResources, and these pods ask
+				// Volcano's job controller (calcPGMinResources, the same in
+				// v1.15.1 and v1.14.1) sums only the template's requests
+				// into the PodGroup's minResources, and these pods ask
 				// for GPUs through limits: the PodGroup gets Inqueue and the pods
 				// are created. The gang plugin then keeps every one of them unbound.
 				framework.Eventually(ctx, func(ctx context.Context) []scheduling.PodGroupCondition {

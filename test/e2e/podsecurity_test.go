@@ -30,9 +30,9 @@ var restrictedFiles = func() []string {
 	return out
 }()
 
-// inTreeWaitForMaster is the init container newer Volcano releases' in-tree
-// pytorch plugin adds to workers with --wait-master-enabled (Volcano v1.10.0,
-// which this repository builds on, has none): named wait-for-master, image
+// inTreeWaitForMaster is the init container Volcano's in-tree pytorch plugin
+// adds to workers with --wait-master-enabled (v1.15.1 and v1.14.1, the lines
+// this repository builds; v1.10.0 had none): named wait-for-master, image
 // busybox:1.36.1 (here the local busybox image, localcluster.WaitImage), `sh -c`
 // with a loop that retries nslookup of the master
 // until a timeout (default 300 seconds), no resources and no securityContext.

@@ -23,7 +23,7 @@ func listedPhase(out, name string) string {
 	return ""
 }
 
-var _ = Describe("vcctl (volcano.sh/volcano v1.10.0) against the cluster", func() {
+var _ = Describe("vcctl (volcano.sh/volcano cmd/cli of the line) against the cluster", func() {
 	f := framework.New("vcctl")
 
 	It("submits every example with `vcctl job run -f`, which completes, and lists and views each", func(ctx SpecContext) {

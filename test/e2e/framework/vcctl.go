@@ -63,8 +63,8 @@ func (tc *TestCluster) BinDir() string {
 	return Path(filepath.Join("_output", "bin"))
 }
 
-// Vcctl runs Volcano's vcctl (volcano.sh/volcano v1.10.0 cmd/cli, built into
-// BinDir by `make binaries`) with args followed by --kubeconfig of the
+// Vcctl runs Volcano's vcctl (volcano.sh/volcano cmd/cli of the line's
+// module, v1.15.1 by default, built into BinDir by `make binaries`) with args followed by --kubeconfig of the
 // cluster, and returns its standard output. It fails the spec if vcctl is
 // missing, and returns an error with its output if it exits non-zero (vcctl
 // prints its errors on standard output).
