@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -38,19 +39,79 @@ type Set struct {
 func New(plugin string) *Set {
 	fs := flag.NewFlagSet(plugin, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	return &Set{plugin: plugin, fs: fs, path: field.NewPath("spec", "plugins").Key(plugin), set: map[string]int{}}
+	s := &Set{plugin: plugin, fs: fs, path: field.NewPath("spec", "plugins").Key(plugin), set: map[string]int{}}
+	recording.Lock()
+	if recording.sets != nil {
+		*recording.sets = append(*recording.sets, s)
+	}
+	recording.Unlock()
+	return s
+}
+
+// Flag describes one flag of a Set: its name, what its value is (a string,
+// an integer and its range, a boolean, a duration and its unit), its
+// default as the value would print it, and its usage.
+type Flag struct {
+	Name, Kind, Default, Usage string
+}
+
+// Flags returns the flags defined on s so far, sorted by name.
+func (s *Set) Flags() []Flag {
+	var out []Flag
+	s.fs.VisitAll(func(f *flag.Flag) {
+		kind := ""
+		if v, ok := f.Value.(*value); ok {
+			kind = v.kind
+		}
+		out = append(out, Flag{Name: f.Name, Kind: kind, Default: f.DefValue, Usage: f.Usage})
+	})
+	return out
+}
+
+// recording holds the Sets New makes while Record runs.
+var recording struct {
+	sync.Mutex
+	sets *[]*Set
+}
+
+// recordOne serializes Record's callers.
+var recordOne sync.Mutex
+
+// Record runs parse (a plugin's argument parser on no arguments) and
+// returns the flags of the Sets it made, by plugin: what the documentation's
+// reference of plugin arguments is generated from.
+func Record(parse func()) map[string][]Flag {
+	recordOne.Lock()
+	defer recordOne.Unlock()
+	var sets []*Set
+	recording.Lock()
+	recording.sets = &sets
+	recording.Unlock()
+	defer func() {
+		recording.Lock()
+		recording.sets = nil
+		recording.Unlock()
+	}()
+	parse()
+	out := map[string][]Flag{}
+	recording.Lock()
+	defer recording.Unlock()
+	for _, s := range sets {
+		out[s.plugin] = append(out[s.plugin], s.Flags()...)
+	}
+	return out
 }
 
 // String defines a string flag.
 func (s *Set) String(p *string, name, def, usage string) {
 	*p = def
-	s.fs.Var(&value{s: s, name: name, set: func(v string) error { *p = v; return nil }, str: func() string { return *p }}, name, usage)
+	s.fs.Var(&value{s: s, name: name, kind: "string", set: func(v string) error { *p = v; return nil }, str: func() string { return *p }}, name, usage)
 }
 
 // NonEmpty defines a string flag that must not be set to "".
 func (s *Set) NonEmpty(p *string, name, def, usage string) {
 	*p = def
-	s.fs.Var(&value{s: s, name: name, set: func(v string) error {
+	s.fs.Var(&value{s: s, name: name, kind: "string, not empty", set: func(v string) error {
 		if strings.TrimSpace(v) == "" {
 			return fmt.Errorf("must not be empty")
 		}
@@ -62,7 +123,7 @@ func (s *Set) NonEmpty(p *string, name, def, usage string) {
 // Int defines an integer flag whose value must lie in [min, max].
 func (s *Set) Int(p *int, name string, def, min, max int, usage string) {
 	*p = def
-	s.fs.Var(&value{s: s, name: name, set: func(v string) error {
+	s.fs.Var(&value{s: s, name: name, kind: fmt.Sprintf("integer, %d to %d", min, max), set: func(v string) error {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			return fmt.Errorf("must be an integer")
@@ -83,7 +144,7 @@ func (s *Set) Port(p *int, name string, def int, usage string) {
 // Bool defines a boolean flag ("true", "false", "1", "0", ... as strconv.ParseBool).
 func (s *Set) Bool(p *bool, name string, def bool, usage string) {
 	*p = def
-	s.fs.Var(&value{s: s, name: name, boolean: true, set: func(v string) error {
+	s.fs.Var(&value{s: s, name: name, kind: "boolean", boolean: true, set: func(v string) error {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return fmt.Errorf("must be true or false")
@@ -99,7 +160,7 @@ func (s *Set) Bool(p *bool, name string, def bool, usage string) {
 // too large for a Duration in unit is over max, not wrapped around.
 func (s *Set) Duration(p *time.Duration, name string, def, unit, max time.Duration, usage string) {
 	*p = def
-	s.fs.Var(&value{s: s, name: name, set: func(v string) error {
+	s.fs.Var(&value{s: s, name: name, kind: fmt.Sprintf("duration, 0 to %v (a bare number: %s)", max, unitName(unit)), set: func(v string) error {
 		var d time.Duration
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
 			if n > int64(max/unit) {
@@ -123,7 +184,7 @@ func (s *Set) Duration(p *time.Duration, name string, def, unit, max time.Durati
 // Func defines a flag whose value is checked and stored by set; an error it
 // returns becomes the reason of the field error.
 func (s *Set) Func(name, usage string, current func() string, set func(string) error) {
-	s.fs.Var(&value{s: s, name: name, set: set, str: current}, name, usage)
+	s.fs.Var(&value{s: s, name: name, kind: "string", set: set, str: current}, name, usage)
 }
 
 func unitName(d time.Duration) string {
@@ -324,6 +385,7 @@ func (s *Set) flagList() string {
 type value struct {
 	s       *Set
 	name    string
+	kind    string // what the value is, for Flags
 	boolean bool
 	set     func(string) error
 	str     func() string

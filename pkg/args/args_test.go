@@ -53,3 +53,35 @@ func TestDurationBounds(t *testing.T) {
 		})
 	}
 }
+
+// Flags describes every flag defined, and Record collects them from a
+// parser that makes its own Set, by plugin.
+func TestFlagsAndRecord(t *testing.T) {
+	parse := func() {
+		var name string
+		var port int
+		var on bool
+		var d time.Duration
+		s := New("demo")
+		s.NonEmpty(&name, "worker", "worker", "the worker task")
+		s.Port(&port, "port", 2222, "the port")
+		s.Bool(&on, "wait", true, "wait for it")
+		s.Duration(&d, "wait-timeout", 10*time.Minute, time.Second, time.Hour, "how long")
+		s.Parse(nil)
+	}
+	got := Record(parse)
+	want := map[string][]Flag{"demo": {
+		{Name: "port", Kind: "integer, 1 to 65535", Default: "2222", Usage: "the port"},
+		{Name: "wait", Kind: "boolean", Default: "true", Usage: "wait for it"},
+		{Name: "wait-timeout", Kind: "duration, 0 to 1h0m0s (a bare number: seconds)", Default: "10m0s", Usage: "how long"},
+		{Name: "worker", Kind: "string, not empty", Default: "worker", Usage: "the worker task"},
+	}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Record (-want +got):\n%s", diff)
+	}
+	// Outside Record nothing is kept.
+	parse()
+	if got := Record(func() {}); len(got) != 0 {
+		t.Errorf("Record of nothing: %v", got)
+	}
+}
