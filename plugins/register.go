@@ -1,7 +1,7 @@
 // Package plugins lists this project's framework plugins and registers them
 // with Volcano's job plugin factory. Frameworks is the one list (kept in
 // package catalog, which programs that need no factory import instead: the
-// factory's init-time dependencies log on stderr): the controller, the
+// factory links Volcano's scheduler): the controller, the
 // admission webhook, the demo, the benchmarks and the e2e tables take theirs
 // from it. A new framework is a package under plugins/ exporting a
 // framework.Framework, and one line in catalog.Frameworks.

@@ -46,7 +46,7 @@ const volcanoConfigurationPrefix = "volcano-admission-service"
 // configurations at start, as Volcano's manager waits.
 const volcanoConfigurationWait = 5 * time.Minute
 
-// baseTLS is the TLS configuration of Volcano's manager (v1.10.0 to v1.15.1) less its
+// baseTLS is the TLS configuration of Volcano's manager (v1.14.1 and v1.15.1) less its
 // certificate (servingTLS supplies it).
 func baseTLS() *tls.Config { return tlsconfig.Volcano() }
 

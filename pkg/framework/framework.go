@@ -1,7 +1,12 @@
 // Package framework holds what the framework plugins share beyond single
-// helpers: the ControlledResources bookkeeping Volcano expects, and turning a
+// helpers: the ControlledResources bookkeeping Volcano expects; turning a
 // Job's plugin arguments into a per-job plan once per Job revision, with invalid
-// arguments reported on the Job instead of retried.
+// arguments reported on the Job instead of retried (Definition, Base, Plan);
+// what each plugin says of a Job to the webhook (Framework, Description,
+// Describer); the wait containers of a launch order (Waiters); Volcano's
+// in-tree plugin of the same name where there is one (Stock,
+// StockFallback); and the Sample each framework describes itself by to the
+// tests and tools.
 package framework
 
 import (
