@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
-	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 	stockmpi "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/mpi"
 	stockpytorch "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/pytorch"
 	stocktensorflow "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/helpflags"
 	"github.com/vcplugins/framework-plugins/pkg/args"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
@@ -146,8 +149,79 @@ func argumentsReference(t *testing.T) string {
 // with Volcano's in-tree plugins' own; go test ./docs -update rewrites
 // them.
 func TestArgumentsReference(t *testing.T) {
-	const file = "reference.md"
-	const start, end = "<!-- generated: plugin-arguments -->\n", "<!-- end: plugin-arguments -->\n"
+	checkGenerated(t, "reference.md", "plugin-arguments", func() string { return argumentsReference(t) })
+}
+
+// The managers of the reference: ours and the stock one of the same name,
+// as packages.
+var referenceManagers = []struct{ ours, stock, oursPkg, stockPkg string }{
+	{"vc-controller-manager", "controller-manager", "../cmd/vc-controller-manager", "volcano.sh/volcano/cmd/controller-manager"},
+	{"vc-webhook-manager", "webhook-manager", "../cmd/vc-webhook-manager", "volcano.sh/volcano/cmd/webhook-manager"},
+}
+
+// managerFlagsReference is the Markdown of every flag of our two managers,
+// from their --help, with where each differs from Volcano's stock manager
+// of the line (built from its module).
+func managerFlagsReference(t *testing.T) string {
+	dir := t.TempDir()
+	var b strings.Builder
+	for _, m := range referenceManagers {
+		if out, err := helpflags.Build(dir, m.oursPkg, m.stockPkg); err != nil {
+			t.Fatalf("building %s and Volcano's %s: %v\n%s", m.ours, m.stock, err, out)
+		}
+		ours, stock := helpflags.Of(filepath.Join(dir, m.ours)), helpflags.Of(filepath.Join(dir, m.stock))
+		if len(ours) < 10 || len(stock) < 10 {
+			t.Fatalf("--help of %s lists %d flags, of Volcano's %s %d", m.ours, len(ours), m.stock, len(stock))
+		}
+		names := make([]string, 0, len(ours))
+		for n := range ours {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		fmt.Fprintf(&b, "### %s\n\n| Flag | Type | Default | Meaning |\n|---|---|---|---|\n", m.ours)
+		for _, n := range names {
+			o := ours[n]
+			typ, def := o.Type, "`"+o.Default+"`"
+			switch {
+			case typ == "" && o.Default == "":
+				typ, def = "bool", "`false`" // pflag prints no false default
+			case typ == "":
+				typ = "bool"
+			case o.Default == "":
+				def = "none"
+			}
+			meaning := o.Usage
+			// The feature gates' usage lists every gate of the
+			// Kubernetes libraries: --help has it.
+			if i := strings.Index(meaning, " Options are:"); i >= 0 {
+				meaning = meaning[:i] + " (`--help` lists them)"
+			}
+			switch s, ok := stock[n]; {
+			case !ok:
+				meaning = "**This project's.** " + meaning
+			case s.Default != o.Default:
+				def += fmt.Sprintf(" (Volcano's: `%s`)", s.Default)
+			}
+			meaning = strings.NewReplacer("|", `\|`, "\n", " ").Replace(meaning)
+			fmt.Fprintf(&b, "| `--%s` | %s | %s | %s |\n", n, typ, def, meaning)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// docs/reference.md's manager flags are the managers' --help, against
+// Volcano's stock ones; go test ./docs -update rewrites them.
+func TestManagerFlagsReference(t *testing.T) {
+	checkGenerated(t, "reference.md", "manager-flags", func() string { return managerFlagsReference(t) })
+}
+
+// checkGenerated compares the block between <!-- generated: key --> and
+// <!-- end: key --> of file with generate's Markdown, rewriting it with
+// -update.
+func checkGenerated(t *testing.T, file, key string, generate func() string) {
+	t.Helper()
+	start, end := "<!-- generated: "+key+" -->\n", "<!-- end: "+key+" -->\n"
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +231,7 @@ func TestArgumentsReference(t *testing.T) {
 	if i < 0 || j < i {
 		t.Fatalf("%s has no %q ... %q block", file, strings.TrimSpace(start), strings.TrimSpace(end))
 	}
-	got, want := doc[i+len(start):j], "\n"+argumentsReference(t)
+	got, want := doc[i+len(start):j], "\n"+generate()
 	if got == want {
 		return
 	}
@@ -167,5 +241,5 @@ func TestArgumentsReference(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("%s's plugin arguments differ from the parsers; go test ./docs -update -run TestArgumentsReference rewrites them:\n%s", file, want)
+	t.Errorf("%s's %s block differs from the code; go test ./docs -update rewrites it:\n%s", file, key, want)
 }

@@ -1,79 +1,36 @@
 package lines_test
 
 import (
-	"bufio"
-	"bytes"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"sort"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/vcplugins/framework-plugins/internal/helpflags"
 )
 
-// flagSpec is what --help says of a flag: its type (pflag's name for it;
-// "" for a boolean) and its default ("" when none is printed).
+// flagSpec is what parity compares of a flag: its type and its default.
 type flagSpec struct{ Type, Default string }
 
-var (
-	flagLine     = regexp.MustCompile(`^\s+(?:-\w, )?--([\w.-]+)(?: ([\w.]+))?\s{2,}(.*)$`)
-	boolFlagLine = regexp.MustCompile(`^\s+(?:-\w, )?--([\w.-]+)\s{2,}(.*)$`)
-	defaultOf    = regexp.MustCompile(`\(default (.*)\)$`)
-)
-
-// helpFlags returns the flags a manager's --help lists.
+// helpFlags returns the flags a manager's --help lists (helpflags.Of), by
+// name, with their type and default.
 func helpFlags(t *testing.T, bin string) map[string]flagSpec {
 	t.Helper()
-	out, _ := exec.Command(bin, "--help").CombinedOutput() // pflag exits 2 after --help
 	flags := map[string]flagSpec{}
-	var name, usage string
-	flush := func() {
-		if name == "" {
-			return
-		}
-		spec := flags[name]
-		if m := defaultOf.FindStringSubmatch(strings.TrimSpace(usage)); m != nil {
-			spec.Default = m[1]
-		}
-		flags[name] = spec
+	for name, s := range helpflags.Of(bin) {
+		flags[name] = flagSpec{Type: s.Type, Default: s.Default}
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		m := flagLine.FindStringSubmatch(line)
-		if m == nil {
-			m = boolFlagLine.FindStringSubmatch(line)
-			if m != nil {
-				m = []string{m[0], m[1], "", m[2]}
-			}
-		}
-		switch {
-		case m != nil && strings.HasPrefix(strings.TrimSpace(line), "-"):
-			flush()
-			name, usage = m[1], m[3]
-			flags[name] = flagSpec{Type: m[2]}
-		case name != "":
-			usage += " " + strings.TrimSpace(line) // a usage of several lines
-		}
-	}
-	flush()
 	if len(flags) < 10 {
-		t.Fatalf("%s --help lists %d flags: %s", bin, len(flags), out)
+		t.Fatalf("%s --help lists %d flags", bin, len(flags))
 	}
 	return flags
 }
 
-// buildManagers builds packages into dir with the go command and the
-// GOFLAGS of this test (the line's -modfile and tags under make test-lines).
+// buildManagers builds packages into dir (helpflags.Build).
 func buildManagers(t *testing.T, dir string, pkgs ...string) {
 	t.Helper()
-	cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
-	cmd.Env = os.Environ()
-	if out, err := cmd.CombinedOutput(); err != nil {
+	if out, err := helpflags.Build(dir, pkgs...); err != nil {
 		t.Fatalf("go build %v: %v\n%s", pkgs, err, out)
 	}
 }
