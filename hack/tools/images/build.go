@@ -154,16 +154,13 @@ func buildOne(r *recipe, o *options, stdout io.Writer) error {
 				fmt.Fprintf(stdout, "image %s ... up to date\n", ref)
 				return nil
 			}
-			idx, _, err := readLayout(layoutPath)
-			if err != nil {
-				return err
+			// A layout that cannot be read is built again.
+			if idx, _, err := readLayout(layoutPath); err == nil {
+				if pinned, err := pinnedRef(ref, idx); err == nil {
+					fmt.Fprintf(stdout, "image %s ... up to date\n", pinned)
+					return nil
+				}
 			}
-			pinned, err := pinnedRef(ref, idx)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "image %s ... up to date\n", pinned)
-			return nil
 		}
 	}
 	start := time.Now()
