@@ -24,7 +24,7 @@
 // --mode startup is `make startup`: the time to first step of the examples
 // on the real node, with this project's vc-controller-manager and with
 // Volcano's stock one, each on a fresh cluster of its own; see startupMain
-// and docs/performance.md. It never reuses the cluster of --dir.
+// and docs/dev/performance.md. It never reuses the cluster of --dir.
 //
 // KEEP=1 in the environment is --keep: leave the cluster running and print how
 // to use it. A cluster that was already running is never stopped. Ctrl-C stops

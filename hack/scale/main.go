@@ -30,7 +30,7 @@
 //     PodScheduled=False condition into before binding them (it does so
 //     while a gang's pods are still being created; each write costs the
 //     controller a sync of the whole job, so this count, which varies from
-//     round to round, moves cpu total; docs/performance.md).
+//     round to round, moves cpu total; docs/dev/performance.md).
 //
 // "ours-inline" runs our controller manager with the TensorFlow job's
 // --tf-config=inline, the pods holding the whole TF_CONFIG as with stock.

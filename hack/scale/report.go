@@ -24,7 +24,7 @@ const targetRatio = 1.05
 // TF_CONFIG could reach), and PyTorch's variables do not grow with the job.
 // 1.2, not 1.1: the growth varies 10-20% between rounds of one job (GC
 // timing). It replaces issue #15's "at most 1/5 of stock's", which no plugin
-// can meet (docs/performance.md). Stock's growth is still printed.
+// can meet (docs/dev/performance.md). Stock's growth is still printed.
 const rssGrowthVsPyTorch = 1.2
 
 // Issue #15's targets for what TF_CONFIG costs in etcd by reference (ours:

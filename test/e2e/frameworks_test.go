@@ -124,7 +124,7 @@ func tfConfig(cluster, role, index string) string {
 // TF_CONFIG and TF_CONFIG_CLUSTER take in a pod as etcd stores it
 // (localcluster.EnvBytes) with --tf-config=reference: whole pods are ~8 KB
 // at any job size, most of it Kubernetes', Volcano's and the wait
-// container's (docs/performance.md, "What a pod costs in etcd").
+// container's (docs/dev/performance.md, "What a pod costs in etcd").
 const tfConfigPodBound = 2000
 
 // storedPod is a pod's size in etcd and TF_CONFIG's share of it.

@@ -120,7 +120,7 @@ func (c *Cluster) AllPIDs() []int {
 // same cluster inherits what the first left in kube-apiserver (stock's
 // 2,000-pod TensorFlow job alone is 209 MiB in etcd and grows its heap by
 // 2.7 GiB, so its garbage collector then runs seldom) and so measures the
-// first as much as its own (docs/performance.md).
+// first as much as its own (docs/dev/performance.md).
 func WithCluster(ctx context.Context, cfg ClusterConfig, run func(*Cluster) error) (err error) {
 	if err := localcluster.Down(cfg.Dir); err != nil {
 		return err

@@ -1,6 +1,6 @@
 // Command report runs the plugin benchmarks of test/bench (or reads their
 // output), prints the comparison of this project's plugins with Volcano's in-tree
-// ones, and checks the performance targets of docs/performance.md. It exits 1
+// ones, and checks the performance targets of docs/dev/performance.md. It exits 1
 // when a target fails, 2 when the benchmarks cannot be run or read.
 //
 //	go run ./test/bench/report                      # what `make bench` runs
@@ -37,7 +37,7 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
-// Target limits (docs/performance.md). Wall-time limits get the tolerance
+// Target limits (docs/dev/performance.md). Wall-time limits get the tolerance
 // (-tolerance) because they are measured on a shared machine; the CPU-time
 // ratio and the byte limit get none.
 const (
@@ -257,7 +257,7 @@ func machine(raw []byte) string {
 var frameworks = plugins.Names()
 
 // perPodTargeted are the frameworks held to the per-pod time and growth
-// targets (docs/performance.md): all but tensorflow, whose targets are its
+// targets (docs/dev/performance.md): all but tensorflow, whose targets are its
 // own (CPU time against in-tree, TF_CONFIG bytes, retained heap).
 var perPodTargeted = slices.DeleteFunc(slices.Clone(frameworks), func(fw string) bool { return fw == tensorflow.Name })
 
