@@ -1,0 +1,232 @@
+// The real node's cleanup: what make local-down undoes on the host (processes,
+// network namespaces, cgroups, sysctls and paths the real node made).
+
+package localcluster
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// cleanupRealNode undoes what the real node did to the host, after its
+// processes were signalled: it kills what is left in the node's cgroups and
+// containerd's shims, unmounts everything under root and the pod network
+// namespaces, deletes the node's network namespace (and with it the bridge),
+// removes its cgroups and the host paths it created, and writes back the
+// sysctls. It carries on past failures and returns them all.
+func cleanupRealNode(root string, rn *RealNodeState) error {
+	var errs []error
+	hiers := cgroupHierarchies()
+	// The pods' network namespaces are known by their processes, so they
+	// are found before those are killed.
+	before := map[string]bool{}
+	for _, n := range rn.NetnsBefore {
+		before[n] = true
+	}
+	var podNetns []string
+	for _, p := range podNetnsOf("/run/netns", "/proc", cgroupPIDs(hiers, rn.CgroupRoot)) {
+		if !before[filepath.Base(p)] {
+			podNetns = append(podNetns, p)
+		}
+	}
+	// Container processes: everything in the node's cgroups.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		pids := cgroupPIDs(hiers, rn.CgroupRoot)
+		pids = append(pids, shimPIDs(rn.ContainerdSocket)...)
+		if len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			errs = append(errs, fmt.Errorf("processes of the real node survived SIGKILL: %v", pids))
+			break
+		}
+		for _, pid := range pids {
+			_ = syscallKill(pid)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+
+	// Only the cluster's own directory and the pods' namespaces: the node's
+	// containerd and kubelet mount nothing else, and a containerd of the host
+	// may have mounts under /run/containerd that are not ours to touch (the
+	// paths the node created are unmounted with their removal below).
+	under := append([]string{root}, podNetns...)
+	if err := unmountUnder(under); err != nil {
+		errs = append(errs, err)
+	}
+	for _, p := range podNetns {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	if _, err := os.Stat("/run/netns/" + rn.Netns); err == nil {
+		if out, err := exec.Command("ip", "netns", "delete", rn.Netns).CombinedOutput(); err != nil {
+			errs = append(errs, fmt.Errorf("ip netns delete %s: %v: %s", rn.Netns, err, out))
+		}
+	}
+	for _, h := range hiers {
+		if err := removeCgroupTree(filepath.Join(h, rn.CgroupRoot)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for i := len(rn.CreatedPaths) - 1; i >= 0; i-- {
+		if err := removeHostPath(rn.CreatedPaths[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	names := make([]string, 0, len(rn.Sysctls))
+	for k := range rn.Sysctls {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if err := os.WriteFile(sysctlPath(k), []byte(rn.Sysctls[k]), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("restoring %s=%s: %w", k, rn.Sysctls[k], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// podNetnsOf returns the entries of netnsDir (a /run/netns) named cni-*, as
+// containerd names pod network namespaces, that are the network namespace of
+// one of pids, read in procDir (a /proc): those of the real node's pods, whose
+// sandbox processes live in its cgroups. A namespace of the host's own
+// containerd or k3s, which has the same kind of name, is never among them.
+// Unreadable entries are skipped.
+func podNetnsOf(netnsDir, procDir string, pids []int) []string {
+	var ours []os.FileInfo
+	for _, pid := range pids {
+		// Stat follows ns/net to the namespace: the device and inode that a
+		// bind mount of it under netnsDir shows too.
+		if fi, err := os.Stat(filepath.Join(procDir, strconv.Itoa(pid), "ns", "net")); err == nil {
+			ours = append(ours, fi)
+		}
+	}
+	var out []string
+	entries, _ := os.ReadDir(netnsDir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "cni-") {
+			continue
+		}
+		p := filepath.Join(netnsDir, e.Name())
+		fi, err := os.Stat(p)
+		if err != nil {
+			continue
+		}
+		for _, o := range ours {
+			if os.SameFile(fi, o) {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sysctlPath returns the /proc/sys file of a sysctl name such as kernel.panic.
+func sysctlPath(name string) string {
+	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
+}
+
+// cgroupHierarchies returns the mount points of the cgroup v1 hierarchies
+// (/sys/fs/cgroup/cpu, memory, ...), each once.
+func cgroupHierarchies() []string {
+	data, err := os.ReadFile(mountinfoFile)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, m := range parseMountinfo(data) {
+		if m.fstype == "cgroup" {
+			out = append(out, m.point)
+		}
+	}
+	return out
+}
+
+// cgroupPIDs returns the processes in cgroup (and below) of every hierarchy.
+func cgroupPIDs(hiers []string, cgroup string) []int {
+	seen := map[int]bool{}
+	var pids []int
+	for _, h := range hiers {
+		_ = filepath.WalkDir(filepath.Join(h, cgroup), func(p string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			data, _ := os.ReadFile(filepath.Join(p, "cgroup.procs"))
+			for _, f := range strings.Fields(string(data)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+					seen[pid] = true
+					pids = append(pids, pid)
+				}
+			}
+			return nil
+		})
+	}
+	return pids
+}
+
+// shimPIDs returns containerd shims serving the containerd at socket: they
+// leave containerd's process group on purpose (so containers survive a
+// containerd restart), so Down finds them by their -address argument.
+func shimPIDs(socket string) []int {
+	procs, _ := os.ReadDir("/proc")
+	var pids []int
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(cmdline), "\x00")
+		if !strings.HasPrefix(filepath.Base(args[0]), "containerd-shim") {
+			continue
+		}
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == "-address" && args[i+1] == socket {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
+}
+
+// removeCgroupTree removes the cgroup dir and every cgroup below it, deepest
+// first (a cgroup directory is removed with rmdir, never by deleting files).
+func removeCgroupTree(dir string) error {
+	var dirs []string
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			dirs = append(dirs, p)
+		}
+		return nil
+	})
+	var errs []error
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Remove(dirs[i]); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeHostPath unmounts whatever is mounted at or below path (`ip netns add`
+// bind-mounts /run/netns onto itself, for instance) and removes it.
+func removeHostPath(path string) error {
+	if err := unmountUnder([]string{path}); err != nil {
+		return err
+	}
+	return os.RemoveAll(path)
+}
