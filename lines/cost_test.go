@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,7 +37,11 @@ import (
 // same reviews against the running manager's RSS.
 const (
 	reviewAllocBudget = 64 << 20
-	reviewTimeBudget  = 2 * time.Second
+	// reviewTimeBudget is CPU time (user and system, every thread of the
+	// process, the garbage collector's included): what the review costs,
+	// whatever else the machine runs (make test runs this test at nice 19
+	// beside the e2e suite, where the wall time of one answer reached 4 s).
+	reviewTimeBudget = 2 * time.Second
 	// reviewRoom is what a review adds to its object (and more): an
 	// adversarial object is its path's cap less this.
 	reviewRoom = 64 << 10
@@ -252,14 +257,14 @@ func TestAdversarialReviewsCost(t *testing.T) {
 					if len(body) > pathCap(path) {
 						t.Fatalf("the review is %d bytes, over the cap", len(body))
 					}
-					rec, elapsed, alloc := serveMeasured(h, path, body)
-					t.Logf("%d bytes: HTTP %d in %v, %d MiB allocated: %.200s", len(body), rec.Code, elapsed, alloc>>20, rec.Body.String())
+					rec, elapsed, cpu, alloc := serveMeasured(h, path, body)
+					t.Logf("%d bytes: HTTP %d in %v (%v of CPU), %d MiB allocated: %.200s", len(body), rec.Code, elapsed, cpu, alloc>>20, rec.Body.String())
 					checkAnswer(t, rec)
 					if alloc > reviewAllocBudget {
 						t.Errorf("allocated %d MiB; want at most %d MiB", alloc>>20, reviewAllocBudget>>20)
 					}
-					if elapsed > reviewTimeBudget {
-						t.Errorf("answered in %v; want at most %v", elapsed, reviewTimeBudget)
+					if cpu > reviewTimeBudget {
+						t.Errorf("answered with %v of CPU (in %v); want at most %v", cpu, elapsed, reviewTimeBudget)
 					}
 				})
 			}
@@ -267,20 +272,34 @@ func TestAdversarialReviewsCost(t *testing.T) {
 	}
 }
 
-// serveMeasured serves one request and returns the answer, its time and the
-// bytes allocated meanwhile (an upper bound of the heap's growth).
-func serveMeasured(h http.Handler, path string, body []byte) (*httptest.ResponseRecorder, time.Duration, uint64) {
+// serveMeasured serves one request and returns the answer, its wall time,
+// the CPU time the process spent meanwhile (processCPU) and the bytes
+// allocated meanwhile (an upper bound of the heap's growth).
+func serveMeasured(h http.Handler, path string, body []byte) (*httptest.ResponseRecorder, time.Duration, time.Duration, uint64) {
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest(http.MethodPost, path, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	runtime.GC()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
+	cpu := processCPU()
 	start := time.Now()
 	h.ServeHTTP(rec, req)
 	elapsed := time.Since(start)
+	cpu = processCPU() - cpu
 	runtime.ReadMemStats(&after)
-	return rec, elapsed, after.TotalAlloc - before.TotalAlloc
+	return rec, elapsed, cpu, after.TotalAlloc - before.TotalAlloc
+}
+
+// processCPU returns the user and system CPU time of this process so far,
+// every thread's (getrusage(RUSAGE_SELF)). The tests of a package run one
+// at a time, so a difference around one request is that request's cost.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		panic(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // checkAnswer fails unless rec is a review answering uid "cost" without an
