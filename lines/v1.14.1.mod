@@ -7,8 +7,8 @@ module github.com/vcplugins/framework-plugins
 
 go 1.25.0
 
-// The image builds (installer/docker, GOTOOLCHAIN=auto) fetch at least this
-// Go: 1.25.0 lacks the 1.25.x security releases. A newer local Go is used as is.
+// A build with GOTOOLCHAIN=auto fetches at least this Go: 1.25.0 lacks the
+// 1.25.x security releases. A newer local Go is used as is.
 toolchain go1.25.14
 
 require (
