@@ -112,10 +112,14 @@ var _ = Describe("Volcano's own v1.15 job plugins in the drop-in", func() {
 		})
 		Expect(job.Spec.Plugins).To(HaveKey("svc"))
 		Expect(job.Spec.Plugins).To(HaveKey("ssh"))
+		// Volcano's controller runs the Job's plugins in map order and stops
+		// the sync at the first error: svc reports its two objects in a
+		// sync where it runs before ssh, which the controller's retries
+		// (backing off) reach within seconds, or later on a loaded machine.
 		for _, want := range []string{"NetworkPolicy " + f.Namespace + "/" + name, "Service " + f.Namespace + "/" + name, "Secret " + f.Namespace + "/" + name + "-ssh"} {
 			framework.Eventually(ctx, func(ctx context.Context) string {
 				return framework.DescribeEvents(f.Events(ctx, events.ReasonObjectConflict))
-			}, framework.ObjectCreatedTimeout).Should(ContainSubstring(want+" exists and is not controlled by Job "+name), "a PluginObjectConflict event on the Job naming the %s", want)
+			}, framework.JobCompletedTimeout).Should(ContainSubstring(want+" exists and is not controlled by Job "+name), "a PluginObjectConflict event on the Job naming the %s", want)
 		}
 		Expect(f.PodsOf(job)).To(BeEmpty(), "pods of %s while its objects are another owner's", name)
 		unchanged(Default)
