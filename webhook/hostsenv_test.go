@@ -17,7 +17,7 @@ import (
 // same Job named resnet50-dist without a warning. A Job that names svc
 // itself is treated the same.
 func TestSvcHostsOverArgStrlenWarned(t *testing.T) {
-	const want = "plugin svc: environment variable VC_WORKER_HOSTS would be 146362 bytes (NAME=value and NUL), more than the 131072 bytes Linux allows one (MAX_ARG_STRLEN): the pods get no VC_WORKER_HOSTS; the file /etc/volcano/worker.host and the framework's own variables list the hosts"
+	const want = "plugin svc: environment variable VC_WORKER_HOSTS would be 146362 bytes (NAME=value and NUL), more than the 131072 bytes Linux allows one (MAX_ARG_STRLEN): the pods get no VC_WORKER_HOSTS (nor a file of that name in /etc/volcano); the file /etc/volcano/worker.host and the framework's own variables list the hosts"
 	for _, tc := range []struct {
 		name     string
 		svc      bool

@@ -86,17 +86,14 @@ func checkHostnames(job *batch.Job) field.ErrorList {
 }
 
 // checkSvc checks what Volcano's svc plugin derives from the Job
-// (svc.GenerateHosts): its ConfigMap. The sizes are computed
-// (jobs.SvcSizes), not built. A VC_<TASK>_HOSTS variable over MaxArgStrlen
-// is no error: the pods get none (SvcHostsWarnings).
+// (svc.GenerateHosts): its ConfigMap, as the guarded svc writes it
+// (jobs.SvcConfigMapBytes: computed, not built). A VC_<TASK>_HOSTS variable
+// over MaxArgStrlen is no error: the pods get none and the ConfigMap has no
+// such key (SvcHostsWarnings).
 func checkSvc(job *batch.Job) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("spec", "plugins").Key(svcPlugin)
-	total := 0
-	for _, n := range jobs.SvcSizes(job) {
-		total += n
-	}
-	if total > ownedcm.MaxConfigMapBytes {
+	if total := jobs.SvcConfigMapBytes(job); total > ownedcm.MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
 			job.Name+"-svc", total, ownedcm.MaxConfigMapBytes)))
@@ -122,11 +119,11 @@ func SvcHostsWarnings(job *batch.Job) []string {
 		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
 			continue
 		}
-		if b := jobs.EnvBytes(k, n); b > MaxArgStrlen {
+		if jobs.SvcHostsEnvDropped(k, n) {
 			file := fmt.Sprintf(svc.ConfigMapTaskHostFmt, strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(k, "VC_"), "_HOSTS")))
 			out = append(out, fmt.Sprintf(
-				"plugin svc: environment variable %s would be %d bytes (NAME=value and NUL), more than the %d bytes Linux allows one (MAX_ARG_STRLEN): the pods get no %s; the file /etc/volcano/%s and the framework's own variables list the hosts",
-				k, b, MaxArgStrlen, k, file))
+				"plugin svc: environment variable %s would be %d bytes (NAME=value and NUL), more than the %d bytes Linux allows one (MAX_ARG_STRLEN): the pods get no %s (nor a file of that name in /etc/volcano); the file /etc/volcano/%s and the framework's own variables list the hosts",
+				k, jobs.EnvBytes(k, n), MaxArgStrlen, k, file))
 		}
 	}
 	sort.Strings(out)

@@ -342,7 +342,9 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 		checkContains(t, ValidateJob(job), []string{`spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile would be`})
 	})
 	t.Run("svc: host list ConfigMap", func(t *testing.T) {
-		job := mkJob(longName("s", 50)).Task(MakeTask("worker", 6000).Obj()).Plugin("pytorch", "--wait=false").Plugin("svc").Obj()
+		// 12,000 hosts of about 114 bytes: the <task>.host file alone is over 1 MiB
+		// (VC_WORKER_HOSTS, over MAX_ARG_STRLEN, is left out).
+		job := mkJob(longName("s", 50)).Task(MakeTask("worker", 12000).Obj()).Plugin("pytorch", "--wait=false").Plugin("svc").Obj()
 		checkContains(t, ValidateJob(job), []string{
 			`spec.plugins[svc]: Too long: plugin svc: the host lists of ConfigMap "` + job.Name + `-svc" would be`,
 		})

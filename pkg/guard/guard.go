@@ -112,8 +112,9 @@ func (p *plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 // pod) that would be over jobs.MaxArgStrlen once the kubelet expands it
 // (jobs.SvcSizes): with it no container could start (execve fails with
 // E2BIG). Volcano v1.16's svc has --inject-hosts-env=false for the same
-// reason; the <task>.host files of /etc/volcano keep the hosts. Admission
-// warns of each (webhook.SvcHostsWarnings).
+// reason; the <task>.host files of /etc/volcano keep the hosts. The
+// ConfigMap gets no such key either (guard.written). Admission warns of each
+// (webhook.SvcHostsWarnings).
 func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
 	sizes := jobs.SvcSizes(job)
 	drop := func(cs []v1.Container) {
@@ -124,7 +125,7 @@ func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
 					r == nil || r.ConfigMapKeyRef == nil || r.ConfigMapKeyRef.Name != job.Name+"-svc" {
 					return false // not svc's
 				}
-				return jobs.EnvBytes(e.Name, sizes[r.ConfigMapKeyRef.Key]) > jobs.MaxArgStrlen
+				return jobs.SvcHostsEnvDropped(r.ConfigMapKeyRef.Key, sizes[r.ConfigMapKeyRef.Key])
 			})
 		}
 	}
@@ -436,6 +437,40 @@ func (c *configMaps) Get(ctx context.Context, name string, opts metav1.GetOption
 
 func (c *configMaps) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
 	return del(ctx, c.g, "ConfigMap", c.ns, name, opts, c.ConfigMapInterface.Get, c.ConfigMapInterface.Delete)
+}
+
+func (c *configMaps) Create(ctx context.Context, cm *v1.ConfigMap, opts metav1.CreateOptions) (*v1.ConfigMap, error) {
+	return c.ConfigMapInterface.Create(ctx, c.g.written(cm), opts)
+}
+
+func (c *configMaps) Update(ctx context.Context, cm *v1.ConfigMap, opts metav1.UpdateOptions) (*v1.ConfigMap, error) {
+	return c.ConfigMapInterface.Update(ctx, c.g.written(cm), opts)
+}
+
+// written returns cm as the plugin may write it: for svc's ConfigMap of
+// hosts (<job>-svc), a copy without the VC_<TASK>_HOSTS keys that
+// DropOversizedHostVariables leaves out of the pods (jobs.SvcHostsEnvDropped):
+// they would only take room, and with them the ConfigMap of a Job with some
+// 5,000 to 13,000 hosts would pass the 1 MiB a ConfigMap may hold, whose
+// <task>.host files alone fit. Other ConfigMaps as they are.
+func (g *guard) written(cm *v1.ConfigMap) *v1.ConfigMap {
+	if g.plugin != "svc" || cm == nil || cm.Name != g.job.Name+"-svc" {
+		return cm
+	}
+	var drop []string
+	for k, v := range cm.Data {
+		if jobs.SvcHostsEnvDropped(k, len(v)) {
+			drop = append(drop, k)
+		}
+	}
+	if len(drop) == 0 {
+		return cm
+	}
+	out := cm.DeepCopy()
+	for _, k := range drop {
+		delete(out.Data, k)
+	}
+	return out
 }
 
 type secrets struct {

@@ -69,3 +69,70 @@ func TestDropOversizedHostVariables(t *testing.T) {
 		})
 	}
 }
+
+// The guarded svc plugin's ConfigMap of hosts has no key of a dropped
+// VC_<TASK>_HOSTS and is jobs.SvcConfigMapBytes long; the rest is what
+// Volcano's svc writes. A pytorch Job of 8,192 workers with a 46-character
+// name, whose ConfigMap Volcano's svc would make over 1 MiB (refused by the
+// API server), fits once the variable no pod gets is left out.
+func TestSvcConfigMapWithoutDroppedKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		workers   int32
+		dropped   []string
+		stockOver bool // Volcano's svc writes a ConfigMap over 1 MiB
+	}{
+		{"resnet50-dist", 2048, nil, false},
+		{"llama-70b-sft-run-20261204-a1", 2048, []string{"VC_WORKER_HOSTS"}, false},
+		{"llama-70b-sft-lr-sweep-7-of-32-20261204-a1b2c3", 8192, []string{"VC_WORKER_HOSTS"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := &batch.Job{
+				ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: "ml-training", UID: "uid-1"},
+				Spec: batch.JobSpec{Tasks: []batch.TaskSpec{
+					{Name: "master", Replicas: 1, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}},
+					{Name: "worker", Replicas: tc.workers, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}},
+				}, Plugins: map[string][]string{"svc": nil}},
+				Status: batch.JobStatus{ControlledResources: map[string]string{}},
+			}
+			stockClient, guardedClient := fake.NewClientset(), fake.NewClientset()
+			if err := stockBuilders["svc"](pluginsinterface.PluginClientset{KubeClients: stockClient}, nil).OnJobAdd(job.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+			if err := Wrap("svc", stockBuilders["svc"])(pluginsinterface.PluginClientset{KubeClients: guardedClient}, nil).OnJobAdd(job.DeepCopy()); err != nil {
+				t.Fatal(err)
+			}
+			get := func(c *fake.Clientset) *v1.ConfigMap {
+				cm, err := c.CoreV1().ConfigMaps(job.Namespace).Get(t.Context(), job.Name+"-svc", metav1.GetOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return cm
+			}
+			stock, guarded := get(stockClient), get(guardedClient)
+			stockTotal := 0
+			for _, v := range stock.Data {
+				stockTotal += len(v)
+			}
+			if got := stockTotal > v1.MaxSecretSize; got != tc.stockOver {
+				t.Errorf("Volcano's svc writes %d bytes of values: over 1 MiB %v, want %v", stockTotal, got, tc.stockOver)
+			}
+			for _, k := range tc.dropped {
+				delete(stock.Data, k)
+			}
+			if diff := cmp.Diff(stock.Data, guarded.Data); diff != "" {
+				t.Errorf("data beside the dropped keys %v (-stock +guarded):\n%s", tc.dropped, diff)
+			}
+			total := 0
+			for _, v := range guarded.Data {
+				total += len(v)
+			}
+			if want := jobs.SvcConfigMapBytes(job); total != want {
+				t.Errorf("the ConfigMap's values are %d bytes, jobs.SvcConfigMapBytes says %d", total, want)
+			}
+			if total > v1.MaxSecretSize {
+				t.Errorf("the ConfigMap's values are %d bytes, over the %d a ConfigMap holds", total, v1.MaxSecretSize)
+			}
+		})
+	}
+}

@@ -40,3 +40,29 @@ func SvcSizes(job *batch.Job) map[string]int {
 	}
 	return sizes
 }
+
+// SvcHostsEnvDropped reports whether the svc plugin's variable key
+// (VC_<TASK>_HOSTS, the value valueLen bytes) is one no pod gets: its
+// environment string would be over MaxArgStrlen, so that no container given
+// it could start (execve fails with E2BIG). pkg/guard leaves such a variable
+// out of the pods and its key out of the ConfigMap <job>-svc (Volcano v1.16's
+// svc --inject-hosts-env=false leaves out all of them); the <task>.host key
+// keeps the hosts. Other keys are never dropped.
+func SvcHostsEnvDropped(key string, valueLen int) bool {
+	return strings.HasPrefix(key, "VC_") && strings.HasSuffix(key, "_HOSTS") && EnvBytes(key, valueLen) > MaxArgStrlen
+}
+
+// SvcConfigMapBytes returns the bytes of the values of the svc plugin's
+// ConfigMap <job>-svc as the guarded svc plugin writes it: every value of
+// SvcSizes but those of the dropped VC_<TASK>_HOSTS keys
+// (SvcHostsEnvDropped). The API server refuses a ConfigMap whose values pass
+// 1 MiB together (its validation counts values, not keys).
+func SvcConfigMapBytes(job *batch.Job) int {
+	total := 0
+	for k, n := range SvcSizes(job) {
+		if !SvcHostsEnvDropped(k, n) {
+			total += n
+		}
+	}
+	return total
+}

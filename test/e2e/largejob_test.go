@@ -5,6 +5,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
@@ -43,7 +44,8 @@ var _ = Describe("A 300-worker Job", func() {
 // over MAX_ARG_STRLEN (a 2,048-worker Job with a 29-character name) no
 // container could start with it. Through the API server and the controller:
 // the long-named Job is admitted with a warning and its pods carry no
-// VC_WORKER_HOSTS, while the short-named one gets it, as on stock. The Jobs
+// VC_WORKER_HOSTS (nor does svc's ConfigMap), while the short-named one gets
+// it, as on stock. The Jobs
 // ask for one pod at least (minAvailable 1), so that their PodGroups are
 // enqueued and every pod is created, though the KWOK nodes run 440.
 var _ = Describe("A 2,048-worker pytorch Job", func() {
@@ -86,6 +88,14 @@ var _ = Describe("A 2,048-worker pytorch Job", func() {
 				want = 0
 			}
 			Expect(with).To(Equal(want), "pods of %s with VC_WORKER_HOSTS", job.Name)
+
+			// svc's ConfigMap: the worker.host file always, the variable's
+			// key only where the pods get it.
+			cm, err := f.Kube.CoreV1().ConfigMaps(created.Namespace).Get(ctx, created.Name+"-svc", metav1.GetOptions{})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(cm.Data).To(HaveKey("worker.host"))
+			_, hasKey := cm.Data["VC_WORKER_HOSTS"]
+			Expect(hasKey).To(Equal(!tc.over), "ConfigMap %s has key VC_WORKER_HOSTS", cm.Name)
 		}, SpecTimeout(framework.SpecTimeout))
 	}
 })

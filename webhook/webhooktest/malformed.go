@@ -540,14 +540,14 @@ func (b *job) defect(kind Kind) {
 		}
 
 	case KindTooLarge:
-		// The svc plugin (which the mutation adds) lists every host twice
-		// in its ConfigMap <job>-svc (the <task>.host file and
-		// VC_<TASK>_HOSTS): r hosts "<job>-worker-<i>.<job>", at least 28
-		// characters each with a 10-character job name, so 18,725 replicas
-		// make it over the 1 MiB a ConfigMap holds. (A VC_<TASK>_HOSTS over
-		// MAX_ARG_STRLEN alone is only a warning: the pods get none.)
+		// The svc plugin (which the mutation adds) lists every host in
+		// its ConfigMap <job>-svc (the <task>.host file; VC_<TASK>_HOSTS
+		// too, but one over MAX_ARG_STRLEN is only a warning: the pods and
+		// the ConfigMap get none): r hosts "<job>-worker-<i>.<job>", at
+		// least 28 characters each with a 10-character job name, so 37,450
+		// replicas make it over the 1 MiB a ConfigMap holds.
 		t := b.taskOf("worker")
-		r := between(c, maxConfigMapBytes/(2*28)+1, MaxReplicas-b.total())
+		r := between(c, maxConfigMapBytes/28+1, MaxReplicas-b.total())
 		t["replicas"] = r
 
 	case KindTwoFrameworks:
