@@ -163,8 +163,9 @@ func checkVerdict(t *testing.T, gen webhooktest.Case, object []byte, resp *admis
 		t.Fatalf("%s: allowed %v, but validateJob(job, true) has %d errors %v: %s", gen, resp.Allowed, len(errs), errs, object)
 	case !resp.Allowed && len(resp.Warnings) > 0:
 		t.Fatalf("%s: denied with warnings %q: %s", gen, resp.Warnings, object)
-	case resp.Allowed && !slices.Equal(resp.Warnings, append(argumentWarnings(warned), SvcHostsWarnings(job)...)):
-		t.Fatalf("%s: allowed with warnings %q, but validateJob(job, true) warned of %v and SvcHostsWarnings of %q: %s", gen, resp.Warnings, warned, SvcHostsWarnings(job), object)
+	case resp.Allowed && !slices.Equal(resp.Warnings, slices.Concat(argumentWarnings(warned), droppedEnvWarnings(job), SvcHostsWarnings(job))):
+		t.Fatalf("%s: allowed with warnings %q, but validateJob(job, true) warned of %v, droppedEnvWarnings of %q and SvcHostsWarnings of %q: %s",
+			gen, resp.Warnings, warned, droppedEnvWarnings(job), SvcHostsWarnings(job), object)
 	case len(warned) > 0 && resp.Warnings[0] != ArgumentsWarning:
 		t.Fatalf("%s: first warning %q, want ArgumentsWarning: %s", gen, resp.Warnings[0], object)
 	case len(warned) > 0 && !asStock(job):

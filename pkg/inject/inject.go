@@ -82,16 +82,7 @@ func portNameUsed(pod *v1.Pod, name string) bool {
 // in every container (init containers included when withInit) that has neither a
 // mount of that volume nor any mount at mount.MountPath.
 func Volume(pod *v1.Pod, vol v1.Volume, mount v1.VolumeMount, withInit bool) {
-	found := false
-	for _, v := range pod.Spec.Volumes {
-		if v.Name == vol.Name {
-			found = true
-			break
-		}
-	}
-	if !found {
-		pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
-	}
+	VolumeOnly(pod, vol)
 	mountIn := func(c *v1.Container) {
 		for _, m := range c.VolumeMounts {
 			if m.Name == mount.Name || m.MountPath == mount.MountPath {
@@ -108,6 +99,17 @@ func Volume(pod *v1.Pod, vol v1.Volume, mount v1.VolumeMount, withInit bool) {
 	for i := range pod.Spec.Containers {
 		mountIn(&pod.Spec.Containers[i])
 	}
+}
+
+// VolumeOnly adds vol to the pod's volumes unless one of its name is there,
+// mounting it nowhere: for a container the plugin adds with its own mounts.
+func VolumeOnly(pod *v1.Pod, vol v1.Volume) {
+	for _, v := range pod.Spec.Volumes {
+		if v.Name == vol.Name {
+			return
+		}
+	}
+	pod.Spec.Volumes = append(pod.Spec.Volumes, vol)
 }
 
 // FirstInitContainer puts c before the user's init containers, so that the

@@ -13,7 +13,7 @@ import (
 
 // applets the wait script runs; the test PATH holds links to exactly
 // busybox's applets, so nothing from the host's userland can stand in.
-var neededApplets = []string{"sh", "nc", "wget", "timeout", "sleep", "true", "date"}
+var neededApplets = []string{"sh", "nc", "wget", "timeout", "sleep", "true", "date", "printf", "wc", "mv"}
 
 var busyboxSetup struct {
 	once sync.Once

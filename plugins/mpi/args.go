@@ -11,7 +11,6 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/args"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -95,9 +94,9 @@ type Args struct {
 // It returns field errors under spec.plugins[mpi] for unknown flags, malformed
 // values, a master task that is missing or does not have exactly one replica,
 // a --worker that names a task that is missing or has no replicas, both roles
-// naming one task, a --port that differs from the ssh plugin's --ssh-port, and
-// a hostfile larger than a ConfigMap can hold together with the wait targets
-// (ConfigMapSize over ownedcm.MaxConfigMapBytes).
+// naming one task, and a --port that differs from the ssh plugin's --ssh-port.
+// The hostfile has no bound of its own: one that a ConfigMap cannot hold
+// with the wait targets is written as ranges (Ranges).
 func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	a := &Args{}
 	s := args.New(Name)
@@ -148,16 +147,8 @@ func ParseArgs(argv []string, job *batch.Job) (*Args, field.ErrorList) {
 	if s.Task(job, "worker", a.Worker, false, 0) == nil && !s.IsSet("worker") {
 		a.LauncherAsWorker = true
 	}
-	if len(s.Errors()) == 0 {
-		if hostfile, targets := ConfigMapSize(job, a); hostfile+targets > ownedcm.MaxConfigMapBytes {
-			what := fmt.Sprintf("the hostfile would be %d bytes", hostfile)
-			if targets > 0 {
-				what = fmt.Sprintf("the hostfile (%d bytes) and the master's wait targets (%d bytes) would be %d bytes", hostfile, targets, hostfile+targets)
-			}
-			s.Invalid("worker", a.Worker, fmt.Sprintf(
-				"%s, more than the %d bytes a ConfigMap holds; use fewer worker replicas", what, ownedcm.MaxConfigMapBytes))
-		}
-	}
+	// No bound on the hostfile: one over a ConfigMap is written as ranges
+	// (Ranges), a few bytes a task.
 	return a, s.Errors()
 }
 
@@ -242,11 +233,10 @@ func measureHosts(job *batch.Job, domain jobs.Domain, impl Implementation, group
 	return hostfile, mpiHost + max(hosts-1, 0)
 }
 
-// HostfileSize returns the size in bytes of Hostfile(job, a), which is what
-// it takes of the ConfigMap's ownedcm.MaxConfigMapBytes, computed without
-// building the hostfile (measureHosts). ParseArgs rejects a job whose
-// hostfile exceeds that; the admission webhook runs the same check through
-// it.
+// HostfileSize returns the size in bytes of Hostfile(job, a), computed
+// without building the hostfile (measureHosts): with the wait targets
+// (ConfigMapSize) it decides whether the ConfigMap holds the hostfile or its
+// ranges (Ranges).
 func HostfileSize(job *batch.Job, a *Args) int {
 	n, _ := measureHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, a.hostGroups(job))
 	return n

@@ -226,23 +226,6 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[mpi][0]: Invalid value: "--port=2222": plugin mpi: --port=2222 differs from the ssh plugin's --ssh-port=0, ` +
 				`which puts port 22 into the pods' ssh config; give the port once, in --ssh-port (mpi then uses it), or the same in both`,
 		},
-		"hostfile larger than a ConfigMap": {
-			// 50000 lines "big-worker-<i>.big.default.svc.cluster.local slots=1\n":
-			// 50 bytes plus the digits of i.
-			job:  utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Obj(),
-			args: []string{"--wait=false"},
-			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile would be 2738890 bytes, ` +
-				`more than the 1048576 bytes a ConfigMap holds; use fewer worker replicas`,
-		},
-		"hostfile and wait targets larger than a ConfigMap": {
-			// 11000 hostfile lines (50 bytes plus the digits of i) and as many
-			// wait targets "big-worker-<i>.big.default.svc.cluster.local:22\n"
-			// (45 bytes plus the digits): each fits, together they do not.
-			job: utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 11000).Obj()).Obj(),
-			wantErr: `spec.plugins[mpi]: Invalid value: "--worker=worker (default)": plugin mpi: the hostfile (593890 bytes) and ` +
-				`the master's wait targets (538890 bytes) would be 1132780 bytes, ` +
-				`more than the 1048576 bytes a ConfigMap holds; use fewer worker replicas`,
-		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

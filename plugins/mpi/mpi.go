@@ -88,8 +88,25 @@ const (
 	// WaitTargetsPath is the wait targets file as the master's wait
 	// container sees it (it mounts the same volume at ConfigDir).
 	WaitTargetsPath = ConfigDir + "/" + WaitTargetsKey
-	// VolumeName names the master's ConfigMap volume.
+	// VolumeName names the master's volume at ConfigDir: the ConfigMap, or
+	// with ranges (Ranges) an emptyDir the hostfile container writes.
 	VolumeName = "mpi-hostfile"
+	// HostfileRangesKey and WaitTargetRangesKey are the ConfigMap keys of
+	// the hostfile's and the wait targets' ranges (wait.RangesFile), set
+	// instead of HostfileKey and WaitTargetsKey (then "") when those two
+	// would not fit in a ConfigMap together (ownedcm.MaxConfigMapBytes):
+	// past 4,000 to 7,000 workers, as host names carry the Job's name and
+	// namespace. mpi-operator v2's single hostfile ConfigMap stops there.
+	HostfileRangesKey   = "hostfile-ranges"
+	WaitTargetRangesKey = "wait-targets-ranges"
+	// RangesVolumeName names the master's volume of the ranges (the
+	// ConfigMap), mounted at RangesDir in the hostfile container only.
+	RangesVolumeName = "mpi-hostfile-ranges"
+	RangesDir        = "/etc/mpi-ranges"
+	// HostfileContainerName is the master's first init container with
+	// ranges: it writes the hostfile and the wait targets into ConfigDir
+	// (wait.RangesContainer) before the wait container reads them.
+	HostfileContainerName = "mpi-hostfile"
 	// SSHConnectionArgs are added to the launcher's ssh command line after
 	// "-p <port>": they retry while a worker's sshd is still starting
 	// (mpi-operator passes the same).
@@ -196,11 +213,18 @@ type plan struct {
 	master, worker   string
 	launcherAsWorker bool
 	port             int32
-	// hostfile is the ConfigMap's HostfileKey value.
+	// hostfile is the ConfigMap's HostfileKey value, or with ranges its
+	// HostfileRangesKey value.
 	hostfile string
+	// ranges: the ConfigMap holds the ranges of the hostfile and the wait
+	// targets, which the master's hostfile container expands.
+	ranges bool
+	// rangesOptions are the hostfile container's image options (--wait-image).
+	rangesOptions wait.Options
 	// masterEnv is every variable the master gets.
 	masterEnv []v1.EnvVar
-	// waitTargets is the ConfigMap's WaitTargetsKey value and wait the
+	// waitTargets is the ConfigMap's WaitTargetsKey value (with ranges its
+	// WaitTargetRangesKey value) and wait the
 	// master's init container that reads it, from describe's wait edge: ""
 	// and nil when waiting is off or there are no worker pods.
 	waitTargets string
@@ -217,6 +241,10 @@ type plan struct {
 var hostfileCM = ownedcm.Hooks[*plan]{
 	Kept: ownedcm.Kept{Plugin: Name, Purpose: "the launcher's hostfile", Name: ConfigMapName},
 	Data: func(p *plan) (map[string]string, *ownedcm.Synced) {
+		if p.ranges {
+			// The plain keys stay (empty) for a master that mounts them.
+			return map[string]string{HostfileKey: "", WaitTargetsKey: "", HostfileRangesKey: p.hostfile, WaitTargetRangesKey: p.waitTargets}, &p.hostfileSynced
+		}
 		return map[string]string{HostfileKey: p.hostfile, WaitTargetsKey: p.waitTargets}, &p.hostfileSynced
 	},
 }
@@ -229,7 +257,14 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	masterTask, _ := jobs.Task(job, a.Master)
 	workerTask, _ := jobs.PresentTask(job, a.Worker)
 	groups := a.hostGroups(job)
-	hostfile, mpiHost := renderHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, groups)
+	hostfileLen, targetsLen := ConfigMapSize(job, a)
+	ranges := hostfileLen+targetsLen > ownedcm.MaxConfigMapBytes
+	var hostfile, mpiHost string
+	if ranges {
+		hostfile = wait.RangesFile(hostRanges(job, jobs.Domain(a.ClusterDomain), a.Implementation, groups))
+	} else {
+		hostfile, mpiHost = renderHosts(job, jobs.Domain(a.ClusterDomain), a.Implementation, groups)
+	}
 	// The launcher's default slots are the workers' (the master's when it is
 	// the only host task): the last group's.
 	slots := a.slots(nil)
@@ -242,13 +277,16 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 		launcherAsWorker: a.LauncherAsWorker,
 		port:             int32(a.Port),
 		hostfile:         hostfile,
+		ranges:           ranges,
+		rangesOptions:    a.Wait,
 	}
 	if a.Implementation != OpenMPI {
 		p.dnsSearches = dnsSearches(job, a.ClusterDomain, masterTask, workerTask)
 	}
 	// MPI_HOST is the in-tree plugin's; mpirun reads the hostfile. One too
-	// long for a container to start is left out (Description.Sizes says so).
-	if !framework.OverArgLimit(EnvMPIHost, len(mpiHost)) {
+	// long for a container to start is left out (Description.Sizes says so),
+	// as is any with ranges: the hosts are then over a MiB.
+	if !ranges && !framework.OverArgLimit(EnvMPIHost, len(mpiHost)) {
 		p.masterEnv = []v1.EnvVar{{Name: EnvMPIHost, Value: mpiHost}}
 	}
 	p.masterEnv = append(p.masterEnv, launcherEnv(a.Implementation, slots, a.Port)...)
@@ -258,11 +296,19 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 			v1.EnvVar{Name: EnvNvidiaDriverCapabilities, Value: ""})
 	}
 	if waits := describe(a, job).Waits; len(waits) > 0 {
-		var targets []wait.Target
-		for _, w := range waits {
-			targets = append(targets, framework.WaitTargets(job, w)...)
+		if ranges {
+			var r []wait.Range
+			for _, w := range waits {
+				r = append(r, waitRanges(job, w)...)
+			}
+			p.waitTargets = wait.RangesFile(r)
+		} else {
+			var targets []wait.Target
+			for _, w := range waits {
+				targets = append(targets, framework.WaitTargets(job, w)...)
+			}
+			p.waitTargets = wait.TargetsFile(targets)
 		}
-		p.waitTargets = wait.TargetsFile(targets)
 		p.wait = wait.NewFileTemplate(WaitTargetsPath, hostfileMount(), a.Wait)
 	}
 	return p, nil
@@ -384,6 +430,36 @@ func renderHosts(job *batch.Job, domain jobs.Domain, impl Implementation, groups
 	return file.String(), list.String()
 }
 
+// hostRanges returns the hostfile of groups as ranges (wait.Range): per
+// group its hosts' prefix and suffix (jobs.Domain.HostParts), the suffix
+// followed by impl's separator and the group's slots; a task whose pods
+// share a hostname is one line. wait.ExpandRanges of them is renderHosts'
+// hostfile.
+func hostRanges(job *batch.Job, domain jobs.Domain, impl Implementation, groups []hostGroup) []wait.Range {
+	out := make([]wait.Range, 0, len(groups))
+	for _, g := range groups {
+		prefix, suffix, indexed := domain.HostParts(job, g.task)
+		out = append(out, wait.Range{Prefix: prefix, Suffix: suffix + impl.hostfileSep() + strconv.Itoa(g.slots),
+			Count: jobs.DistinctHostCount(g.task), Indexed: indexed})
+	}
+	return out
+}
+
+// waitRanges returns the targets of w (framework.WaitTargets) as ranges:
+// wait.ExpandRanges of them is wait.TargetsFile of the targets.
+func waitRanges(job *batch.Job, w framework.Wait) []wait.Range {
+	to, _ := jobs.Task(job, w.To)
+	port := ""
+	if w.Port != 0 {
+		port = ":" + strconv.Itoa(w.Port)
+	}
+	if w.FirstOnly {
+		return []wait.Range{{Prefix: w.Domain.Host(job, to, 0), Suffix: port}}
+	}
+	prefix, suffix, indexed := w.Domain.HostParts(job, to)
+	return []wait.Range{{Prefix: prefix, Suffix: suffix + port, Count: jobs.DistinctHostCount(to), Indexed: indexed}}
+}
+
 // OnPodCreate prepares the master and worker pods; pods of other tasks are left
 // alone. The master gets MPI_HOST and the launcher variables of the chosen
 // implementation on every container, the hostfile ConfigMap mounted read-only at
@@ -391,7 +467,12 @@ func renderHosts(job *batch.Job, domain jobs.Domain, impl Implementation, groups
 // it requests no GPU and runs no ranks, and, as its first init container, the wait
 // container for every worker's ssh port, which reads the workers' endpoints
 // from WaitTargetsPath (key WaitTargetsKey of the same ConfigMap). Workers
-// (and the master with --launcher-as-worker) get the ssh port opened. With Intel MPI and MPICH both
+// (and the master with --launcher-as-worker) get the ssh port opened. With
+// ranges (a hostfile the ConfigMap cannot hold with the wait targets) the
+// master's ConfigDir is an emptyDir that its first init container,
+// HostfileContainerName, fills from the ranges (wait.RangesContainer: the
+// ConfigMap mounted at RangesDir in that container only) with the same two
+// files; a running launcher then keeps the hosts it started with. With Intel MPI and MPICH both
 // get the Service domains of the job's subdomains in dnsConfig.searches
 // (dnsSearches). What the user set already is kept. Invalid arguments inject nothing and are reported as an
 // InvalidPluginArguments event on the Job.
@@ -414,12 +495,24 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		}
 		inject.Env(pod, pl.masterEnv...)
 		inject.DNSSearches(pod, pl.dnsSearches...)
-		inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
+		if pl.ranges {
+			inject.Volume(pod, v1.Volume{Name: VolumeName, VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}, hostfileMount(), true)
+		} else {
+			inject.Volume(pod, hostfileVolume(ConfigMapName(job)), hostfileMount(), true)
+		}
 		if pl.launcherAsWorker {
 			inject.Port(pod, PortName, pl.port)
 		}
 		if pl.wait != nil {
 			pl.wait.AddTo(pod)
+		}
+		if pl.ranges {
+			// Before the wait container, which reads the targets it writes.
+			inject.VolumeOnly(pod, rangesVolume(ConfigMapName(job)))
+			inject.FirstInitContainerFunc(pod, HostfileContainerName, func() v1.Container {
+				return wait.RangesContainer(HostfileContainerName,
+					v1.VolumeMount{Name: RangesVolumeName, MountPath: RangesDir}, hostfileMount(), pl.rangesOptions)
+			})
 		}
 	case pl.worker:
 		inject.Port(pod, PortName, pl.port)
@@ -440,6 +533,21 @@ func hostfileVolume(configMap string) v1.Volume {
 		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 			LocalObjectReference: v1.LocalObjectReference{Name: configMap},
 			Items:                []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}, {Key: WaitTargetsKey, Path: WaitTargetsKey}},
+			DefaultMode:          &mode,
+		}},
+	}
+}
+
+// rangesVolume is the master's volume of ConfigMap configMap with ranges:
+// the ranges of the hostfile and of the wait targets, under the names of the
+// files the hostfile container writes from them.
+func rangesVolume(configMap string) v1.Volume {
+	mode := int32(0o444)
+	return v1.Volume{
+		Name: RangesVolumeName,
+		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
+			LocalObjectReference: v1.LocalObjectReference{Name: configMap},
+			Items:                []v1.KeyToPath{{Key: HostfileRangesKey, Path: HostfileKey}, {Key: WaitTargetRangesKey, Path: WaitTargetsKey}},
 			DefaultMode:          &mode,
 		}},
 	}

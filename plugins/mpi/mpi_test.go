@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +24,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
@@ -951,4 +954,130 @@ func TestClusterDomainAgrees(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A hostfile that a ConfigMap cannot hold with the wait targets is written
+// as ranges: the ConfigMap keeps a few bytes a task, the master's first init
+// container expands them into an emptyDir at ConfigDir, where the launcher
+// variables and the wait container look; what it writes (wait.ExpandRanges,
+// whose script TestRangesContainerExpands runs in busybox) is exactly the
+// hostfile and the wait targets of a small Job. MPI_HOST, over a MiB, is
+// left out. A Job whose hostfile fits is as before (TestHostfile).
+func TestHostfileRanges(t *testing.T) {
+	mk := utiltesting.MakeTask
+	long := "llama-70b-sft-lr-sweep-7-of-32-20261204-a1b2c3"
+	for name, tc := range map[string]struct {
+		job           *batch.Job
+		hostfileLines int
+		targetLines   int
+	}{
+		// 2,738,890 bytes of hostfile: over a ConfigMap alone.
+		"50,000 workers, no wait": {utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Plugin(Name, "--wait=false").Obj(), 50000, 0},
+		// Each fits; with the wait targets they do not.
+		"11,000 workers": {utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 11000).Obj()).Plugin(Name).Obj(), 11000, 11000},
+		"8,192 workers, Intel MPI, launcher as worker, 46-character name": {utiltesting.MakeJob(long).Namespace("ml-training").Task(mk("master", 1).Obj()).
+			Task(mk("worker", 8192).Obj()).Plugin(Name, "--mpi-implementation=intel", "--launcher-as-worker", "--slots-per-worker=8").Obj(), 8193, 8192},
+	} {
+		t.Run(name, func(t *testing.T) {
+			job := fresh(t, tc.job)
+			a, errs := ParseArgs(job.Spec.Plugins[Name], job)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			kube := fake.NewSimpleClientset()
+			if err := New(clientset(kube), job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
+				t.Fatal(err)
+			}
+			cm := configMapOf(t, kube, job)
+			total := 0
+			for _, v := range cm.Data {
+				total += len(v)
+			}
+			if total > 1024 || cm.Data[HostfileKey] != "" || cm.Data[WaitTargetsKey] != "" {
+				t.Errorf("ConfigMap data of %d bytes, hostfile %d, wait targets %d; want ranges of at most 1 KiB alone",
+					total, len(cm.Data[HostfileKey]), len(cm.Data[WaitTargetsKey]))
+			}
+			hostfile := expandRangesFile(t, cm.Data[HostfileRangesKey])
+			if hostfile != Hostfile(job, a) {
+				t.Errorf("the expanded hostfile differs from Hostfile (%d and %d bytes)", len(hostfile), len(Hostfile(job, a)))
+			}
+			if n := strings.Count(hostfile, "\n"); n != tc.hostfileLines {
+				t.Errorf("hostfile of %d lines, want %d", n, tc.hostfileLines)
+			}
+			var targets []wait.Target
+			for _, w := range describe(a, job).Waits {
+				targets = append(targets, framework.WaitTargets(job, w)...)
+			}
+			if got, want := expandRangesFile(t, cm.Data[WaitTargetRangesKey]), wait.TargetsFile(targets); got != want {
+				t.Errorf("the expanded wait targets differ from wait.TargetsFile (%d and %d bytes)", len(got), len(want))
+			}
+			if len(targets) != tc.targetLines {
+				t.Errorf("%d wait targets, want %d", len(targets), tc.targetLines)
+			}
+
+			pod := utiltesting.RunPod(t, New, Name, job, "master", 0)
+			if len(pod.Spec.InitContainers) == 0 || pod.Spec.InitContainers[0].Name != HostfileContainerName {
+				t.Fatalf("init containers %v, want %s first", containerNames(pod.Spec.InitContainers), HostfileContainerName)
+			}
+			if w := countInit(pod, wait.ContainerName); (w == 1) != (tc.targetLines > 0) || (w == 1 && pod.Spec.InitContainers[1].Name != wait.ContainerName) {
+				t.Errorf("init containers %v: the wait container must follow %s while the master waits", containerNames(pod.Spec.InitContainers), HostfileContainerName)
+			}
+			vols := map[string]v1.VolumeSource{}
+			for _, v := range pod.Spec.Volumes {
+				vols[v.Name] = v.VolumeSource
+			}
+			if vols[VolumeName].EmptyDir == nil || vols[RangesVolumeName].ConfigMap == nil || vols[RangesVolumeName].ConfigMap.Name != ConfigMapName(job) {
+				t.Errorf("volumes %v: want %s an emptyDir and %s the ConfigMap", vols, VolumeName, RangesVolumeName)
+			}
+			c := pod.Spec.InitContainers[0]
+			wantMounts := []v1.VolumeMount{{Name: RangesVolumeName, MountPath: RangesDir, ReadOnly: true}, {Name: VolumeName, MountPath: ConfigDir}}
+			if diff := cmp.Diff(wantMounts, c.VolumeMounts); diff != "" {
+				t.Errorf("%s's mounts (-want +got):\n%s", c.Name, diff)
+			}
+			for _, m := range pod.Spec.Containers[0].VolumeMounts {
+				if m.Name == RangesVolumeName {
+					t.Errorf("the launcher mounts the ranges")
+				}
+			}
+			for _, e := range pod.Spec.Containers[0].Env {
+				if e.Name == EnvMPIHost {
+					t.Errorf("MPI_HOST of %d bytes given", len(e.Value))
+				}
+			}
+		})
+	}
+}
+
+// expandRangesFile parses a wait.RangesFile as the hostfile container's
+// script reads it and returns wait.ExpandRanges of it.
+func expandRangesFile(t *testing.T, file string) string {
+	t.Helper()
+	var ranges []wait.Range
+	for _, line := range strings.Split(strings.TrimSuffix(file, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.SplitN(line, " ", 3)
+		if len(f) != 3 {
+			t.Fatalf("ranges line %q", line)
+		}
+		r := wait.Range{Prefix: f[1], Suffix: f[2]}
+		if f[0] != "=" {
+			n, err := strconv.Atoi(f[0])
+			if err != nil {
+				t.Fatalf("ranges line %q: %v", line, err)
+			}
+			r.Count, r.Indexed = n, true
+		}
+		ranges = append(ranges, r)
+	}
+	return wait.ExpandRanges(ranges)
+}
+
+func containerNames(cs []v1.Container) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, c.Name)
+	}
+	return out
 }
