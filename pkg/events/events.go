@@ -48,6 +48,10 @@ const (
 	// kube-apiserver restart), and a SyncJob Command asks it to create the
 	// pods (pkg/pgresync).
 	ReasonPodGroupResynced = "PodGroupResynced"
+	// ReasonCompactSSHConfig (Normal): the ssh plugin's Secret of a Job with
+	// more hosts than its per-host config may list got one entry per task
+	// (pkg/guard).
+	ReasonCompactSSHConfig = "CompactSSHConfig"
 )
 
 // Component is the event source the plugins report as.

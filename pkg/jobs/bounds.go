@@ -80,8 +80,8 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // CheckBounds reports every dimension of the Job's spec that is over its bound
 // (MaxTasks, MaxDependsOn, MaxPlugins, MaxPluginNameBytes, MaxPluginArgs,
 // MaxPluginArgBytes, the entries of the tasks' pod templates: MaxContainers
-// to MaxJobTemplateEntries, MaxReplicas, MaxPodTemplateBytes and, with the
-// ssh plugin, MaxSSHConfigBytes), each error naming the bound:
+// to MaxJobTemplateEntries, MaxReplicas and MaxPodTemplateBytes), each error
+// naming the bound:
 // ShapeOf(job).Check().
 func CheckBounds(job *batch.Job) field.ErrorList { return ShapeOf(job).Check() }
 
@@ -115,11 +115,6 @@ type Shape struct {
 	// TaskNameBytes is the length in bytes of the name of each of the
 	// first MaxTasks tasks.
 	TaskNameBytes []int
-	// SSHPort is the port of the ssh plugin (SSHPort of its arguments) when
-	// spec.plugins has "ssh" and at most MaxPlugins entries, DefaultSSHPort
-	// when its arguments are over their bounds (and not read); 0 when it
-	// has no ssh plugin or too many to read.
-	SSHPort int
 }
 
 // PluginShape is one entry of spec.plugins.
@@ -148,41 +143,7 @@ func ShapeOf(job *batch.Job) Shape {
 		return s
 	}
 	s.Args = pluginShapes(job.Spec.Plugins, func(a string) int { return len(a) })
-	s.SSHPort, _ = sshPortOf(s.Args, func() ([]string, error) { return job.Spec.Plugins["ssh"], nil })
 	return s
-}
-
-// sshPortOf returns Shape.SSHPort given the plugins' shapes and a function
-// that reads the ssh plugin's arguments, called only when they are within
-// their bounds.
-func sshPortOf(plugins []PluginShape, args func() ([]string, error)) (int, error) {
-	for _, p := range plugins {
-		if p.Name != "ssh" {
-			continue
-		}
-		if p.Args > MaxPluginArgs || p.Long > 0 {
-			return DefaultSSHPort, nil
-		}
-		a, err := args()
-		return SSHPort(a), err
-	}
-	return 0, nil
-}
-
-// sshConfigSize returns the hosts and bytes of the ssh plugin's config
-// (sshConfigSize) of the first MaxTasks tasks; 0 when the Job has no ssh
-// plugin.
-func (s Shape) sshConfigSize() (hosts, bytes int64) {
-	if s.SSHPort == 0 {
-		return 0, 0
-	}
-	tasks := make([]sshTask, 0, len(s.Templates))
-	for i, t := range s.Templates {
-		if i < len(s.Replicas) && i < len(s.TaskNameBytes) {
-			tasks = append(tasks, sshTask{name: s.TaskNameBytes[i], hostname: t.Hostname, subdomain: t.Subdomain, replicas: s.Replicas[i]})
-		}
-	}
-	return sshConfigSize(s.NameBytes, tasks, s.SSHPort)
 }
 
 // pluginShapes returns the PluginShape of every plugin, in name order, given
@@ -210,7 +171,7 @@ func pluginShapes[A any](plugins map[string][]A, size func(A) int) []PluginShape
 // Check returns the field errors of the dimensions over their bounds. Its
 // cost is bounded: at most three errors per task (dependsOn, a template list,
 // the template's entries), one per plugin, one for the templates' entries
-// together, one each for the replicas, the pod bytes and the ssh config, and
+// together, one each for the replicas and the pod bytes, and
 // no value quoted
 // longer than QuoteMax bytes (Abbrev); no argument is quoted. A Job with too
 // many tasks or plugins gets that error alone for its tasks or plugins,
@@ -240,9 +201,6 @@ func (s Shape) Check() field.ErrorList {
 		if b > MaxPodTemplateBytes {
 			errs = append(errs, &field.Error{Type: field.ErrorTypeTooLong, Field: spec.Child("tasks").String(), BadValue: field.OmitValueType{},
 				Detail: fmt.Sprintf("the job's %d pods would carry %d bytes of pod templates (each task's replicas times its template's JSON bytes plus %d); a job may carry at most %d (MaxPodTemplateBytes), as Volcano's controller builds all of a job's pods in memory at once: use fewer replicas or a smaller template", pods, b, PodOverheadBytes, MaxPodTemplateBytes)})
-		}
-		if hosts, b := s.sshConfigSize(); b > MaxSSHConfigBytes {
-			errs = append(errs, sshConfigError(hosts, b))
 		}
 	}
 	plugins := spec.Child("plugins")

@@ -14,8 +14,7 @@ import (
 // names and the entries of its template's lists and maps (counted by walking
 // the JSON, nothing decoded), of every plugin its name and its
 // arguments, each argument and name read for its length alone (a JSON string
-// at most MaxPluginArgBytes long, quotes aside, is never decoded; the ssh
-// plugin's arguments are, for its port). It allocates a few bytes per task,
+// at most MaxPluginArgBytes long, quotes aside, is never decoded). It allocates a few bytes per task,
 // list element and plugin, a small part of what decoding the Job would (about
 // 60 times its JSON for a Job of many tasks, each with a pod template). An
 // error means raw is not a JSON object of the expected types; decoding it as a
@@ -48,7 +47,7 @@ func ReadShape(raw []byte) (Shape, error) {
 	}
 	tasks := view.Spec.Tasks.first
 	s := Shape{Tasks: view.Spec.Tasks.n, Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args,
-		NameBytes: nameLength(int(view.Metadata.Name), int(view.Metadata.GenerateName)), SSHPort: view.Spec.Plugins.sshPort}
+		NameBytes: nameLength(int(view.Metadata.Name), int(view.Metadata.GenerateName))}
 	for i := range tasks {
 		n := 0
 		if d := tasks[i].DependsOn; d != nil {
@@ -156,12 +155,10 @@ func (e *DuplicateFieldError) Error() string { return "malformed Job JSON: " + e
 
 // pluginsShape reads spec.plugins: the number of plugins, and each plugin's
 // arguments when there are at most MaxPlugins (a map of many plugins'
-// argument lists would cost ten times its JSON), with the ssh plugin's port
-// (sshPortOf).
+// argument lists would cost ten times its JSON).
 type pluginsShape struct {
-	n       int
-	args    []PluginShape
-	sshPort int
+	n    int
+	args []PluginShape
 }
 
 func (p *pluginsShape) UnmarshalJSON(b []byte) error {
@@ -178,15 +175,7 @@ func (p *pluginsShape) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	p.args = pluginShapes(plugins, func(n length) int { return int(n) })
-	var err error
-	p.sshPort, err = sshPortOf(p.args, func() ([]string, error) {
-		var ssh struct {
-			Args []string `json:"ssh"`
-		}
-		err := sigsjson.UnmarshalCaseSensitivePreserveInts(b, &ssh)
-		return ssh.Args, err
-	})
-	return err
+	return nil
 }
 
 // nameBytes reads a JSON string (a name) for its length in bytes, as

@@ -4,9 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
-
-	"k8s.io/apimachinery/pkg/util/validation/field"
+	"strings"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
@@ -26,10 +26,13 @@ import (
 // name. The plugin appends each line to one string, copying all before it:
 // the time grows with the square of the hosts (40,000 hosts: 47 s of a job
 // worker), and past 1 MiB the Secret's create fails and the next sync
-// starts over.
+// starts over. pkg/guard therefore has it build the config of a Job over
+// MaxSSHConfigBytes for no host, and writes CompactSSHConfig instead.
 const (
-	// MaxSSHConfigBytes is the largest ssh config, in bytes, a Job with the
-	// ssh plugin may need: a Secret's data may have 1 MiB in all
+	// MaxSSHConfigBytes is the largest ssh config, in bytes, that the
+	// guarded ssh plugin lets Volcano's build host by host; past it the
+	// Secret gets CompactSSHConfig (SSHConfigCompact). A Secret's data may
+	// hold: a Secret's data may have 1 MiB in all
 	// (Kubernetes's MaxSecretSize), of which the plugin's keys take the
 	// rest: about 2.5 KB for the 2048-bit key it generates, at most
 	// 3 × MaxPluginArgBytes (12 KiB) for keys given as its
@@ -132,28 +135,65 @@ func SSHConfigBytes(job *batch.Job, args []string) (hosts, bytes int64) {
 	return sshConfigSize(len(job.Name), tasks, SSHPort(args))
 }
 
-// CheckSSHConfig returns the error of a Job whose ssh config, as the ssh
-// plugin given args would write it (SSHConfigBytes), is over
-// MaxSSHConfigBytes; nil otherwise. It is the error Shape.Check reports for
-// a Job with the ssh plugin.
-func CheckSSHConfig(job *batch.Job, args []string) field.ErrorList {
-	hosts, b := SSHConfigBytes(job, args)
-	if b <= MaxSSHConfigBytes {
-		return nil
-	}
-	return field.ErrorList{sshConfigError(hosts, b)}
+// SSHConfigCompact reports whether the ssh config Volcano's ssh plugin,
+// given args, would write for job (SSHConfigBytes) is over
+// MaxSSHConfigBytes, so that the guarded plugin writes CompactSSHConfig.
+func SSHConfigCompact(job *batch.Job, args []string) bool {
+	_, b := SSHConfigBytes(job, args)
+	return b > MaxSSHConfigBytes
 }
 
-func sshConfigError(hosts, bytes int64) *field.Error {
-	return &field.Error{Type: field.ErrorTypeTooLong, Field: field.NewPath("spec", "plugins").Key("ssh").String(), BadValue: field.OmitValueType{},
-		Detail: fmt.Sprintf("the ssh plugin's config for the job's %d hosts would be %d bytes; it may have at most %d (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin", hosts, bytes, MaxSSHConfigBytes)}
+// CompactSSHConfig returns the ssh config of job with port in one entry per
+// task rather than one per host: Volcano's two lines of options; for each
+// task whose template sets spec.hostname (and has a replica) the host's
+// entry as Volcano writes it; then, for the other tasks with replicas,
+// longest task name first,
+//
+//	Host <job>-<task>-* !*.*
+//	  HostName %h.<subdomain>
+//	  Port <port>
+//
+// which gives every pod's short name (<job>-<task>-<index>, without a dot:
+// "!*.*" leaves dotted names alone) the HostName and Port of Volcano's
+// entry for it (ssh_config(5): %h is the name as given; for each option
+// the first matching entry wins, so a task whose name extends another's
+// comes first). Its length grows with the tasks, not the pods.
+func CompactSSHConfig(job *batch.Job, port int) string {
+	var b strings.Builder
+	b.WriteString("StrictHostKeyChecking no\nUserKnownHostsFile /dev/null\n")
+	entry := func(host, hostName string) {
+		fmt.Fprintf(&b, "Host %s\n  HostName %s\n  Port %d\n", host, hostName, port)
+	}
+	subdomain := func(t *batch.TaskSpec) string {
+		if s := t.Template.Spec.Subdomain; s != "" {
+			return s
+		}
+		return job.Name
+	}
+	var indexed []*batch.TaskSpec
+	for i := range job.Spec.Tasks {
+		t := &job.Spec.Tasks[i]
+		switch {
+		case t.Replicas <= 0:
+		case t.Template.Spec.Hostname != "":
+			entry(t.Template.Spec.Hostname, t.Template.Spec.Hostname+"."+subdomain(t))
+		default:
+			indexed = append(indexed, t)
+		}
+	}
+	slices.SortStableFunc(indexed, func(x, y *batch.TaskSpec) int { return len(y.Name) - len(x.Name) })
+	for _, t := range indexed {
+		entry(job.Name+"-"+t.Name+"-* !*.*", "%h."+subdomain(t))
+	}
+	return b.String()
 }
 
 // MaxSSHReplicas returns the most replicas a Job of one task may have with the
 // ssh plugin at DefaultSSHPort and a template that sets neither
 // spec.hostname nor spec.subdomain, for a Job name of jobName bytes
-// (MaxGeneratedNameBytes when 0) and a task name of taskName bytes: the
-// largest such Job within MaxSSHConfigBytes. Each host takes
+// (MaxGeneratedNameBytes when 0) and a task name of taskName bytes, before
+// its Secret gets CompactSSHConfig: the largest such Job within
+// MaxSSHConfigBytes. Each host takes
 // 3 × jobName + 2 × taskName + 33 bytes plus twice its index's digits, so,
 // for a task named "worker":
 //

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -88,100 +91,69 @@ func TestSSHConfigBytesMatchesVolcano(t *testing.T) {
 			if diff := cmp.Diff(ShapeOf(tc.job), read); diff != "" {
 				t.Errorf("ShapeOf (-) and ReadShape (+) differ:\n%s", diff)
 			}
-			if h, b := read.sshConfigSize(); h != hosts || b != int64(len(config)) {
-				t.Errorf("the shape's ssh config: %d hosts, %d bytes; want %d, %d", h, b, hosts, len(config))
-			}
 		})
 	}
 }
 
-// The ssh bound: in Shape.Check for every Job with the ssh plugin (the H4
-// Job of 40,000 replicas is over it), from the JSON as from the decoded Job,
-// and in CheckSSHConfig, with the same error.
-func TestSSHConfigBound(t *testing.T) {
-	workers := func(name string, n int32) *batch.Job {
-		return sshJob(name, nil, sshTaskSpec("worker", n, "", ""))
+// CompactSSHConfig means to OpenSSH what Volcano's per-host config means:
+// for every pod's short name, and for names that are not one (dotted, of
+// another Job), ssh -G (which prints the configuration it would use,
+// without connecting) gives the same hostname and port with either, for
+// tasks whose names extend each other, a task with its own subdomain and
+// one whose pods share a hostname.
+func TestCompactSSHConfigResolvesAsVolcanos(t *testing.T) {
+	sshBin, err := exec.LookPath("ssh")
+	if err != nil {
+		t.Fatalf("the test needs OpenSSH's client (Debian: openssh-client): %v", err)
 	}
-	atBound := MaxSSHReplicas(len("train"), len("worker"))
-	tests := []struct {
-		name string
-		job  *batch.Job
-		raw  string // instead of job
-		want []string
-	}{
-		{name: "H4: 40,000 replicas", job: workers("train", 40000), want: []string{
-			"spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 40000 hosts would be 2777834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin",
-		}},
-		{name: "20,000 replicas", job: workers("train", 20000), want: []string{
-			"spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 20000 hosts would be 1377834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin",
-		}},
-		{name: "at the bound", job: workers("train", int32(atBound))},
-		{name: "one over", job: workers("train", int32(atBound+1)), want: []string{
-			fmt.Sprintf("spec.plugins[ssh]: Too long: the ssh plugin's config for the job's %d hosts would be 1032244 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin", atBound+1),
-		}},
-		{name: "without the ssh plugin", job: &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: "train"},
-			Spec: batch.JobSpec{Tasks: []batch.TaskSpec{sshTaskSpec("worker", 40000, "", "")}, Plugins: map[string][]string{"svc": nil}}}},
-		{name: "a hostname: one host", job: sshJob("train", nil, sshTaskSpec("worker", 40000, "h", ""))},
-		// generateName: the name the API server will generate, at most
-		// 58 bytes of it and 5 more: 63 bytes, which 5,000 replicas would
-		// fit with the name "train"; 4,274 fit.
-		{name: "generateName of 70 bytes", raw: `{"metadata":{"generateName":"` + strings.Repeat("t", 70) + `"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":5000}]}}`, want: []string{
-			"spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 5000 hosts would be 1207834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin",
-		}},
-		{name: "generateName of 70 bytes, within", raw: `{"metadata":{"generateName":"` + strings.Repeat("t", 70) + `"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":4274}]}}`},
-		// "train-" makes a name of 11 bytes.
-		{name: "generateName train-", raw: `{"metadata":{"generateName":"train-"},"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":` + fmt.Sprint(MaxSSHReplicas(11, len("worker"))) + `}]}}`},
-		{name: "no name at all: 63 bytes", raw: `{"spec":{"plugins":{"ssh":[]},"tasks":[{"name":"worker","replicas":5000}]}}`, want: []string{
-			"spec.plugins[ssh]: Too long: the ssh plugin's config for the job's 5000 hosts would be 1207834 bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin",
-		}},
-		// The port's digits count: 13 hosts of 3 more bytes each.
-		{name: "escaped names and a long port", raw: `{"metadata":{"name":"tr\u0061in"},"spec":{"plugins":{"ssh":["--ssh-port=65535"]},"tasks":[{"name":"w\u006frker","replicas":` + fmt.Sprint(atBound) + `}]}}`, want: []string{
-			fmt.Sprintf("spec.plugins[ssh]: Too long: the ssh plugin's config for the job's %d hosts would be %d bytes; it may have at most 1032192 (MaxSSHConfigBytes), as it is stored in the Secret <job>-ssh, of at most 1 MiB with the keys, and the plugin builds it in a time that grows with the square of the hosts: use fewer replicas, shorter job and task names, or no ssh plugin", atBound, func() int64 { _, b := SSHConfigBytes(workers("train", int32(atBound)), nil); return b + 3*atBound }()),
-		}},
+	job := sshJob("train", []string{"--ssh-port=2222", "--ssh-private-key=k", "--ssh-public-key=p"},
+		sshTaskSpec("worker", 12, "", ""), sshTaskSpec("worker-extra", 3, "", "other"),
+		sshTaskSpec("ps", 2, "shared", ""), sshTaskSpec("none", 0, "", ""))
+	dir := t.TempDir()
+	volcanoFile, compactFile := filepath.Join(dir, "volcano"), filepath.Join(dir, "compact")
+	compact := CompactSSHConfig(job, 2222)
+	for f, c := range map[string]string{volcanoFile: volcanoSSHConfig(t, job), compactFile: compact} {
+		if err := os.WriteFile(f, []byte(c), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			raw := []byte(tc.raw)
-			if tc.job != nil {
-				var err error
-				if raw, err = json.Marshal(tc.job); err != nil {
-					t.Fatal(err)
-				}
+	if n := strings.Count(compact, "Host "); n != 3 {
+		t.Errorf("the compact config has %d entries, want 3 (one a task):\n%s", n, compact)
+	}
+	resolve := func(config, host string) string {
+		out, err := exec.Command(sshBin, "-G", "-F", config, host).Output()
+		if err != nil {
+			t.Fatalf("ssh -G -F %s %s: %v", config, host, err)
+		}
+		var got []string
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(line, "hostname ") || strings.HasPrefix(line, "port ") {
+				got = append(got, line)
 			}
-			read, err := ReadShape(raw)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, e := range read.Check() {
-				got = append(got, e.Error())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("ReadShape(...).Check() (-want +got):\n%s", diff)
-			}
-			if tc.job == nil {
-				return
-			}
-			got = nil
-			for _, e := range CheckBounds(tc.job) {
-				got = append(got, e.Error())
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("CheckBounds (-want +got):\n%s", diff)
-			}
-			got = nil
-			for _, e := range CheckSSHConfig(tc.job, tc.job.Spec.Plugins["ssh"]) {
-				got = append(got, e.Error())
-			}
-			if tc.job.Spec.Plugins["ssh"] == nil {
-				return
-			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("CheckSSHConfig (-want +got):\n%s", diff)
-			}
-		})
+		}
+		return strings.Join(got, ", ")
+	}
+	hosts := []string{"shared", "train-ps-0", "train-none-0", "train-worker.x", "other-worker-0", "train-worker-0.train"}
+	for i := range 12 {
+		hosts = append(hosts, fmt.Sprintf("train-worker-%d", i))
+	}
+	for i := range 3 {
+		hosts = append(hosts, fmt.Sprintf("train-worker-extra-%d", i))
+	}
+	for _, h := range hosts {
+		if v, c := resolve(volcanoFile, h), resolve(compactFile, h); v != c && !unlistedPod(h) {
+			t.Errorf("%s: Volcano's config gives %q, the compact one %q", h, v, c)
+		}
+	}
+	if got := resolve(compactFile, "train-worker-extra-2"); got != "hostname train-worker-extra-2.other, port 2222" {
+		t.Errorf("train-worker-extra-2: %q", got)
 	}
 }
+
+// unlistedPod: a name of the Job's pattern that no pod has (task "none" has
+// no replicas); Volcano lists no such host, the compact config resolves it
+// as it would a pod of that name. Nothing answers there either way.
+func unlistedPod(host string) bool { return host == "train-none-0" }
 
 // The numbers MaxSSHReplicas's docstring gives.
 func TestMaxSSHReplicas(t *testing.T) {
