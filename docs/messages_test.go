@@ -47,8 +47,8 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -62,8 +62,8 @@ var docFiles = []string{"*.md", "plugins/*.md", "dev/*.md", "../README.md"}
 type sample func(t *testing.T) string
 
 var (
-	mkJob  = utiltesting.MakeJob
-	mkTask = func(name string, replicas int32) batch.TaskSpec { return utiltesting.MakeTask(name, replicas).Obj() }
+	mkJob  = jobtest.MakeJob
+	mkTask = func(name string, replicas int32) batch.TaskSpec { return jobtest.MakeTask(name, replicas).Obj() }
 )
 
 // admit returns the validating admission's answer to the CREATE of job.
@@ -265,7 +265,7 @@ var (
 	}
 )
 
-func tasks(w *utiltesting.JobWrapper, ts ...batch.TaskSpec) *utiltesting.JobWrapper {
+func tasks(w *jobtest.JobWrapper, ts ...batch.TaskSpec) *jobtest.JobWrapper {
 	for _, t := range ts {
 		w.Task(t)
 	}
@@ -307,7 +307,7 @@ var samples = map[string]sample{
 	"too-many-pods":         denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 2), mkTask("worker", 100_000)).Obj()),
 	// Within MaxReplicas: 50,000 pods of a template of about 6 KB.
 	"pod-template-bytes": denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1),
-		utiltesting.MakeTask("worker", 50_000).Env("BIG", strings.Repeat("x", 6000)).Obj()).Obj()),
+		jobtest.MakeTask("worker", 50_000).Env("BIG", strings.Repeat("x", 6000)).Obj()).Obj()),
 
 	// webhook.md: bounds.
 	"bounds-tasks": denied(func() *batch.Job {

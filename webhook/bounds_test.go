@@ -14,8 +14,8 @@ import (
 
 	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
@@ -113,8 +113,8 @@ func TestCapErrors(t *testing.T) {
 		}
 		return names
 	}
-	job := mkJob("cap").Task(MakeTask("ps", 1).DependsOn(missing("ps")...).Obj()).
-		Task(MakeTask("worker", 1).DependsOn(missing("worker")...).Obj()).Plugin("tensorflow").Obj()
+	job := mkJob("cap").Task(jobtest.MakeTask("ps", 1).DependsOn(missing("ps")...).Obj()).
+		Task(jobtest.MakeTask("worker", 1).DependsOn(missing("worker")...).Obj()).Plugin("tensorflow").Obj()
 	errs := ValidateJob(job)
 	if len(errs) != MaxErrors+1 {
 		t.Fatalf("%d errors; want %d and a count", len(errs), MaxErrors)

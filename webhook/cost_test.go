@@ -16,8 +16,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
@@ -29,11 +29,11 @@ const maxAdmissionBytes = 10 << 20
 func costJobs(n int32) []*batch.Job {
 	name := fmt.Sprintf("cost-%d", n)
 	return []*batch.Job{
-		mkJob(name + "-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", n).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
-		mkJob(name+"-pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).GPU(8).Obj()).Plugin("pytorch", "--min-nodes=2").Obj(),
-		mkJob(name+"-mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mpi", "--launcher-as-worker").Obj(),
-		mkJob(name + "-mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", n).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mxnet").Obj(),
-		mkJob(name+"-svc-args").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("pytorch").Plugin("svc", "--disable-network-policy").Obj(),
+		mkJob(name + "-tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", n).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
+		mkJob(name+"-pt").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", n).GPU(8).Obj()).Plugin("pytorch", "--min-nodes=2").Obj(),
+		mkJob(name+"-mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", n).Obj()).Plugin("mpi", "--launcher-as-worker").Obj(),
+		mkJob(name + "-mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("server", n).Obj()).Task(jobtest.MakeTask("worker", n).Obj()).Plugin("mxnet").Obj(),
+		mkJob(name+"-svc-args").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", n).Obj()).Plugin("pytorch").Plugin("svc", "--disable-network-policy").Obj(),
 	}
 }
 
@@ -91,8 +91,8 @@ func TestAdmissionCostBounded(t *testing.T) {
 		}
 	}
 	t.Run("several tasks of 2^31-1 replicas", func(t *testing.T) {
-		job := mkJob("cost-sum").Task(MakeTask("ps", 1<<31-1).Obj()).Task(MakeTask("worker", 1<<31-1).Obj()).
-			Task(MakeTask("chief", 1<<31-1).Obj()).Plugin("tensorflow").Obj()
+		job := mkJob("cost-sum").Task(jobtest.MakeTask("ps", 1<<31-1).Obj()).Task(jobtest.MakeTask("worker", 1<<31-1).Obj()).
+			Task(jobtest.MakeTask("chief", 1<<31-1).Obj()).Plugin("tensorflow").Obj()
 		m, v, resp := admissionCost(t, job)
 		if m+v > maxAdmissionBytes || resp.Allowed {
 			t.Errorf("allocated %d bytes, response %+v", m+v, resp)
@@ -130,10 +130,10 @@ func BenchmarkAdmissionHuge(b *testing.B) {
 // jobs.SvcSizes agrees with the map Volcano's svc.GenerateHosts builds, key by key.
 func TestSvcSizesMatchGenerateHosts(t *testing.T) {
 	tests := []*batch.Job{
-		mkJob("svc").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 12).Obj()).Obj(),
-		mkJob("svc").Task(MakeTask("a-b", 3).Obj()).Task(MakeTask("a_b", 2).Obj()).Obj(),
-		mkJob("svc").Task(MakeTask("named", 4).Hostname("fixed").Obj()).Task(MakeTask("sub", 101).Subdomain("other").Obj()).Obj(),
-		mkJob("svc").Task(MakeTask("none", 0).Obj()).Task(MakeTask("none-named", 0).Hostname("x").Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 12).Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("a-b", 3).Obj()).Task(jobtest.MakeTask("a_b", 2).Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("named", 4).Hostname("fixed").Obj()).Task(jobtest.MakeTask("sub", 101).Subdomain("other").Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("none", 0).Obj()).Task(jobtest.MakeTask("none-named", 0).Hostname("x").Obj()).Obj(),
 	}
 	for _, job := range tests {
 		want := map[string]int{}

@@ -16,15 +16,15 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // sshJob returns Job "db" with the ssh plugin and one task of replicas pods.
 func sshJob(replicas int32) *batch.Job {
-	job := utiltesting.MakeJob("db").Task(utiltesting.MakeTask("worker", replicas).Obj()).Plugin("ssh").Obj()
+	job := jobtest.MakeJob("db").Task(jobtest.MakeTask("worker", replicas).Obj()).Plugin("ssh").Obj()
 	job.Status.ControlledResources = map[string]string{}
 	return job
 }
@@ -90,7 +90,7 @@ func TestSSHConfigOverBounds(t *testing.T) {
 				t.Errorf("OnJobAdd's bounds errors (-want +got):\n%s", diff)
 			}
 			var warned []string
-			for _, e := range utiltesting.Events(t, client) {
+			for _, e := range jobtest.Events(t, client) {
 				if e.Reason == events.ReasonInvalidArguments && e.Type == v1.EventTypeWarning && e.InvolvedObject.Name == "db" {
 					warned = append(warned, e.Message)
 				}

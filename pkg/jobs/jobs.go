@@ -87,7 +87,7 @@ func PodName(jobName, taskName string, index int) string {
 // it to the plugins' OnPodCreate: name <job>-<task>-<index>, the task-spec,
 // task-index and job-name annotations and labels, the template's spec
 // (copied), in the Job's namespace. The admission webhook simulates pods
-// with it; the test builder (pkg/testing.MakePod) wraps it.
+// with it; the test builder (jobtest.MakePod) wraps it.
 func NewPod(job *batch.Job, task *batch.TaskSpec, index int) *v1.Pod {
 	meta := map[string]string{
 		batch.TaskSpecKey: task.Name,
