@@ -15,9 +15,9 @@ import (
 	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/plugins"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 // maxDenialBytes bounds the message of any denial: MaxErrors errors of a few

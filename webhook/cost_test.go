@@ -17,8 +17,8 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 // maxAdmissionBytes bounds what one admission (mutation and validation
