@@ -20,7 +20,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
@@ -176,7 +176,7 @@ func TestManifestTemplateBoundsPolicy(t *testing.T) {
 	validator := compilePolicy(t, policy)
 	// kube-apiserver compiles a policy it is sent with the environment of
 	// new expressions (compilePolicy: that of stored ones).
-	compiler, err := cel.NewCompositedCompiler(kube.BaseEnvSet())
+	compiler, err := cel.NewCompositedCompiler(kubeline.BaseEnvSet())
 	if err != nil {
 		t.Fatal(err)
 	}
