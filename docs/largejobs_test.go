@@ -13,7 +13,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -56,13 +56,13 @@ func admitted(job *batch.Job) bool {
 }
 
 // largestWorkers returns the most workers of f's Job named name that our
-// admission admits, at most jobs.MaxReplicas, and the first error past it.
+// admission admits, at most bounds.MaxReplicas, and the first error past it.
 func largestWorkers(t *testing.T, f, name string) (int32, string) {
 	t.Helper()
 	if !admitted(largestJob(f, name, 1)) {
 		t.Fatalf("%s: the Job of one worker named %s is denied: %v", f, name, webhook.ValidateJob(largestJob(f, name, 1)))
 	}
-	lo, hi := int32(1), int32(jobs.MaxReplicas) // admitted at lo; find the largest
+	lo, hi := int32(1), int32(bounds.MaxReplicas) // admitted at lo; find the largest
 	if admitted(largestJob(f, name, hi)) {
 		return hi, ""
 	}

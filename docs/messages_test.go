@@ -48,7 +48,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -92,7 +92,7 @@ func admit(t *testing.T, job *batch.Job) *admissionv1.AdmissionResponse {
 func denied(job *batch.Job, pick ...string) sample {
 	return func(t *testing.T) string {
 		t.Helper()
-		if len(jobs.CheckBounds(job)) == 0 {
+		if len(bounds.Check(job)) == 0 {
 			job, _ = webhook.MutateJob(job, webhook.Options{})
 		}
 		resp := admit(t, job)
@@ -312,25 +312,25 @@ var samples = map[string]sample{
 	// webhook.md: bounds.
 	"bounds-tasks": denied(func() *batch.Job {
 		w := mkJob("wide").Plugin("tensorflow")
-		for i := 0; i < jobs.MaxTasks+1; i++ {
+		for i := 0; i < bounds.MaxTasks+1; i++ {
 			w.Task(mkTask(fmt.Sprintf("t%d", i), 1))
 		}
 		return w.Obj()
 	}()),
 	"bounds-depends-on": denied(func() *batch.Job {
-		names := make([]string, jobs.MaxDependsOn+1)
+		names := make([]string, bounds.MaxDependsOn+1)
 		for i := range names {
 			names[i] = "ps"
 		}
 		return tasks(mkJob("deps").Plugin("tensorflow"), mkTask("ps", 1), withDependsOn(mkTask("worker", 2), names...)).Obj()
 	}()),
-	"bounds-plugins":     denied(manyPlugins(jobs.MaxPlugins + 1)),
-	"bounds-plugin-name": denied(mkJob("tf").Task(mkTask("worker", 1)).Plugin("tensorflow").Plugin(strings.Repeat("x", jobs.MaxPluginNameBytes+1)).Obj()),
-	"bounds-args":        denied(tfPSWorker(repeat("--wait=true", jobs.MaxPluginArgs+1)...)),
-	"bounds-arg-bytes":   denied(tfPSWorker("--wait-image=" + strings.Repeat("x", jobs.MaxPluginArgBytes))),
+	"bounds-plugins":     denied(manyPlugins(bounds.MaxPlugins + 1)),
+	"bounds-plugin-name": denied(mkJob("tf").Task(mkTask("worker", 1)).Plugin("tensorflow").Plugin(strings.Repeat("x", bounds.MaxPluginNameBytes+1)).Obj()),
+	"bounds-args":        denied(tfPSWorker(repeat("--wait=true", bounds.MaxPluginArgs+1)...)),
+	"bounds-arg-bytes":   denied(tfPSWorker("--wait-image=" + strings.Repeat("x", bounds.MaxPluginArgBytes))),
 	"bounds-template-list": denied(func() *batch.Job {
 		worker := mkTask("worker", 2)
-		for i := 0; i <= jobs.MaxEnv; i++ {
+		for i := 0; i <= bounds.MaxEnv; i++ {
 			worker.Template.Spec.Containers[0].Env = append(worker.Template.Spec.Containers[0].Env, v1.EnvVar{Name: fmt.Sprintf("E%d", i)})
 		}
 		return tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), worker).Obj()
@@ -338,7 +338,7 @@ var samples = map[string]sample{
 	"bounds-template-entries": denied(func() *batch.Job {
 		worker := mkTask("worker", 2)
 		c := &worker.Template.Spec.Containers[0]
-		c.Args, c.Command = make([]string, jobs.MaxArgs), make([]string, jobs.MaxTemplateEntries-jobs.MaxArgs)
+		c.Args, c.Command = make([]string, bounds.MaxArgs), make([]string, bounds.MaxTemplateEntries-bounds.MaxArgs)
 		return tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), worker).Obj()
 	}()),
 	"bounds-job-template-entries": denied(func() *batch.Job {
@@ -346,7 +346,7 @@ var samples = map[string]sample{
 		for i := 0; i < 5; i++ {
 			t := mkTask(fmt.Sprintf("worker%d", i), 1)
 			c := &t.Template.Spec.Containers[0]
-			c.Args, c.Command = make([]string, jobs.MaxArgs), make([]string, jobs.MaxTemplateEntries-1-jobs.MaxArgs)
+			c.Args, c.Command = make([]string, bounds.MaxArgs), make([]string, bounds.MaxTemplateEntries-1-bounds.MaxArgs)
 			w.Task(t)
 		}
 		return w.Obj()

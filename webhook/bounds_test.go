@@ -16,7 +16,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/webhooktest"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -167,7 +167,7 @@ func TestBoundVolcanoJobAdmissions(t *testing.T) {
 		}
 	}
 	var tasks []map[string]any
-	for i := 0; i <= jobs.MaxTasks; i++ {
+	for i := 0; i <= bounds.MaxTasks; i++ {
 		tasks = append(tasks, webhooktest.Task(fmt.Sprintf("t%d", i), 1))
 	}
 	over := webhooktest.RawJob("over", "fuzz", tasks, nil)

@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // The partial-GPU warnings of a Job of many GPU tasks with long names stay
@@ -26,7 +26,7 @@ func TestPartialGPUWarningsBounded(t *testing.T) {
 		{tasks: 1, nameLen: 5, wantLen: 1},
 		{tasks: maxWarnings, nameLen: 5, wantLen: maxWarnings},
 		{tasks: maxWarnings + 1, nameLen: 5, wantLen: maxWarnings + 1, wantLast: "and 1 more GPU tasks with minAvailable < replicas"},
-		{tasks: jobs.MaxTasks, nameLen: 5000, wantLen: maxWarnings + 1, wantLast: fmt.Sprintf("and %d more GPU tasks with minAvailable < replicas", jobs.MaxTasks-maxWarnings)},
+		{tasks: bounds.MaxTasks, nameLen: 5000, wantLen: maxWarnings + 1, wantLast: fmt.Sprintf("and %d more GPU tasks with minAvailable < replicas", bounds.MaxTasks-maxWarnings)},
 	} {
 		t.Run(fmt.Sprintf("%d tasks, names of %d", tc.tasks, tc.nameLen), func(t *testing.T) {
 			w := jobtest.MakeJob("gpu").Plugin("tensorflow")

@@ -15,7 +15,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
@@ -31,7 +31,7 @@ func TestAdmissionMetrics(t *testing.T) {
 		return mkJob("tf").Task(ps.Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Obj()
 	}
 	tooManyTasks := mkJob("many").Plugin("tensorflow")
-	for i := 0; i <= jobs.MaxTasks; i++ {
+	for i := 0; i <= bounds.MaxTasks; i++ {
 		tooManyTasks.Task(jobtest.MakeTask("t"+strings.Repeat("x", i%3)+string(rune('a'+i%26))+string(rune('a'+i/26)), 1).Obj())
 	}
 	panicking := guard("validating", func(admissionv1.AdmissionReview, *verdict) *admissionv1.AdmissionResponse { panic("boom") })

@@ -21,6 +21,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -235,7 +236,7 @@ func TestVolcanoValidationCostOfTemplates(t *testing.T) {
 		{"20,000 invalid env names", mkJob("env").Task(invalidEnv("main", 20000, "")).Obj(), false, 4,
 			BoundsDenialPrefix + "[spec.tasks[0].template.spec.containers[0].env: Too many: 20000: must have at most 2048 items, " +
 				"spec.tasks[0].template: Too many: 20001: the pod template's lists and maps have 20001 entries in all; a template may have at most 4096]"},
-		{"2,048 invalid env names", mkJob("env").Task(invalidEnv("main", jobs.MaxEnv, "")).Obj(), true, 20,
+		{"2,048 invalid env names", mkJob("env").Task(invalidEnv("main", bounds.MaxEnv, "")).Obj(), true, 20,
 			"the job's pod templates have more than 50 errors; the first 50: " + envError(0, 0, "0") + "; ..."},
 	}
 	for _, tc := range tests {

@@ -43,7 +43,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // InTree names Volcano's in-tree job plugins that write objects for a Job; Register
@@ -109,13 +109,13 @@ func (p *plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 // DropOversizedHostVariables removes from the pod's containers and init
 // containers every VC_<TASK>_HOSTS variable the svc plugin gives them
 // (every host of a task, from its ConfigMap <job>-svc: O(hosts) in every
-// pod) that would be over jobs.MaxArgStrlen once the kubelet expands it
-// (jobs.SvcSizes): with it no container could start (execve fails with
+// pod) that would be over bounds.MaxArgStrlen once the kubelet expands it
+// (bounds.SvcSizes): with it no container could start (execve fails with
 // E2BIG). Volcano v1.16's svc has --inject-hosts-env=false for the same
 // reason; the <task>.host files of /etc/volcano keep the hosts. Admission
 // warns of each (webhook.SvcHostsWarnings).
 func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
-	sizes := jobs.SvcSizes(job)
+	sizes := bounds.SvcSizes(job)
 	drop := func(cs []v1.Container) {
 		for i := range cs {
 			cs[i].Env = slices.DeleteFunc(cs[i].Env, func(e v1.EnvVar) bool {
@@ -124,7 +124,7 @@ func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
 					r == nil || r.ConfigMapKeyRef == nil || r.ConfigMapKeyRef.Name != job.Name+"-svc" {
 					return false // not svc's
 				}
-				return jobs.EnvBytes(e.Name, sizes[r.ConfigMapKeyRef.Key]) > jobs.MaxArgStrlen
+				return bounds.EnvBytes(e.Name, sizes[r.ConfigMapKeyRef.Key]) > bounds.MaxArgStrlen
 			})
 		}
 	}
@@ -158,7 +158,7 @@ func (p *plugin) OnJobAdd(job *batch.Job) error {
 
 // overBounds returns a *framework.OverBoundsError, after an
 // InvalidPluginArguments Warning event on the Job, when the plugin is ssh and
-// its config for job would be over jobs.MaxSSHConfigBytes (jobs.CheckSSHConfig);
+// its config for job would be over bounds.MaxSSHConfigBytes (bounds.CheckSSHConfig);
 // nil otherwise. Volcano's ssh plugin builds the config in a time that grows
 // with the square of the hosts (40,000: 47 s of a job worker) and then fails
 // to store it; with the error it is never called, Volcano retries the sync
@@ -168,7 +168,7 @@ func (p *plugin) overBounds(job *batch.Job) error {
 	if p.name != "ssh" {
 		return nil
 	}
-	errs := jobs.CheckSSHConfig(job, p.args)
+	errs := bounds.CheckSSHConfig(job, p.args)
 	if len(errs) == 0 {
 		return nil
 	}

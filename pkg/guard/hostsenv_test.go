@@ -11,7 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // The guarded svc plugin gives a pod every variable Volcano's svc gives it
@@ -63,7 +63,7 @@ func TestDropOversizedHostVariables(t *testing.T) {
 				t.Errorf("the pod beside the dropped variables (-stock +guarded):\n%s", diff)
 			}
 			// What the kubelet would expand it to: svc's ConfigMap value.
-			if n := jobs.SvcSizes(job)["VC_WORKER_HOSTS"]; (len(tc.want) == 3) != (jobs.EnvBytes("VC_WORKER_HOSTS", n) > jobs.MaxArgStrlen) {
+			if n := bounds.SvcSizes(job)["VC_WORKER_HOSTS"]; (len(tc.want) == 3) != (bounds.EnvBytes("VC_WORKER_HOSTS", n) > bounds.MaxArgStrlen) {
 				t.Errorf("VC_WORKER_HOSTS of %d bytes: the case shows nothing", n)
 			}
 		})

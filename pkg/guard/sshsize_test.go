@@ -19,7 +19,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // sshJob returns Job "db" with the ssh plugin and one task of replicas pods.
@@ -37,13 +37,13 @@ func subdomainJob(n int) *batch.Job {
 }
 
 // The guarded ssh plugin refuses a Job whose config would be over
-// jobs.MaxSSHConfigBytes before Volcano's plugin builds it (20,000 hosts took
+// bounds.MaxSSHConfigBytes before Volcano's plugin builds it (20,000 hosts took
 // 6.7 s there, then the Secret's create failed): a *framework.OverBoundsError
 // with the bound's error, an InvalidPluginArguments event, no Secret, the Job
 // not marked. A Job at the bound is set up as before, and one already set up
 // is not looked at again.
 func TestSSHConfigOverBounds(t *testing.T) {
-	atBound := int32(jobs.MaxSSHReplicas(len("db"), len("worker")))
+	atBound := int32(bounds.MaxSSHReplicas(len("db"), len("worker")))
 	if atBound != 17284 {
 		t.Fatalf("MaxSSHReplicas(2, 6) = %d, want 17284", atBound)
 	}
@@ -118,7 +118,7 @@ func TestSSHConfigOverBounds(t *testing.T) {
 			if getErr != nil {
 				t.Fatalf("Secret db-ssh: %v; want it created", getErr)
 			}
-			if _, want := jobs.SSHConfigBytes(tc.job, nil); int64(len(secret.Data["config"])) != want {
+			if _, want := bounds.SSHConfigBytes(tc.job, nil); int64(len(secret.Data["config"])) != want {
 				t.Errorf("the Secret's config has %d bytes; SSHConfigBytes says %d", len(secret.Data["config"]), want)
 			}
 		})
@@ -130,7 +130,7 @@ func TestSSHConfigOverBounds(t *testing.T) {
 // 20,000 hosts and 47 s for 40,000); at the bound it is Volcano's plugin
 // building the largest config the bound allows.
 func BenchmarkSSHOnJobAdd(b *testing.B) {
-	atBound := int32(jobs.MaxSSHReplicas(len("db"), len("worker")))
+	atBound := int32(bounds.MaxSSHReplicas(len("db"), len("worker")))
 	for _, bc := range []struct {
 		name     string
 		replicas int32

@@ -1,4 +1,4 @@
-package jobs
+package bounds
 
 import (
 	"context"
@@ -163,11 +163,11 @@ func TestSSHConfigBound(t *testing.T) {
 				return
 			}
 			got = nil
-			for _, e := range CheckBounds(tc.job) {
+			for _, e := range Check(tc.job) {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
-				t.Errorf("CheckBounds (-want +got):\n%s", diff)
+				t.Errorf("Check (-want +got):\n%s", diff)
 			}
 			got = nil
 			for _, e := range CheckSSHConfig(tc.job, tc.job.Spec.Plugins["ssh"]) {
