@@ -12,8 +12,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -32,7 +32,7 @@ const largestJobNamespace = "ml-training"
 func largestJob(f string, name string, workers int32) *batch.Job {
 	fw := plugins.Lookup(f)
 	s := fw.Sample
-	j := utiltesting.MakeJob(name).Namespace(largestJobNamespace)
+	j := jobtest.MakeJob(name).Namespace(largestJobNamespace)
 	for _, r := range s.Roles {
 		n := r.Replicas
 		if r.Flag == s.Worker {
@@ -42,7 +42,7 @@ func largestJob(f string, name string, workers int32) *batch.Job {
 		} else if n > 1 {
 			n = 1
 		}
-		j.Task(utiltesting.MakeTask(r.Flag, n).Obj())
+		j.Task(jobtest.MakeTask(r.Flag, n).Obj())
 	}
 	job := j.Plugin(f).Obj()
 	job.ObjectMeta = metav1.ObjectMeta{Name: name, Namespace: largestJobNamespace}
@@ -56,13 +56,13 @@ func admitted(job *batch.Job) bool {
 }
 
 // largestWorkers returns the most workers of f's Job named name that our
-// admission admits, at most jobs.MaxReplicas, and the first error past it.
+// admission admits, at most bounds.MaxReplicas, and the first error past it.
 func largestWorkers(t *testing.T, f, name string) (int32, string) {
 	t.Helper()
 	if !admitted(largestJob(f, name, 1)) {
 		t.Fatalf("%s: the Job of one worker named %s is denied: %v", f, name, webhook.ValidateJob(largestJob(f, name, 1)))
 	}
-	lo, hi := int32(1), int32(jobs.MaxReplicas) // admitted at lo; find the largest
+	lo, hi := int32(1), int32(bounds.MaxReplicas) // admitted at lo; find the largest
 	if admitted(largestJob(f, name, hi)) {
 		return hi, ""
 	}

@@ -48,8 +48,8 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -63,8 +63,8 @@ var docFiles = []string{"*.md", "plugins/*.md", "dev/*.md", "../README.md"}
 type sample func(t *testing.T) string
 
 var (
-	mkJob  = utiltesting.MakeJob
-	mkTask = func(name string, replicas int32) batch.TaskSpec { return utiltesting.MakeTask(name, replicas).Obj() }
+	mkJob  = jobtest.MakeJob
+	mkTask = func(name string, replicas int32) batch.TaskSpec { return jobtest.MakeTask(name, replicas).Obj() }
 )
 
 // admit returns the validating admission's answer to the CREATE of job.
@@ -93,7 +93,7 @@ func admit(t *testing.T, job *batch.Job) *admissionv1.AdmissionResponse {
 func denied(job *batch.Job, pick ...string) sample {
 	return func(t *testing.T) string {
 		t.Helper()
-		if len(jobs.CheckBounds(job)) == 0 {
+		if len(bounds.Check(job)) == 0 {
 			job, _ = webhook.MutateJob(job, webhook.Options{})
 		}
 		resp := admit(t, job)
@@ -266,7 +266,7 @@ var (
 	}
 )
 
-func tasks(w *utiltesting.JobWrapper, ts ...batch.TaskSpec) *utiltesting.JobWrapper {
+func tasks(w *jobtest.JobWrapper, ts ...batch.TaskSpec) *jobtest.JobWrapper {
 	for _, t := range ts {
 		w.Task(t)
 	}
@@ -308,30 +308,30 @@ var samples = map[string]sample{
 	"too-many-pods":         denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 2), mkTask("worker", 100_000)).Obj()),
 	// Within MaxReplicas: 50,000 pods of a template of about 6 KB.
 	"pod-template-bytes": denied(tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1),
-		utiltesting.MakeTask("worker", 50_000).Env("BIG", strings.Repeat("x", 6000)).Obj()).Obj()),
+		jobtest.MakeTask("worker", 50_000).Env("BIG", strings.Repeat("x", 6000)).Obj()).Obj()),
 
 	// webhook.md: bounds.
 	"bounds-tasks": denied(func() *batch.Job {
 		w := mkJob("wide").Plugin("tensorflow")
-		for i := 0; i < jobs.MaxTasks+1; i++ {
+		for i := 0; i < bounds.MaxTasks+1; i++ {
 			w.Task(mkTask(fmt.Sprintf("t%d", i), 1))
 		}
 		return w.Obj()
 	}()),
 	"bounds-depends-on": denied(func() *batch.Job {
-		names := make([]string, jobs.MaxDependsOn+1)
+		names := make([]string, bounds.MaxDependsOn+1)
 		for i := range names {
 			names[i] = "ps"
 		}
 		return tasks(mkJob("deps").Plugin("tensorflow"), mkTask("ps", 1), withDependsOn(mkTask("worker", 2), names...)).Obj()
 	}()),
-	"bounds-plugins":     denied(manyPlugins(jobs.MaxPlugins + 1)),
-	"bounds-plugin-name": denied(mkJob("tf").Task(mkTask("worker", 1)).Plugin("tensorflow").Plugin(strings.Repeat("x", jobs.MaxPluginNameBytes+1)).Obj()),
-	"bounds-args":        denied(tfPSWorker(repeat("--wait=true", jobs.MaxPluginArgs+1)...)),
-	"bounds-arg-bytes":   denied(tfPSWorker("--wait-image=" + strings.Repeat("x", jobs.MaxPluginArgBytes))),
+	"bounds-plugins":     denied(manyPlugins(bounds.MaxPlugins + 1)),
+	"bounds-plugin-name": denied(mkJob("tf").Task(mkTask("worker", 1)).Plugin("tensorflow").Plugin(strings.Repeat("x", bounds.MaxPluginNameBytes+1)).Obj()),
+	"bounds-args":        denied(tfPSWorker(repeat("--wait=true", bounds.MaxPluginArgs+1)...)),
+	"bounds-arg-bytes":   denied(tfPSWorker("--wait-image=" + strings.Repeat("x", bounds.MaxPluginArgBytes))),
 	"bounds-template-list": denied(func() *batch.Job {
 		worker := mkTask("worker", 2)
-		for i := 0; i <= jobs.MaxEnv; i++ {
+		for i := 0; i <= bounds.MaxEnv; i++ {
 			worker.Template.Spec.Containers[0].Env = append(worker.Template.Spec.Containers[0].Env, v1.EnvVar{Name: fmt.Sprintf("E%d", i)})
 		}
 		return tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), worker).Obj()
@@ -339,7 +339,7 @@ var samples = map[string]sample{
 	"bounds-template-entries": denied(func() *batch.Job {
 		worker := mkTask("worker", 2)
 		c := &worker.Template.Spec.Containers[0]
-		c.Args, c.Command = make([]string, jobs.MaxArgs), make([]string, jobs.MaxTemplateEntries-jobs.MaxArgs)
+		c.Args, c.Command = make([]string, bounds.MaxArgs), make([]string, bounds.MaxTemplateEntries-bounds.MaxArgs)
 		return tasks(mkJob("tf").Plugin("tensorflow"), mkTask("ps", 1), worker).Obj()
 	}()),
 	"bounds-job-template-entries": denied(func() *batch.Job {
@@ -347,7 +347,7 @@ var samples = map[string]sample{
 		for i := 0; i < 5; i++ {
 			t := mkTask(fmt.Sprintf("worker%d", i), 1)
 			c := &t.Template.Spec.Containers[0]
-			c.Args, c.Command = make([]string, jobs.MaxArgs), make([]string, jobs.MaxTemplateEntries-1-jobs.MaxArgs)
+			c.Args, c.Command = make([]string, bounds.MaxArgs), make([]string, bounds.MaxTemplateEntries-1-bounds.MaxArgs)
 			w.Task(t)
 		}
 		return w.Obj()

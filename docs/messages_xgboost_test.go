@@ -1,10 +1,10 @@
 package docs_test
 
-import "github.com/vcplugins/framework-plugins/pkg/testing"
+import "github.com/vcplugins/framework-plugins/internal/jobtest"
 
 // xgbJob is the job of docs/plugins/xgboost.md's validation errors: a master
 // and two workers.
-func xgbJob(args ...string) *testing.JobWrapper {
+func xgbJob(args ...string) *jobtest.JobWrapper {
 	return mkJob("xgb").Task(mkTask("master", 1)).Task(mkTask("worker", 2)).Plugin("xgboost", args...)
 }
 

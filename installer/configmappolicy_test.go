@@ -25,7 +25,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vchelpers "volcano.sh/apis/pkg/apis/helpers"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -77,7 +77,7 @@ func manifestPolicy(t *testing.T, name string) *admv1.ValidatingAdmissionPolicy 
 // expressions.
 func compilePolicy(t *testing.T, policy *admv1.ValidatingAdmissionPolicy) validating.Validator {
 	t.Helper()
-	compiler, err := cel.NewCompositedCompiler(kube.BaseEnvSet())
+	compiler, err := cel.NewCompositedCompiler(kubeline.BaseEnvSet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 	"k8s.io/pod-security-admission/policy"
 	"sigs.k8s.io/yaml"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -484,7 +484,7 @@ func TestMakeVariable(t *testing.T) {
 // "restricted" (latest).
 func restricted(t *testing.T, name string, spec *corev1.PodSpec) {
 	t.Helper()
-	evaluator, err := kube.PodSecurityEvaluator(policy.DefaultChecks())
+	evaluator, err := kubeline.PodSecurityEvaluator(policy.DefaultChecks())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,8 @@ import (
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/cel/environment"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // The policy on Volcano CronJobs and flow JobTemplates (security round 4, M3).
@@ -176,7 +176,7 @@ func TestManifestTemplateBoundsPolicy(t *testing.T) {
 	validator := compilePolicy(t, policy)
 	// kube-apiserver compiles a policy it is sent with the environment of
 	// new expressions (compilePolicy: that of stored ones).
-	compiler, err := cel.NewCompositedCompiler(kube.BaseEnvSet())
+	compiler, err := cel.NewCompositedCompiler(kubeline.BaseEnvSet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,29 +206,29 @@ func TestManifestTemplateBoundsPolicy(t *testing.T) {
 	cases := []tc{
 		{"a normal one", tasksOf(2, normal), 3, ""},
 		{"no tasks", nil, 0, ""},
-		{"MaxTasks tasks", tasksOf(jobs.MaxTasks), 0, ""},
-		{"MaxTasks+1 tasks", tasksOf(jobs.MaxTasks + 1), 0, fmt.Sprintf("tasks has %d entries, ", jobs.MaxTasks+1) + bound("tasks ", jobs.MaxTasks, "MaxTasks")},
-		{"MaxPlugins plugins", tasksOf(1), jobs.MaxPlugins, ""},
-		{"MaxPlugins+1 plugins", tasksOf(1), jobs.MaxPlugins + 1, fmt.Sprintf("plugins has %d entries, ", jobs.MaxPlugins+1) + bound("plugins ", jobs.MaxPlugins, "MaxPlugins")},
-		{"MaxContainers containers", tasksOf(1, boundsTask{name: "big", containers: jobs.MaxContainers, initContainers: jobs.MaxContainers, ephemeral: jobs.MaxContainers}), 0, ""},
-		{"MaxContainers+1 containers", tasksOf(1, boundsTask{name: "big", containers: jobs.MaxContainers + 1}), 0, "of task big " + bound("entries each ", jobs.MaxContainers, "MaxContainers")},
-		{"MaxContainers+1 initContainers", tasksOf(1, boundsTask{name: "big", containers: 1, initContainers: jobs.MaxContainers + 1}), 0, "of task big " + bound("entries each ", jobs.MaxContainers, "MaxContainers")},
-		{"MaxContainers+1 ephemeralContainers", tasksOf(1, boundsTask{name: "big", containers: 1, ephemeral: jobs.MaxContainers + 1}), 0, "of task big " + bound("entries each ", jobs.MaxContainers, "MaxContainers")},
-		{"MaxVolumes volumes", tasksOf(1, boundsTask{name: "big", containers: 1, volumes: jobs.MaxVolumes}), 0, ""},
-		{"MaxVolumes+1 volumes", tasksOf(1, boundsTask{name: "big", containers: 1, volumes: jobs.MaxVolumes + 1}), 0, "volumes of task big " + bound("entries ", jobs.MaxVolumes, "MaxVolumes")},
-		{"MaxEnv env", tasksOf(1, boundsTask{name: "big", containers: 1, env: jobs.MaxEnv, initContainers: 1, initEnv: jobs.MaxEnv}), 0, ""},
-		{"MaxEnv+1 env", tasksOf(1, boundsTask{name: "big", containers: 1, env: jobs.MaxEnv + 1}), 0, "env in task big " + bound("entries ", jobs.MaxEnv, "MaxEnv")},
-		{"MaxEnv+1 env of an init container", tasksOf(1, boundsTask{name: "big", containers: 1, initContainers: 1, initEnv: jobs.MaxEnv + 1}), 0, "env in task big " + bound("entries ", jobs.MaxEnv, "MaxEnv")},
-		{"the container list bounds", tasksOf(1, boundsTask{name: "big", containers: 1, envFrom: jobs.MaxEnvFrom, args: jobs.MaxArgs, command: jobs.MaxArgs, ports: jobs.MaxPorts, mounts: jobs.MaxVolumeMounts}), 0, ""},
+		{"MaxTasks tasks", tasksOf(bounds.MaxTasks), 0, ""},
+		{"MaxTasks+1 tasks", tasksOf(bounds.MaxTasks + 1), 0, fmt.Sprintf("tasks has %d entries, ", bounds.MaxTasks+1) + bound("tasks ", bounds.MaxTasks, "MaxTasks")},
+		{"MaxPlugins plugins", tasksOf(1), bounds.MaxPlugins, ""},
+		{"MaxPlugins+1 plugins", tasksOf(1), bounds.MaxPlugins + 1, fmt.Sprintf("plugins has %d entries, ", bounds.MaxPlugins+1) + bound("plugins ", bounds.MaxPlugins, "MaxPlugins")},
+		{"MaxContainers containers", tasksOf(1, boundsTask{name: "big", containers: bounds.MaxContainers, initContainers: bounds.MaxContainers, ephemeral: bounds.MaxContainers}), 0, ""},
+		{"MaxContainers+1 containers", tasksOf(1, boundsTask{name: "big", containers: bounds.MaxContainers + 1}), 0, "of task big " + bound("entries each ", bounds.MaxContainers, "MaxContainers")},
+		{"MaxContainers+1 initContainers", tasksOf(1, boundsTask{name: "big", containers: 1, initContainers: bounds.MaxContainers + 1}), 0, "of task big " + bound("entries each ", bounds.MaxContainers, "MaxContainers")},
+		{"MaxContainers+1 ephemeralContainers", tasksOf(1, boundsTask{name: "big", containers: 1, ephemeral: bounds.MaxContainers + 1}), 0, "of task big " + bound("entries each ", bounds.MaxContainers, "MaxContainers")},
+		{"MaxVolumes volumes", tasksOf(1, boundsTask{name: "big", containers: 1, volumes: bounds.MaxVolumes}), 0, ""},
+		{"MaxVolumes+1 volumes", tasksOf(1, boundsTask{name: "big", containers: 1, volumes: bounds.MaxVolumes + 1}), 0, "volumes of task big " + bound("entries ", bounds.MaxVolumes, "MaxVolumes")},
+		{"MaxEnv env", tasksOf(1, boundsTask{name: "big", containers: 1, env: bounds.MaxEnv, initContainers: 1, initEnv: bounds.MaxEnv}), 0, ""},
+		{"MaxEnv+1 env", tasksOf(1, boundsTask{name: "big", containers: 1, env: bounds.MaxEnv + 1}), 0, "env in task big " + bound("entries ", bounds.MaxEnv, "MaxEnv")},
+		{"MaxEnv+1 env of an init container", tasksOf(1, boundsTask{name: "big", containers: 1, initContainers: 1, initEnv: bounds.MaxEnv + 1}), 0, "env in task big " + bound("entries ", bounds.MaxEnv, "MaxEnv")},
+		{"the container list bounds", tasksOf(1, boundsTask{name: "big", containers: 1, envFrom: bounds.MaxEnvFrom, args: bounds.MaxArgs, command: bounds.MaxArgs, ports: bounds.MaxPorts, mounts: bounds.MaxVolumeMounts}), 0, ""},
 	}
 	containerLists := fmt.Sprintf("over the bound of %d envFrom (MaxEnvFrom), %d args or command (MaxArgs), %d ports (MaxPorts) or %d volumeMounts (MaxVolumeMounts)",
-		jobs.MaxEnvFrom, jobs.MaxArgs, jobs.MaxPorts, jobs.MaxVolumeMounts)
+		bounds.MaxEnvFrom, bounds.MaxArgs, bounds.MaxPorts, bounds.MaxVolumeMounts)
 	for name, b := range map[string]boundsTask{
-		"MaxEnvFrom+1 envFrom":           {envFrom: jobs.MaxEnvFrom + 1},
-		"MaxArgs+1 args":                 {args: jobs.MaxArgs + 1},
-		"MaxArgs+1 command":              {command: jobs.MaxArgs + 1},
-		"MaxPorts+1 ports":               {ports: jobs.MaxPorts + 1},
-		"MaxVolumeMounts+1 volumeMounts": {mounts: jobs.MaxVolumeMounts + 1},
+		"MaxEnvFrom+1 envFrom":           {envFrom: bounds.MaxEnvFrom + 1},
+		"MaxArgs+1 args":                 {args: bounds.MaxArgs + 1},
+		"MaxArgs+1 command":              {command: bounds.MaxArgs + 1},
+		"MaxPorts+1 ports":               {ports: bounds.MaxPorts + 1},
+		"MaxVolumeMounts+1 volumeMounts": {mounts: bounds.MaxVolumeMounts + 1},
 	} {
 		b.name, b.containers = "big", 1
 		cases = append(cases, tc{name, tasksOf(1, b), 0, "a container in task big " + containerLists})
@@ -271,14 +271,14 @@ func TestManifestTemplateBoundsPolicyCost(t *testing.T) {
 	for i := range empty {
 		empty[i] = map[string]any{}
 	}
-	full := boundsTask{containers: jobs.MaxContainers, initContainers: jobs.MaxContainers, ephemeral: jobs.MaxContainers, volumes: 4,
+	full := boundsTask{containers: bounds.MaxContainers, initContainers: bounds.MaxContainers, ephemeral: bounds.MaxContainers, volumes: 4,
 		env: 2, envFrom: 1, args: 1, command: 1, ports: 1, mounts: 1, initEnv: 1, every: true}
 	var widest []any
-	for i := range jobs.MaxTasks {
+	for i := range bounds.MaxTasks {
 		b := full
 		b.name = fmt.Sprintf("t%d", i)
-		if i == jobs.MaxTasks-1 {
-			b.every, b.ports = false, jobs.MaxPorts+1 // in its first container
+		if i == bounds.MaxTasks-1 {
+			b.every, b.ports = false, bounds.MaxPorts+1 // in its first container
 		}
 		widest = append(widest, b.object())
 	}

@@ -20,8 +20,8 @@ import (
 	"volcano.sh/volcano/pkg/webhooks/router"
 
 	// The line's admissions, registered with Volcano's router.
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	_ "github.com/vcplugins/framework-plugins/lines/admissions"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -46,7 +46,7 @@ func TestVolcanoPathsBodyCap(t *testing.T) {
 	}); err != nil || volcano == nil {
 		t.Fatalf("Volcano's /jobs/validate is not registered: %v", err)
 	}
-	job := MakeJob("capped").Task(MakeTask("main", 1).Obj()).Obj()
+	job := jobtest.MakeJob("capped").Task(jobtest.MakeTask("main", 1).Obj()).Obj()
 	within := reviewJSON(t, job)
 	pad := func(n int) []byte { return append(bytes.Repeat([]byte(" "), n-len(within)), within...) } // valid JSON of n bytes
 	for _, tc := range []struct {

@@ -13,13 +13,13 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
-// A Job over jobs.CheckBounds or jobs.CheckReplicas that reaches the
+// A Job over bounds.Check or bounds.CheckReplicas that reaches the
 // controller without admission (created while the webhook configurations
 // were absent, or in a namespace they skip) gets nothing from the plugin: no
 // variable, no wait container, no ConfigMap, and one Warning on the Job
@@ -28,29 +28,29 @@ import (
 // memory first).
 func TestJobsOverBoundsAreReported(t *testing.T) {
 	big := func(f *framework.Framework) *batch.Job {
-		b := utiltesting.MakeJob("big")
+		b := jobtest.MakeJob("big")
 		for _, role := range []string{"ps", "worker", "chief", "master", "launcher", "scheduler", "server"} {
-			b.Task(utiltesting.MakeTask(role, 1).Obj())
+			b.Task(jobtest.MakeTask(role, 1).Obj())
 		}
-		for i := 0; i < jobs.MaxTasks; i++ {
-			b.Task(utiltesting.MakeTask(fmt.Sprintf("extra-%d", i), 1).Obj())
+		for i := 0; i < bounds.MaxTasks; i++ {
+			b.Task(jobtest.MakeTask(fmt.Sprintf("extra-%d", i), 1).Obj())
 		}
 		return b.Plugin(f.Name).Obj()
 	}
 	many := func(f *framework.Framework) *batch.Job {
-		b := utiltesting.MakeJob("big")
+		b := jobtest.MakeJob("big")
 		for _, role := range []string{"ps", "chief", "master", "launcher", "scheduler", "server"} {
-			b.Task(utiltesting.MakeTask(role, 1).Obj())
+			b.Task(jobtest.MakeTask(role, 1).Obj())
 		}
-		return b.Task(utiltesting.MakeTask("worker", jobs.MaxReplicas).Obj()).Plugin(f.Name).Obj()
+		return b.Task(jobtest.MakeTask("worker", bounds.MaxReplicas).Obj()).Plugin(f.Name).Obj()
 	}
 	for _, tc := range []struct {
 		name  string
 		job   func(*framework.Framework) *batch.Job
 		bound string
 	}{
-		{"tasks", big, fmt.Sprintf("spec.tasks: Too many: %d: must have at most %d items", jobs.MaxTasks+7, jobs.MaxTasks)},
-		{"replicas", many, fmt.Sprintf("the job asks for %d pods in all", jobs.MaxReplicas+6)},
+		{"tasks", big, fmt.Sprintf("spec.tasks: Too many: %d: must have at most %d items", bounds.MaxTasks+7, bounds.MaxTasks)},
+		{"replicas", many, fmt.Sprintf("the job asks for %d pods in all", bounds.MaxReplicas+6)},
 	} {
 		for _, f := range Frameworks {
 			t.Run(tc.name+"/"+f.Name, func(t *testing.T) {
@@ -72,7 +72,7 @@ func testJobOverBounds(t *testing.T, f *framework.Framework, job *batch.Job, bou
 	if len(job.Status.ControlledResources) > 0 {
 		t.Errorf("the Job was marked: %v", job.Status.ControlledResources)
 	}
-	pod := utiltesting.MakePod(job, "worker", 0).Obj()
+	pod := jobtest.MakePod(job, "worker", 0).Obj()
 	before := pod.DeepCopy()
 	if err := f.New(client, job.Spec.Plugins[f.Name]).OnPodCreate(pod, job); err != nil {
 		t.Fatalf("OnPodCreate: %v", err)

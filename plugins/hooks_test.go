@@ -11,8 +11,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // Every framework, on its Sample's base Job with each of its bad values and
@@ -34,7 +34,7 @@ func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
 				}
 				for _, task := range job.Spec.Tasks {
 					for i := 0; i < int(task.Replicas); i++ {
-						pod := utiltesting.MakePod(job, task.Name, i).Obj()
+						pod := jobtest.MakePod(job, task.Name, i).Obj()
 						orig := pod.DeepCopy()
 						if err := f.New(client, job.Spec.Plugins[f.Name]).OnPodCreate(pod, job); err != nil {
 							t.Fatalf("OnPodCreate must not return an error Volcano would retry: %v", err)

@@ -10,8 +10,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 var acceptedFlags = regexp.MustCompile(`accepted flags: (.*)$`)
@@ -19,10 +19,10 @@ var acceptedFlags = regexp.MustCompile(`accepted flags: (.*)$`)
 // sampleJob is the base Job of s: each role with replicas, its task named as
 // its flag, the plugin given args.
 func sampleJob(name string, s *framework.Sample, drop []string, args ...string) *batch.Job {
-	j := utiltesting.MakeJob("sample")
+	j := jobtest.MakeJob("sample")
 	for _, r := range s.Roles {
 		if r.Replicas > 0 && !slices.Contains(drop, r.Flag) {
-			j.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+			j.Task(jobtest.MakeTask(r.Flag, r.Replicas).Obj())
 		}
 	}
 	return j.Plugin(name, args...).Obj()

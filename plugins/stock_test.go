@@ -15,9 +15,9 @@ import (
 	stocktensorflow "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // Volcano's in-tree plugins of the frameworks that have a Stock, by name.
@@ -49,7 +49,7 @@ func runHooks(t *testing.T, b vcplugins.PluginBuilder, client pluginsinterface.P
 	var pods []*v1.Pod
 	for _, task := range job.Spec.Tasks {
 		for i := range int(task.Replicas) {
-			pod := utiltesting.MakePod(job, task.Name, i).Obj()
+			pod := jobtest.MakePod(job, task.Name, i).Obj()
 			if err := b(client, job.Spec.Plugins[name]).OnPodCreate(pod, job); err != nil {
 				t.Fatalf("OnPodCreate %s: %v", pod.Name, err)
 			}
@@ -95,7 +95,7 @@ func TestStockFallback(t *testing.T) {
 				if diff := cmp.Diff(expected, got); diff != "" {
 					t.Errorf("pods from the factory's %s differ from %s's (-want +got):\n%s", f.Name, map[bool]string{true: "Volcano's in-tree plugin", false: "ours"}[tc.stock], diff)
 				}
-				evs := utiltesting.Events(t, kube)
+				evs := jobtest.Events(t, kube)
 				switch {
 				case !tc.stock && len(evs) > 0:
 					t.Errorf("valid arguments: events %v, want none", evs)
@@ -114,8 +114,8 @@ func TestStockFallback(t *testing.T) {
 func TestStockFallbackBound(t *testing.T) {
 	Register()
 	factory, _ := vcplugins.GetPluginBuilder("tensorflow")
-	job := utiltesting.MakeJob("a-training-job-with-a-long-name").Namespace("default").UID("uid-stock-bound").
-		Task(utiltesting.MakeTask("ps", 1).Obj()).Task(utiltesting.MakeTask("worker", 3000).Obj()).
+	job := jobtest.MakeJob("a-training-job-with-a-long-name").Namespace("default").UID("uid-stock-bound").
+		Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 3000).Obj()).
 		Plugin("tensorflow", "--prot=2222").Obj()
 	kube := fake.NewSimpleClientset()
 	b := factory(pluginsinterface.PluginClientset{KubeClients: kube}, job.Spec.Plugins["tensorflow"])
@@ -123,7 +123,7 @@ func TestStockFallbackBound(t *testing.T) {
 	if err := b.OnJobAdd(job); err != nil {
 		t.Fatalf("OnJobAdd: %v", err)
 	}
-	pod := utiltesting.MakePod(job, "worker", 7).Obj()
+	pod := jobtest.MakePod(job, "worker", 7).Obj()
 	orig := pod.DeepCopy()
 	if err := b.OnPodCreate(pod, job); err != nil {
 		t.Fatalf("OnPodCreate: %v", err)
@@ -131,7 +131,7 @@ func TestStockFallbackBound(t *testing.T) {
 	if diff := cmp.Diff(orig, pod); diff != "" {
 		t.Errorf("pod changed (-before +after):\n%s", diff)
 	}
-	evs := utiltesting.Events(t, kube)
+	evs := jobtest.Events(t, kube)
 	if len(evs) != 1 || !strings.Contains(evs[0].Message, "no plugin configures the job's pods") {
 		t.Errorf("events %+v, want one saying no plugin configures the pods (over %d bytes)", evs, framework.MaxStockPodBytes)
 	}

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 
 	commonutil "volcano.sh/volcano/pkg/util"
@@ -323,11 +323,11 @@ func boundsFramework(framework string) string {
 	return metrics.Framework(framework)
 }
 
-// overBounds reads the shape of a Job's JSON (jobs.ReadShape) and returns the
+// overBounds reads the shape of a Job's JSON (bounds.ReadShape) and returns the
 // bounds it is over, and the first framework plugin it names (in the order of
 // frameworks; "?" when it has too many plugins to tell), "" when none. JSON
 // that does not read as a Job is left to the decoder: nil. JSON that names a
-// member of the shape twice (jobs.DuplicateFieldError; the API server never
+// member of the shape twice (bounds.DuplicateFieldError; the API server never
 // sends it) is over the bounds as malformed, of an unknown framework ("?"),
 // so that every admission denies it.
 //
@@ -338,8 +338,8 @@ func overBounds(raw []byte) (field.ErrorList, string) {
 	if len(raw) == 0 {
 		return nil, ""
 	}
-	shape, err := jobs.ReadShape(raw)
-	var dup *jobs.DuplicateFieldError
+	shape, err := bounds.ReadShape(raw)
+	var dup *bounds.DuplicateFieldError
 	if errors.As(err, &dup) {
 		return field.ErrorList{field.Forbidden(field.NewPath("object"), dup.Error())}, "?"
 	}
@@ -350,7 +350,7 @@ func overBounds(raw []byte) (field.ErrorList, string) {
 	if len(errs) == 0 {
 		return nil, ""
 	}
-	if shape.Plugins > jobs.MaxPlugins {
+	if shape.Plugins > bounds.MaxPlugins {
 		return errs, "?"
 	}
 	for _, f := range frameworks {

@@ -16,11 +16,11 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 func TestMutateAdmission(t *testing.T) {
-	gpuJob := mkJob("tf").SchedulerName("").Task(MakeTask("worker", 4).GPU(1).MinAvailable(3).Obj()).Plugin("tensorflow").Obj()
+	gpuJob := mkJob("tf").SchedulerName("").Task(jobtest.MakeTask("worker", 4).GPU(1).MinAvailable(3).Obj()).Plugin("tensorflow").Obj()
 
 	t.Run("create: JSON patch and warnings", func(t *testing.T) {
 		svc := MutateService(Options{})
@@ -73,12 +73,12 @@ func TestValidateAdmission(t *testing.T) {
 	// Volcano's admission reads no tensorflow or pytorch arguments: ours
 	// admits such a Job with warnings. mxnet has no in-tree plugin, so its
 	// argument problems are denials.
-	tfInvalid := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000").Plugin("svc").Obj()
-	invalid := mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000").Plugin("svc").Obj()
-	valid := mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch").Plugin("svc").Obj()
+	tfInvalid := mkJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000").Plugin("svc").Obj()
+	invalid := mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000").Plugin("svc").Obj()
+	valid := mkJob("pt").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("pytorch").Plugin("svc").Obj()
 	scaled := valid.DeepCopy()
 	scaled.Spec.Tasks[0].Replicas = 2
-	mxValid := mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet").Plugin("svc").Obj()
+	mxValid := mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet").Plugin("svc").Obj()
 	mxScaled := mxValid.DeepCopy()
 	mxScaled.Spec.Tasks[0].Replicas = 2
 	relabelled := invalid.DeepCopy()
@@ -107,13 +107,13 @@ func TestValidateAdmission(t *testing.T) {
 		},
 		{
 			name: "two problems are listed", op: admissionv1.Create,
-			job: mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000", "--bogus").Obj(),
+			job: mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000", "--bogus").Obj(),
 			denial: `admission webhook "validatejob.frameworks.vcplugins.io" denied the request: [` + mxPort + `, ` +
 				`spec.plugins[mxnet][1]: Invalid value: "--bogus": plugin mxnet: unknown flag --bogus for plugin mxnet; accepted flags: --port, --scheduler, --server, --wait, --wait-image, --wait-timeout, --worker]`,
 		},
 		{
 			name: "two problems Volcano admits are two warnings", op: admissionv1.Create,
-			job: mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000", "--bogus").Obj(),
+			job: mkJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000", "--bogus").Obj(),
 			warnings: []string{ArgumentsWarning, tfPort,
 				`spec.plugins[tensorflow][1]: Invalid value: "--bogus": plugin tensorflow: unknown flag --bogus for plugin tensorflow; accepted flags: --chief, --evaluator, --port, --ps, --tf-config, --wait, --wait-image, --wait-timeout, --worker`},
 		},

@@ -7,7 +7,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // benchJobs are framework jobs with 2,048 GPU workers. The tensorflow Job's
@@ -17,17 +17,17 @@ import (
 func benchJobs() []*batch.Job {
 	return []*batch.Job{
 		mkJob("bench-tf").SchedulerName("").
-			Task(MakeTask("chief", 1).GPU(1).Obj()).Task(MakeTask("ps", 4).Obj()).
-			Task(MakeTask("worker", 2048).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
+			Task(jobtest.MakeTask("chief", 1).GPU(1).Obj()).Task(jobtest.MakeTask("ps", 4).Obj()).
+			Task(jobtest.MakeTask("worker", 2048).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
 		mkJob("bench-pytorch").SchedulerName("").
-			Task(MakeTask("master", 1).GPU(8).Obj()).Task(MakeTask("worker", 2048).GPU(8).Obj()).
+			Task(jobtest.MakeTask("master", 1).GPU(8).Obj()).Task(jobtest.MakeTask("worker", 2048).GPU(8).Obj()).
 			Plugin("pytorch", "--min-nodes=1025").Obj(),
 		mkJob("bench-mpi").SchedulerName("").
-			Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2048).GPU(8).Obj()).
+			Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2048).GPU(8).Obj()).
 			Plugin("mpi", "--mpi-implementation=intel").Obj(),
 		mkJob("bench-mxnet").SchedulerName("").
-			Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", 16).Obj()).
-			Task(MakeTask("worker", 2048).GPU(8).Obj()).Plugin("mxnet").Obj(),
+			Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("server", 16).Obj()).
+			Task(jobtest.MakeTask("worker", 2048).GPU(8).Obj()).Plugin("mxnet").Obj(),
 	}
 }
 

@@ -14,10 +14,10 @@ import (
 
 	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 // maxDenialBytes bounds the message of any denial: MaxErrors errors of a few
@@ -113,8 +113,8 @@ func TestCapErrors(t *testing.T) {
 		}
 		return names
 	}
-	job := mkJob("cap").Task(MakeTask("ps", 1).DependsOn(missing("ps")...).Obj()).
-		Task(MakeTask("worker", 1).DependsOn(missing("worker")...).Obj()).Plugin("tensorflow").Obj()
+	job := mkJob("cap").Task(jobtest.MakeTask("ps", 1).DependsOn(missing("ps")...).Obj()).
+		Task(jobtest.MakeTask("worker", 1).DependsOn(missing("worker")...).Obj()).Plugin("tensorflow").Obj()
 	errs := ValidateJob(job)
 	if len(errs) != MaxErrors+1 {
 		t.Fatalf("%d errors; want %d and a count", len(errs), MaxErrors)
@@ -167,7 +167,7 @@ func TestBoundVolcanoJobAdmissions(t *testing.T) {
 		}
 	}
 	var tasks []map[string]any
-	for i := 0; i <= jobs.MaxTasks; i++ {
+	for i := 0; i <= bounds.MaxTasks; i++ {
 		tasks = append(tasks, webhooktest.Task(fmt.Sprintf("t%d", i), 1))
 	}
 	over := webhooktest.RawJob("over", "fuzz", tasks, nil)

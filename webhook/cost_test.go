@@ -16,9 +16,9 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // maxAdmissionBytes bounds what one admission (mutation and validation
@@ -29,11 +29,11 @@ const maxAdmissionBytes = 10 << 20
 func costJobs(n int32) []*batch.Job {
 	name := fmt.Sprintf("cost-%d", n)
 	return []*batch.Job{
-		mkJob(name + "-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", n).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
-		mkJob(name+"-pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).GPU(8).Obj()).Plugin("pytorch", "--min-nodes=2").Obj(),
-		mkJob(name+"-mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mpi", "--launcher-as-worker").Obj(),
-		mkJob(name + "-mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("server", n).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("mxnet").Obj(),
-		mkJob(name+"-svc-args").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", n).Obj()).Plugin("pytorch").Plugin("svc", "--disable-network-policy").Obj(),
+		mkJob(name + "-tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", n).GPU(8).RestartPolicy("").Obj()).Plugin("tensorflow").Obj(),
+		mkJob(name+"-pt").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", n).GPU(8).Obj()).Plugin("pytorch", "--min-nodes=2").Obj(),
+		mkJob(name+"-mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", n).Obj()).Plugin("mpi", "--launcher-as-worker").Obj(),
+		mkJob(name + "-mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("server", n).Obj()).Task(jobtest.MakeTask("worker", n).Obj()).Plugin("mxnet").Obj(),
+		mkJob(name+"-svc-args").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", n).Obj()).Plugin("pytorch").Plugin("svc", "--disable-network-policy").Obj(),
 	}
 }
 
@@ -77,7 +77,7 @@ func TestAdmissionCostBounded(t *testing.T) {
 				}
 				if total := int64(jobsTotal(job)); total > MaxReplicas {
 					// The ceiling, or first the bound on pod template
-					// bytes (jobs.MaxPodTemplateBytes) that so many pods
+					// bytes (bounds.MaxPodTemplateBytes) that so many pods
 					// reach.
 					if resp.Allowed || !strings.Contains(resp.Result.Message, fmt.Sprintf("the job asks for %d pods in all", total)) &&
 						!strings.Contains(resp.Result.Message, fmt.Sprintf("the job's %d pods would carry", total)) {
@@ -91,8 +91,8 @@ func TestAdmissionCostBounded(t *testing.T) {
 		}
 	}
 	t.Run("several tasks of 2^31-1 replicas", func(t *testing.T) {
-		job := mkJob("cost-sum").Task(MakeTask("ps", 1<<31-1).Obj()).Task(MakeTask("worker", 1<<31-1).Obj()).
-			Task(MakeTask("chief", 1<<31-1).Obj()).Plugin("tensorflow").Obj()
+		job := mkJob("cost-sum").Task(jobtest.MakeTask("ps", 1<<31-1).Obj()).Task(jobtest.MakeTask("worker", 1<<31-1).Obj()).
+			Task(jobtest.MakeTask("chief", 1<<31-1).Obj()).Plugin("tensorflow").Obj()
 		m, v, resp := admissionCost(t, job)
 		if m+v > maxAdmissionBytes || resp.Allowed {
 			t.Errorf("allocated %d bytes, response %+v", m+v, resp)
@@ -127,20 +127,20 @@ func BenchmarkAdmissionHuge(b *testing.B) {
 	}
 }
 
-// jobs.SvcSizes agrees with the map Volcano's svc.GenerateHosts builds, key by key.
+// bounds.SvcSizes agrees with the map Volcano's svc.GenerateHosts builds, key by key.
 func TestSvcSizesMatchGenerateHosts(t *testing.T) {
 	tests := []*batch.Job{
-		mkJob("svc").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 12).Obj()).Obj(),
-		mkJob("svc").Task(MakeTask("a-b", 3).Obj()).Task(MakeTask("a_b", 2).Obj()).Obj(),
-		mkJob("svc").Task(MakeTask("named", 4).Hostname("fixed").Obj()).Task(MakeTask("sub", 101).Subdomain("other").Obj()).Obj(),
-		mkJob("svc").Task(MakeTask("none", 0).Obj()).Task(MakeTask("none-named", 0).Hostname("x").Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 12).Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("a-b", 3).Obj()).Task(jobtest.MakeTask("a_b", 2).Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("named", 4).Hostname("fixed").Obj()).Task(jobtest.MakeTask("sub", 101).Subdomain("other").Obj()).Obj(),
+		mkJob("svc").Task(jobtest.MakeTask("none", 0).Obj()).Task(jobtest.MakeTask("none-named", 0).Hostname("x").Obj()).Obj(),
 	}
 	for _, job := range tests {
 		want := map[string]int{}
 		for k, v := range svc.GenerateHosts(job) {
 			want[k] = len(v)
 		}
-		if diff := cmp.Diff(want, jobs.SvcSizes(job)); diff != "" {
+		if diff := cmp.Diff(want, bounds.SvcSizes(job)); diff != "" {
 			keys := make([]string, 0, len(want))
 			for k := range want {
 				keys = append(keys, k)
@@ -169,37 +169,37 @@ func (l templateList) path(task int) string {
 }
 
 var templateLists = []templateList{
-	{"args", true, jobs.MaxArgs, func(t *batch.TaskSpec, i int, pad string) {
+	{"args", true, bounds.MaxArgs, func(t *batch.TaskSpec, i int, pad string) {
 		c := &t.Template.Spec.Containers[0]
 		c.Args = append(c.Args, fmt.Sprintf("--a%d=%s", i, pad))
 	}},
-	{"command", true, jobs.MaxArgs, func(t *batch.TaskSpec, i int, pad string) {
+	{"command", true, bounds.MaxArgs, func(t *batch.TaskSpec, i int, pad string) {
 		c := &t.Template.Spec.Containers[0]
 		c.Command = append(c.Command, fmt.Sprintf("c%d%s", i, pad))
 	}},
-	{"env", true, jobs.MaxEnv, func(t *batch.TaskSpec, i int, pad string) {
+	{"env", true, bounds.MaxEnv, func(t *batch.TaskSpec, i int, pad string) {
 		c := &t.Template.Spec.Containers[0]
 		c.Env = append(c.Env, v1.EnvVar{Name: fmt.Sprintf("E%d", i), Value: "v" + pad})
 	}},
-	{"envFrom", true, jobs.MaxEnvFrom, func(t *batch.TaskSpec, i int, pad string) {
+	{"envFrom", true, bounds.MaxEnvFrom, func(t *batch.TaskSpec, i int, pad string) {
 		c := &t.Template.Spec.Containers[0]
 		c.EnvFrom = append(c.EnvFrom, v1.EnvFromSource{Prefix: "P" + pad,
 			ConfigMapRef: &v1.ConfigMapEnvSource{LocalObjectReference: v1.LocalObjectReference{Name: fmt.Sprintf("cm%d", i)}}})
 	}},
-	{"ports", true, jobs.MaxPorts, func(t *batch.TaskSpec, i int, _ string) {
+	{"ports", true, bounds.MaxPorts, func(t *batch.TaskSpec, i int, _ string) {
 		c := &t.Template.Spec.Containers[0]
 		c.Ports = append(c.Ports, v1.ContainerPort{ContainerPort: int32(1000 + i%60000)})
 	}},
-	{"volumeMounts", true, jobs.MaxVolumeMounts, func(t *batch.TaskSpec, i int, pad string) {
+	{"volumeMounts", true, bounds.MaxVolumeMounts, func(t *batch.TaskSpec, i int, pad string) {
 		c := &t.Template.Spec.Containers[0]
 		c.VolumeMounts = append(c.VolumeMounts, v1.VolumeMount{Name: "v0", MountPath: fmt.Sprintf("/m/%d/%s", i, pad)})
 	}},
-	{"volumes", false, jobs.MaxVolumes, func(t *batch.TaskSpec, i int, pad string) {
+	{"volumes", false, bounds.MaxVolumes, func(t *batch.TaskSpec, i int, pad string) {
 		t.Template.Spec.Volumes = append(t.Template.Spec.Volumes, v1.Volume{Name: fmt.Sprintf("v%d", i),
 			VolumeSource: v1.VolumeSource{HostPath: &v1.HostPathVolumeSource{Path: "/h/" + pad}}})
 	}},
 	// MakeTask's container is the first.
-	{"containers", false, jobs.MaxContainers - 1, func(t *batch.TaskSpec, i int, pad string) {
+	{"containers", false, bounds.MaxContainers - 1, func(t *batch.TaskSpec, i int, pad string) {
 		t.Template.Spec.Containers = append(t.Template.Spec.Containers, v1.Container{Name: fmt.Sprintf("c%d", i), Image: "i" + pad})
 	}},
 }
@@ -237,7 +237,7 @@ func growList(t testing.TB, job *batch.Job, task int, l templateList, n, pad int
 // admitted), and for pytorch also with entries long enough to fill the API
 // server's 3 MiB (args, env, volumes, containers: the others cost as these).
 // TestAdmissionCostOverBounds grows them to 3 MiB of short entries
-// (webhooktest.BoundsCases), which jobs.CheckBounds denies before the Job is
+// (webhooktest.BoundsCases), which bounds.Check denies before the Job is
 // decoded. With gomodules.xyz/jsonpatch/v2 v2.2.0 the mutation's patch filled
 // an m×n table for the lists it compared: at the bound, 2,048 args took
 // 40 MB and 2,048 env entries 270 MB, over this test's budget.

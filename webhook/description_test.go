@@ -10,8 +10,8 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // noopPlugin is a plugin whose hooks do nothing.
@@ -51,27 +51,27 @@ func TestFifthFrameworkFromItsDescription(t *testing.T) {
 	})
 
 	job := mkJob("five").
-		Task(MakeTask("coord", 1).RestartPolicy("").Obj()).
-		Task(MakeTask("trainer", 2).RestartPolicy("").Obj()).
+		Task(jobtest.MakeTask("coord", 1).RestartPolicy("").Obj()).
+		Task(jobtest.MakeTask("trainer", 2).RestartPolicy("").Obj()).
 		Plugin("fifth").Obj()
 	got, _ := MutateJob(job, Options{})
 	want := mkJob("five").
-		Task(MakeTask("coord", 1).RestartPolicy(v1.RestartPolicyOnFailure).Obj()).
-		Task(MakeTask("trainer", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
+		Task(jobtest.MakeTask("coord", 1).RestartPolicy(v1.RestartPolicyOnFailure).Obj()).
+		Task(jobtest.MakeTask("trainer", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Policy(podFailed, terminateJob).Obj()).
 		Plugin("fifth").Plugin("svc").Plugin("ssh").Obj()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("MutateJob (-want +got):\n%s", diff)
 	}
 
 	cyclic := mkJob("five").
-		Task(MakeTask("coord", 1).DependsOn("trainer").Obj()).
-		Task(MakeTask("trainer", 2).Obj()).
+		Task(jobtest.MakeTask("coord", 1).DependsOn("trainer").Obj()).
+		Task(jobtest.MakeTask("trainer", 2).Obj()).
 		Plugin("fifth").Obj()
 	checkContains(t, ValidateJob(cyclic), []string{
 		`spec.tasks[0].dependsOn.name[0]: Invalid value: "coord -> trainer -> coord": plugin fifth: launch-order cycle: coord waits for trainer (dependsOn), trainer waits for coord (fifth --wait); the pods would wait for each other forever`,
 	})
 
-	bad := mkJob("five").Task(MakeTask("trainer", 2).Obj()).Plugin("fifth", "--x").Obj()
+	bad := mkJob("five").Task(jobtest.MakeTask("trainer", 2).Obj()).Plugin("fifth", "--x").Obj()
 	if diff := cmp.Diff([]string{`spec.plugins[fifth]: Invalid value: "--x": plugin fifth: no arguments`}, errorStrings(ValidateJob(bad))); diff != "" {
 		t.Errorf("ValidateJob of bad arguments (-want +got):\n%s", diff)
 	}

@@ -15,40 +15,40 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // Jobs whose numbers or names are malformed are denied with field errors
 // before any plugin parser or pod simulation runs; Volcano's svc.GenerateHosts
 // used to panic on negative replicas ("makeslice: cap out of range").
 func TestShapeDeniedBeforeSimulation(t *testing.T) {
-	tf := func(worker batch.TaskSpec) *JobWrapper {
-		return mkJob("tf").Task(MakeTask("ps", 1).Obj()).Task(worker).Plugin("tensorflow").Plugin("svc")
+	tf := func(worker batch.TaskSpec) *jobtest.JobWrapper {
+		return mkJob("tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(worker).Plugin("tensorflow").Plugin("svc")
 	}
 	tests := []struct {
 		name string
 		job  *batch.Job
 		want []string
 	}{
-		{"negative replicas", tf(MakeTask("worker", -1).Obj()).Obj(),
+		{"negative replicas", tf(jobtest.MakeTask("worker", -1).Obj()).Obj(),
 			[]string{"spec.tasks[1].replicas: Invalid value: -1: plugin tensorflow: must be greater than or equal to 0"}},
-		{"negative replicas, mpi", mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", -3).Obj()).
+		{"negative replicas, mpi", mkJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", -3).Obj()).
 			Plugin("mpi").Plugin("svc").Plugin("ssh").Obj(),
 			[]string{"spec.tasks[1].replicas: Invalid value: -3: plugin mpi: must be greater than or equal to 0"}},
-		{"most negative replicas, pytorch elastic", mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", -2147483648).Obj()).
+		{"most negative replicas, pytorch elastic", mkJob("pt").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", -2147483648).Obj()).
 			Plugin("pytorch", "--min-nodes=1").Plugin("svc").Obj(),
 			[]string{"spec.tasks[1].replicas: Invalid value: -2147483648: plugin pytorch: must be greater than or equal to 0"}},
-		{"negative minAvailable", tf(MakeTask("worker", 2).MinAvailable(-1).Obj()).Obj(),
+		{"negative minAvailable", tf(jobtest.MakeTask("worker", 2).MinAvailable(-1).Obj()).Obj(),
 			[]string{"spec.tasks[1].minAvailable: Invalid value: -1: plugin tensorflow: must be greater than or equal to 0"}},
-		{"minAvailable above replicas", tf(MakeTask("worker", 2).MinAvailable(3).Obj()).Obj(),
+		{"minAvailable above replicas", tf(jobtest.MakeTask("worker", 2).MinAvailable(3).Obj()).Obj(),
 			[]string{"spec.tasks[1].minAvailable: Invalid value: 3: plugin tensorflow: must not be greater than the task's replicas (2)"}},
-		{"job minAvailable negative", tf(MakeTask("worker", 2).Obj()).MinAvailable(-5).Obj(),
+		{"job minAvailable negative", tf(jobtest.MakeTask("worker", 2).Obj()).MinAvailable(-5).Obj(),
 			[]string{"spec.minAvailable: Invalid value: -5: plugin tensorflow: must be greater than or equal to 0"}},
-		{"job minAvailable above the total", tf(MakeTask("worker", 2).Obj()).MinAvailable(4).Obj(),
+		{"job minAvailable above the total", tf(jobtest.MakeTask("worker", 2).Obj()).MinAvailable(4).Obj(),
 			[]string{"spec.minAvailable: Invalid value: 4: plugin tensorflow: must not be greater than the total replicas of the tasks (3)"}},
-		{"duplicate task names", tf(MakeTask("ps", 2).Obj()).Obj(),
+		{"duplicate task names", tf(jobtest.MakeTask("ps", 2).Obj()).Obj(),
 			[]string{`spec.tasks[1].name: Duplicate value: "ps": plugin tensorflow: task names must be unique`}},
-		{"task name not a DNS label", tf(MakeTask("Worker_1", 2).Obj()).Plugin("tensorflow", "--worker=Worker_1").Obj(),
+		{"task name not a DNS label", tf(jobtest.MakeTask("Worker_1", 2).Obj()).Plugin("tensorflow", "--worker=Worker_1").Obj(),
 			[]string{`spec.tasks[1].name: Invalid value: "Worker_1": plugin tensorflow: a task name must be a DNS label: ` +
 				`a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`}},
 	}
@@ -112,7 +112,7 @@ func serveBody(t testing.TB, h func(http.ResponseWriter, *http.Request), body []
 // A panic in an admission is a denial naming what was being checked, never a
 // dropped connection or an HTTP error the API server reports as a failed call.
 func TestAdmissionRecoversPanics(t *testing.T) {
-	job := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj()
+	job := mkJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj()
 	ar := review(t, admissionv1.Create, job, nil)
 	panicking := guard("validating", func(admissionv1.AdmissionReview, *verdict) *admissionv1.AdmissionResponse {
 		var m map[string]int

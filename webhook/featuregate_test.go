@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilfeature "k8s.io/apiserver/pkg/util/feature"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // The gate the install test turns off with custom.admission_feature_gates
@@ -19,7 +19,7 @@ import (
 // default line.)
 func TestPodLevelResourcesGateDecidesVolcanosAnswer(t *testing.T) {
 	admit := volcanoValidate(t)
-	task := MakeTask("main", 1).Obj()
+	task := jobtest.MakeTask("main", 1).Obj()
 	task.Template.Spec.Resources = &v1.ResourceRequirements{
 		Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")},
 		Limits:   v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")},

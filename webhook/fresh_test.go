@@ -8,7 +8,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // Admission simulates pods from the spec it is given, never from a plan
@@ -17,7 +17,7 @@ import (
 // first one's plan. (plugins/mpi's TestUncachedPlanFollowsTheJob checks the
 // uncached builder admission uses on a plan that a size check cannot see.)
 func TestAdmissionPlansAreFresh(t *testing.T) {
-	at := func(w *JobWrapper) *batch.Job {
+	at := func(w *jobtest.JobWrapper) *batch.Job {
 		job := w.Obj()
 		job.Generation = 2
 		return job
@@ -29,9 +29,9 @@ func TestAdmissionPlansAreFresh(t *testing.T) {
 	}{
 		{
 			name:   "tensorflow: 2 workers, then 8,000",
-			old:    at(mkJob("fresh-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 1).Obj()).Plugin("tensorflow").Plugin("svc")),
-			first:  at(mkJob("fresh-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("svc")),
-			then:   at(mkJob("fresh-tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 8000).Obj()).Plugin("tensorflow").Plugin("svc")),
+			old:    at(mkJob("fresh-tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 1).Obj()).Plugin("tensorflow").Plugin("svc")),
+			first:  at(mkJob("fresh-tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("svc")),
+			then:   at(mkJob("fresh-tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 8000).Obj()).Plugin("tensorflow").Plugin("svc")),
 			denial: `environment variable TF_CONFIG of pod "fresh-tf-worker-7999"`,
 		},
 	}

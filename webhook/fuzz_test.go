@@ -24,8 +24,8 @@ import (
 	"volcano.sh/volcano/pkg/webhooks/router"
 	"volcano.sh/volcano/pkg/webhooks/schema"
 
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
 	"github.com/vcplugins/framework-plugins/plugins"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 // maxResponseTime bounds one admission call in the fuzz test. The webhook's

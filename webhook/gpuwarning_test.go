@@ -9,8 +9,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // The partial-GPU warnings of a Job of many GPU tasks with long names stay
@@ -26,13 +26,13 @@ func TestPartialGPUWarningsBounded(t *testing.T) {
 		{tasks: 1, nameLen: 5, wantLen: 1},
 		{tasks: maxWarnings, nameLen: 5, wantLen: maxWarnings},
 		{tasks: maxWarnings + 1, nameLen: 5, wantLen: maxWarnings + 1, wantLast: "and 1 more GPU tasks with minAvailable < replicas"},
-		{tasks: jobs.MaxTasks, nameLen: 5000, wantLen: maxWarnings + 1, wantLast: fmt.Sprintf("and %d more GPU tasks with minAvailable < replicas", jobs.MaxTasks-maxWarnings)},
+		{tasks: bounds.MaxTasks, nameLen: 5000, wantLen: maxWarnings + 1, wantLast: fmt.Sprintf("and %d more GPU tasks with minAvailable < replicas", bounds.MaxTasks-maxWarnings)},
 	} {
 		t.Run(fmt.Sprintf("%d tasks, names of %d", tc.tasks, tc.nameLen), func(t *testing.T) {
-			w := utiltesting.MakeJob("gpu").Plugin("tensorflow")
+			w := jobtest.MakeJob("gpu").Plugin("tensorflow")
 			for i := 0; i < tc.tasks; i++ {
 				name := fmt.Sprintf("t%d-", i) + strings.Repeat("é", tc.nameLen)
-				task := utiltesting.MakeTask(name, 4).MinAvailable(1).Obj()
+				task := jobtest.MakeTask(name, 4).MinAvailable(1).Obj()
 				task.Template.Spec.Containers[0].Resources.Limits = v1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
 				w.Task(task)
 			}

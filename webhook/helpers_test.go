@@ -14,7 +14,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	testutil "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 var jobsResource = metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"}
@@ -97,4 +97,4 @@ func checkContains(t *testing.T, errs field.ErrorList, want []string) {
 
 // mkJob is MakeJob without a resourceVersion, as a Job is on CREATE; MakeJob
 // gives each Job a fresh one, which would make equal Jobs differ.
-func mkJob(name string) *testutil.JobWrapper { return testutil.MakeJob(name).ResourceVersion("") }
+func mkJob(name string) *jobtest.JobWrapper { return jobtest.MakeJob(name).ResourceVersion("") }

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // A framework Job whose svc VC_<TASK>_HOSTS would pass MAX_ARG_STRLEN is
@@ -27,7 +27,7 @@ func TestSvcHostsOverArgStrlenWarned(t *testing.T) {
 		{"llama-70b-sft-run-20261204-a1", true, []string{want}},
 		{"resnet50-dist", false, nil},
 	} {
-		w := mkJob(tc.name).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2048).Obj()).Plugin("pytorch")
+		w := mkJob(tc.name).Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2048).Obj()).Plugin("pytorch")
 		if tc.svc {
 			w = w.Plugin("svc")
 		}
@@ -42,7 +42,7 @@ func TestSvcHostsOverArgStrlenWarned(t *testing.T) {
 	// More variables over than listed: a count.
 	w := mkJob(strings.Repeat("l", 40))
 	for _, task := range []string{"a", "b", "c", "d"} {
-		w = w.Task(MakeTask(task, 2048).Obj())
+		w = w.Task(jobtest.MakeTask(task, 2048).Obj())
 	}
 	got := SvcHostsWarnings(w.Plugin("svc").Obj())
 	if len(got) != maxHostWarnings+1 || got[maxHostWarnings] != "and 2 more such variables" {
@@ -62,7 +62,7 @@ func TestOptionalHostVariablesOverArgStrlenWarned(t *testing.T) {
 		{"xgboost", "master", "WORKER_ADDRS", "XGBoost's collective finds the workers through the tracker (DMLC_TRACKER_URI)"},
 	} {
 		for _, workers := range []int32{100, 3000} {
-			job := mkJob(longName("j", 40)).Namespace("ml-training").Task(MakeTask(tc.lead, 1).Obj()).Task(MakeTask("worker", workers).Obj()).Plugin(tc.plugin).Obj()
+			job := mkJob(longName("j", 40)).Namespace("ml-training").Task(jobtest.MakeTask(tc.lead, 1).Obj()).Task(jobtest.MakeTask("worker", workers).Obj()).Plugin(tc.plugin).Obj()
 			over := workers == 3000
 			_, _, resp := admissionCost(t, job)
 			if !resp.Allowed {
@@ -82,14 +82,14 @@ func TestOptionalHostVariablesOverArgStrlenWarned(t *testing.T) {
 				t.Errorf("%s, %d workers: warnings %q, want none about %s", tc.plugin, workers, warned, tc.variable)
 			}
 			// What the controller's plugin gives the lead's pod.
-			var build Builder
+			var build jobtest.Builder
 			for _, f := range frameworks {
 				if f.Name == tc.plugin {
 					build = f.NewUncached
 				}
 			}
-			pod := RunPod(t, build, tc.plugin, job, tc.lead, 0)
-			if _, has := Env(pod, 0)[tc.variable]; has == over {
+			pod := jobtest.RunPod(t, build, tc.plugin, job, tc.lead, 0)
+			if _, has := jobtest.Env(pod, 0)[tc.variable]; has == over {
 				t.Errorf("%s, %d workers: the %s pod has %s: %v, want %v", tc.plugin, workers, tc.lead, tc.variable, has, !over)
 			}
 		}

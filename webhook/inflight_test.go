@@ -16,7 +16,7 @@ import (
 	"golang.org/x/sync/semaphore"
 	admissionv1 "k8s.io/api/admission/v1"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -46,7 +46,7 @@ func TestStalledAndFloodingCallers(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	addr := ln.Addr().String()
 
-	job := mkJob("valid").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch").Obj()
+	job := mkJob("valid").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("pytorch").Obj()
 	valid, err := json.Marshal(review(t, admissionv1.Create, job, nil))
 	if err != nil {
 		t.Fatal(err)

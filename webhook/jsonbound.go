@@ -26,7 +26,7 @@ import (
 // The bounds sit far above any object the API server sends: a Job at every
 // bound of pkg/jobs has about 20,000 entries, its managedFields as many
 // again, and an UPDATE carries it twice; no Kubernetes or Volcano object has
-// a list of more than a few thousand entries (jobs.MaxEnv, the longest list
+// a list of more than a few thousand entries (bounds.MaxEnv, the longest list
 // a Job's template may have, is 2,048), nor JSON nested 30 deep.
 const (
 	// MaxJSONEntries is the most elements of one JSON array, and the most

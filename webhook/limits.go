@@ -16,12 +16,13 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 )
 
-// MaxArgStrlen is jobs.MaxArgStrlen: Linux's MAX_ARG_STRLEN, the most bytes
+// MaxArgStrlen is bounds.MaxArgStrlen: Linux's MAX_ARG_STRLEN, the most bytes
 // of one argument or environment string.
-const MaxArgStrlen = jobs.MaxArgStrlen
+const MaxArgStrlen = bounds.MaxArgStrlen
 
 // simulationBudget bounds the host lists (TF_CONFIG, MPI_HOST) of the pods
 // checkPluginPods builds: up to twice what a container accepts it builds them,
@@ -87,13 +88,13 @@ func checkHostnames(job *batch.Job) field.ErrorList {
 
 // checkSvc checks what Volcano's svc plugin derives from the Job
 // (svc.GenerateHosts): its ConfigMap, as the guarded svc writes it
-// (jobs.SvcConfigMapBytes: computed, not built). A VC_<TASK>_HOSTS variable
+// (bounds.SvcConfigMapBytes: computed, not built). A VC_<TASK>_HOSTS variable
 // over MaxArgStrlen is no error: the pods get none and the ConfigMap has no
 // such key (SvcHostsWarnings).
 func checkSvc(job *batch.Job) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("spec", "plugins").Key(svcPlugin)
-	if total := jobs.SvcConfigMapBytes(job); total > ownedcm.MaxConfigMapBytes {
+	if total := bounds.SvcConfigMapBytes(job); total > ownedcm.MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
 			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
 			job.Name+"-svc", total, ownedcm.MaxConfigMapBytes)))
@@ -115,15 +116,15 @@ func SvcHostsWarnings(job *batch.Job) []string {
 		return nil
 	}
 	var out []string
-	for k, n := range jobs.SvcSizes(job) {
+	for k, n := range bounds.SvcSizes(job) {
 		if !strings.HasPrefix(k, "VC_") || !strings.HasSuffix(k, "_HOSTS") {
 			continue
 		}
-		if jobs.SvcHostsEnvDropped(k, n) {
+		if bounds.SvcHostsEnvDropped(k, n) {
 			file := fmt.Sprintf(svc.ConfigMapTaskHostFmt, strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(k, "VC_"), "_HOSTS")))
 			out = append(out, fmt.Sprintf(
 				"plugin svc: environment variable %s would be %d bytes (NAME=value and NUL), more than the %d bytes Linux allows one (MAX_ARG_STRLEN): the pods get no %s (nor a file of that name in /etc/volcano); the file /etc/volcano/%s and the framework's own variables list the hosts",
-				k, jobs.EnvBytes(k, n), MaxArgStrlen, k, file))
+				k, bounds.EnvBytes(k, n), MaxArgStrlen, k, file))
 		}
 	}
 	sort.Strings(out)
@@ -149,7 +150,7 @@ func droppedEnvWarnings(job *batch.Job) []string {
 			}
 			out = append(out, fmt.Sprintf(
 				"plugin %s: environment variable %s would be %d bytes (NAME=value and NUL), more than the %d bytes Linux allows one (MAX_ARG_STRLEN): the pods get no %s; %s",
-				u.name(), e.Name, jobs.EnvBytes(e.Name, e.ValueLen), MaxArgStrlen, e.Name, e.Optional))
+				u.name(), e.Name, bounds.EnvBytes(e.Name, e.ValueLen), MaxArgStrlen, e.Name, e.Optional))
 		}
 	}
 	return out

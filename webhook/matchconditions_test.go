@@ -21,7 +21,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -90,7 +90,7 @@ type matchResult struct {
 // (k8s.io/apiserver's generic webhook dispatcher).
 func match(t *testing.T, hook apiwebhook.WebhookAccessor, op admission.Operation, obj, old runtime.Object) matchResult {
 	t.Helper()
-	compiler := cel.NewConditionCompiler(kube.BaseEnvSet())
+	compiler := cel.NewConditionCompiler(kubeline.BaseEnvSet())
 	attrs := admission.NewAttributesRecord(obj, old, jobGVK, "ns", "j", jobGVR, "", op, nil, false, &user.DefaultInfo{Name: "alice"})
 	versioned := &admission.VersionedAttributes{Attributes: attrs, VersionedObject: obj, VersionedOldObject: old, VersionedKind: jobGVK}
 	r := hook.GetCompiledMatcher(compiler).Match(context.Background(), versioned, nil, nil)

@@ -14,9 +14,9 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // series is one admission counter series: path, framework, result, reason.
@@ -27,12 +27,12 @@ type series struct{ Path, Framework, Result, Reason string }
 // check that denied it, and is timed in
 // framework_plugins_admission_duration_seconds.
 func TestAdmissionMetrics(t *testing.T) {
-	tf := func(ps *TaskWrapper, args ...string) *batch.Job {
-		return mkJob("tf").Task(ps.Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Obj()
+	tf := func(ps *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return mkJob("tf").Task(ps.Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Obj()
 	}
 	tooManyTasks := mkJob("many").Plugin("tensorflow")
-	for i := 0; i <= jobs.MaxTasks; i++ {
-		tooManyTasks.Task(MakeTask("t"+strings.Repeat("x", i%3)+string(rune('a'+i%26))+string(rune('a'+i/26)), 1).Obj())
+	for i := 0; i <= bounds.MaxTasks; i++ {
+		tooManyTasks.Task(jobtest.MakeTask("t"+strings.Repeat("x", i%3)+string(rune('a'+i%26))+string(rune('a'+i/26)), 1).Obj())
 	}
 	panicking := guard("validating", func(admissionv1.AdmissionReview, *verdict) *admissionv1.AdmissionResponse { panic("boom") })
 	cases := map[string]struct {
@@ -45,38 +45,38 @@ func TestAdmissionMetrics(t *testing.T) {
 		wantWarnings bool
 	}{
 		"valid, validated": {
-			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1)), wantAllowed: true,
+			handler: ValidateService().Handler, job: tf(jobtest.MakeTask("ps", 1)), wantAllowed: true,
 			want: series{ValidatePath, "tensorflow", metrics.ResultAllowed, metrics.ReasonNone},
 		},
 		"valid, mutated": {
-			handler: MutateService(Options{}).Handler, job: tf(MakeTask("ps", 1)), wantAllowed: true,
+			handler: MutateService(Options{}).Handler, job: tf(jobtest.MakeTask("ps", 1)), wantAllowed: true,
 			want: series{MutatePath, "tensorflow", metrics.ResultAllowed, metrics.ReasonNone},
 		},
 		"no framework plugin": {
-			handler: ValidateService().Handler, job: mkJob("plain").Task(MakeTask("main", 1).Obj()).Plugin("svc").Obj(), wantAllowed: true,
+			handler: ValidateService().Handler, job: mkJob("plain").Task(jobtest.MakeTask("main", 1).Obj()).Plugin("svc").Obj(), wantAllowed: true,
 			want: series{ValidatePath, metrics.FrameworkNone, metrics.ResultAllowed, metrics.ReasonNone},
 		},
 		"arguments": {
 			handler: ValidateService().Handler,
-			job:     mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=0").Obj(),
+			job:     mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=0").Obj(),
 			want:    series{ValidatePath, "mxnet", metrics.ResultDenied, metrics.ReasonArguments},
 		},
 		// Volcano's admission reads no tensorflow arguments: allowed, with
 		// warnings, and counted as allowed for a reason (arguments).
 		"arguments Volcano admits": {
-			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1), "--port=0"), wantAllowed: true, wantWarnings: true,
+			handler: ValidateService().Handler, job: tf(jobtest.MakeTask("ps", 1), "--port=0"), wantAllowed: true, wantWarnings: true,
 			want: series{ValidatePath, "tensorflow", metrics.ResultAllowed, metrics.ReasonArguments},
 		},
 		"launch order": {
-			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1).DependsOn("worker")),
+			handler: ValidateService().Handler, job: tf(jobtest.MakeTask("ps", 1).DependsOn("worker")),
 			want: series{ValidatePath, "tensorflow", metrics.ResultDenied, metrics.ReasonLaunchOrder},
 		},
 		"shape": {
-			handler: ValidateService().Handler, job: tf(MakeTask("ps", 1).MinAvailable(2)),
+			handler: ValidateService().Handler, job: tf(jobtest.MakeTask("ps", 1).MinAvailable(2)),
 			want: series{ValidatePath, "tensorflow", metrics.ResultDenied, metrics.ReasonShape},
 		},
 		"limits": {
-			handler: ValidateService().Handler, job: mkJob("tf.v2").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
+			handler: ValidateService().Handler, job: mkJob("tf.v2").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
 			want: series{ValidatePath, "tensorflow", metrics.ResultDenied, metrics.ReasonLimits},
 		},
 		"bounds": {
@@ -96,7 +96,7 @@ func TestAdmissionMetrics(t *testing.T) {
 			want: series{MutatePath, metrics.FrameworkUnknown, metrics.ResultError, metrics.ReasonBadRequest},
 		},
 		"panic": {
-			handler: handler(ValidatePath, panicking), job: tf(MakeTask("ps", 1)),
+			handler: handler(ValidatePath, panicking), job: tf(jobtest.MakeTask("ps", 1)),
 			want: series{ValidatePath, metrics.FrameworkUnknown, metrics.ResultError, metrics.ReasonInternal},
 		},
 	}
@@ -148,7 +148,7 @@ func observations(t *testing.T, path, result string) uint64 {
 // The labels say nothing of the Job but its framework: no series names a
 // namespace, a Job or a user's plugin.
 func TestAdmissionMetricsLabelsAreBounded(t *testing.T) {
-	job := mkJob("secret-project").Namespace("team-x").Task(MakeTask("main", 1).Obj()).Plugin("my-plugin", "--x").Obj()
+	job := mkJob("secret-project").Namespace("team-x").Task(jobtest.MakeTask("main", 1).Obj()).Plugin("my-plugin", "--x").Obj()
 	serveReview(t, ValidateService().Handler, review(t, admissionv1.Create, job, nil))
 	ch := make(chan prometheus.Metric, 1000)
 	metrics.AdmissionRequests.Collect(ch)

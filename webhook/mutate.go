@@ -42,7 +42,7 @@ import (
 //
 // Role-dependent defaults are skipped for a plugin whose arguments do not parse,
 // and the Job comes back unchanged when a task has negative replicas, it asks
-// for more than MaxReplicas pods or a dimension is over jobs.CheckBounds;
+// for more than MaxReplicas pods or a dimension is over bounds.Check;
 // ValidateJob rejects such Jobs.
 func MutateJob(job *batch.Job, opts Options) (*batch.Job, []string) {
 	out := job.DeepCopy()

@@ -23,7 +23,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/plugins"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // answer renders an admission response for comparison: "allowed", "allowed
@@ -55,8 +55,8 @@ func bothMutations(t *testing.T, job *batch.Job) *batch.Job {
 
 // mpiJob has tasks launcher (1) and w (2), which Volcano's mpi parser finds
 // only when --master and --worker are its first flags or follow --port.
-func mpiJob(name string, args ...string) *JobWrapper {
-	return mkJob(name).Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", 2).Obj()).Plugin("mpi", args...)
+func mpiJob(name string, args ...string) *jobtest.JobWrapper {
+	return mkJob(name).Task(jobtest.MakeTask("launcher", 1).Obj()).Task(jobtest.MakeTask("w", 2).Obj()).Plugin("mpi", args...)
 }
 
 // Jobs whose framework plugin arguments stock Volcano judges with its in-tree
@@ -106,7 +106,7 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		stock: noMaster, wrapped: allowed, ours: allowed,
 	}, {
 		name: "--launcher-as-worker without a worker task: false denial",
-		job: mkJob("mpi-law").Task(MakeTask("master", 1).Obj()).
+		job: mkJob("mpi-law").Task(jobtest.MakeTask("master", 1).Obj()).
 			Plugin("mpi", "--launcher-as-worker=true").Obj(),
 		// Volcano v1.15 admits MPI Jobs without a worker task (single-node MPI).
 		stock: allowed, wrapped: allowed, ours: allowed,
@@ -128,11 +128,11 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		// task and no --worker. Volcano v1.15 admits it; so do we, and the
 		// launcher runs the ranks (plugins/mpi).
 		name:  "master-only MPI: no worker task at all",
-		job:   mkJob("mpi-solo").Task(MakeTask("launcher", 1).Obj()).Plugin("mpi", "--master=launcher").Obj(),
+		job:   mkJob("mpi-solo").Task(jobtest.MakeTask("launcher", 1).Obj()).Plugin("mpi", "--master=launcher").Obj(),
 		stock: allowed, wrapped: allowed, ours: allowed,
 	}, {
 		name:  "master-only MPI with the default names",
-		job:   mkJob("mpi-solo-default").Task(MakeTask("master", 1).Obj()).Plugin("mpi").Obj(),
+		job:   mkJob("mpi-solo-default").Task(jobtest.MakeTask("master", 1).Obj()).Plugin("mpi").Obj(),
 		stock: allowed, wrapped: allowed, ours: allowed,
 	}, {
 		// Volcano v1.15's ssh plugin puts --ssh-port into the ssh config; mpi
@@ -156,12 +156,12 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		stock: noMaster, wrapped: noQueue, ours: `--master names task "boss"`,
 	}, {
 		name: "and its task minAvailable check",
-		job: mkJob("mpi-over").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", 2).MinAvailable(3).Obj()).
+		job: mkJob("mpi-over").Task(jobtest.MakeTask("launcher", 1).Obj()).Task(jobtest.MakeTask("w", 2).MinAvailable(3).Obj()).
 			Plugin("mpi", "--wait=false", "--master=launcher", "--worker=w").Obj(),
 		stock: noMaster, wrapped: taskMinOver, ours: "must not be greater than the task's replicas",
 	}, {
 		name: "args Volcano reads right, with a fault of its own: the same answer",
-		job: mkJob("mpi-over-ok").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", 2).MinAvailable(3).Obj()).
+		job: mkJob("mpi-over-ok").Task(jobtest.MakeTask("launcher", 1).Obj()).Task(jobtest.MakeTask("w", 2).MinAvailable(3).Obj()).
 			Plugin("mpi", "--master=launcher", "--worker=w").Obj(),
 		stock: taskMinOver, wrapped: taskMinOver, ours: "must not be greater than the task's replicas",
 	}, {
@@ -169,23 +169,23 @@ func TestFrameworkArgumentsOneVoice(t *testing.T) {
 		// upgrade starts to, the stock answers here change. Ours admits them
 		// as Volcano does, with warnings.
 		name: "tensorflow roles missing and an unknown flag",
-		job: mkJob("tf-bogus").Task(MakeTask("trainer", 2).Obj()).
+		job: mkJob("tf-bogus").Task(jobtest.MakeTask("trainer", 2).Obj()).
 			Plugin("tensorflow", "--bogus=1", "--ps=params").Obj(),
 		stock: allowed, wrapped: allowed, ours: warned + `spec.plugins[tensorflow][0]: Invalid value: "--bogus=1": plugin tensorflow: unknown flag --bogus for plugin tensorflow`,
 	}, {
 		name:  "pytorch roles missing",
-		job:   mkJob("pt-bogus").Task(MakeTask("trainer", 2).Obj()).Plugin("pytorch", "--master=boss", "--nproc-per-node=0").Obj(),
+		job:   mkJob("pt-bogus").Task(jobtest.MakeTask("trainer", 2).Obj()).Plugin("pytorch", "--master=boss", "--nproc-per-node=0").Obj(),
 		stock: allowed, wrapped: allowed, ours: warned + `spec.plugins[pytorch][1]: Invalid value: "--nproc-per-node=0": plugin pytorch: --nproc-per-node=0: must be a positive integer`,
 	}, {
 		// Volcano has no in-tree mxnet plugin: ours alone judges it, and denies.
 		name:  "mxnet roles missing",
-		job:   mkJob("mx-bogus").Task(MakeTask("trainer", 2).Obj()).Plugin("mxnet", "--scheduler=boss").Obj(),
+		job:   mkJob("mx-bogus").Task(jobtest.MakeTask("trainer", 2).Obj()).Plugin("mxnet", "--scheduler=boss").Obj(),
 		stock: allowed, wrapped: allowed, ours: `--scheduler names task "boss"`,
 	}, {
 		// One plugin Volcano lacks is enough: the tensorflow problem is a
 		// denial too.
 		name: "tensorflow and mxnet",
-		job: mkJob("tf-mx").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Task(MakeTask("scheduler", 1).Obj()).
+		job: mkJob("tf-mx").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Task(jobtest.MakeTask("scheduler", 1).Obj()).
 			Plugin("tensorflow", "--bogus=1").Plugin("mxnet", "--worker=worker2").Obj(),
 		stock: allowed, wrapped: allowed, ours: "unknown flag --bogus for plugin tensorflow",
 	}}
@@ -303,22 +303,22 @@ func TestNonFrameworkJobsKeepVolcanoValidation(t *testing.T) {
 	stock := volcanoValidate(t)
 	wrapped := WithoutFrameworkPlugins(stock)
 
-	hostNet := MakeTask("net", 1).Obj()
+	hostNet := jobtest.MakeTask("net", 1).Obj()
 	hostNet.Template.Spec.HostNetwork = true
 	jobs := []*batch.Job{
-		mkJob("bare").Task(MakeTask("main", 1).Obj()).Obj(),
+		mkJob("bare").Task(jobtest.MakeTask("main", 1).Obj()).Obj(),
 		mkJob("no-tasks").Obj(),
-		mkJob("svc-env").Task(MakeTask("a", 2).Obj()).Task(MakeTask("b", 3).MinAvailable(1).Obj()).Plugin("svc").Plugin("env").Obj(),
-		mkJob("ssh-only").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("ssh", "--no-root").Obj(),
-		mkJob("unknown-plugin").Task(MakeTask("main", 1).Obj()).Plugin("horovod", "--np=4").Obj(),
+		mkJob("svc-env").Task(jobtest.MakeTask("a", 2).Obj()).Task(jobtest.MakeTask("b", 3).MinAvailable(1).Obj()).Plugin("svc").Plugin("env").Obj(),
+		mkJob("ssh-only").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("ssh", "--no-root").Obj(),
+		mkJob("unknown-plugin").Task(jobtest.MakeTask("main", 1).Obj()).Plugin("horovod", "--np=4").Obj(),
 		// Volcano's spelling is case-sensitive, and so is the wrapper's.
-		mkJob("mpi-upper").Task(MakeTask("main", 1).Obj()).Plugin("MPI", "--master=boss").Obj(),
-		mkJob("depends-cycle").Task(MakeTask("a", 1).DependsOn("b").Obj()).Task(MakeTask("b", 1).DependsOn("a").Obj()).Obj(),
+		mkJob("mpi-upper").Task(jobtest.MakeTask("main", 1).Obj()).Plugin("MPI", "--master=boss").Obj(),
+		mkJob("depends-cycle").Task(jobtest.MakeTask("a", 1).DependsOn("b").Obj()).Task(jobtest.MakeTask("b", 1).DependsOn("a").Obj()).Obj(),
 		mkJob("host-network").Task(hostNet).Obj(),
-		mkJob("min-available").MinAvailable(5).Task(MakeTask("main", 4).Obj()).Obj(),
-		mkJob("tf-names").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).GPU(1).Obj()).Plugin("svc").Obj(),
-		mkJob("dup-names").Task(MakeTask("a", 1).Obj()).Task(MakeTask("a", 1).Obj()).Obj(),
-		mkJob("Bad_Name").Task(MakeTask("Main", 1).Obj()).Obj(),
+		mkJob("min-available").MinAvailable(5).Task(jobtest.MakeTask("main", 4).Obj()).Obj(),
+		mkJob("tf-names").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).GPU(1).Obj()).Plugin("svc").Obj(),
+		mkJob("dup-names").Task(jobtest.MakeTask("a", 1).Obj()).Task(jobtest.MakeTask("a", 1).Obj()).Obj(),
+		mkJob("Bad_Name").Task(jobtest.MakeTask("Main", 1).Obj()).Obj(),
 	}
 	type tcase struct {
 		name string

@@ -13,7 +13,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // rawVariants returns base (a JSON object) with every object and array in it,
@@ -96,8 +96,8 @@ func set(parent any, key string, v any) {
 // reports as an internal error.
 func TestMutationPatchAppliesToRawObject(t *testing.T) {
 	base := mkJob("raw").SchedulerName("").
-		Task(MakeTask("ps", 1).RestartPolicy("").Obj()).
-		Task(MakeTask("worker", 2).GPU(1).RestartPolicy("").Obj()).
+		Task(jobtest.MakeTask("ps", 1).RestartPolicy("").Obj()).
+		Task(jobtest.MakeTask("worker", 2).GPU(1).RestartPolicy("").Obj()).
 		Plugin("tensorflow").Obj()
 	var doc map[string]any
 	_ = json.Unmarshal(mustJSON(t, base), &doc)

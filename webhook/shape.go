@@ -9,12 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
 // validateShape checks what every later check assumes of a Job: first, and
-// alone when any is over, the bounds on its dimensions (jobs.CheckBounds:
+// alone when any is over, the bounds on its dimensions (bounds.Check:
 // tasks, dependsOn names, plugins, plugin arguments and their lengths), then
 // replicas and minAvailable that are not negative, at most MaxReplicas pods in all, task minAvailable within replicas, the
 // job's minAvailable within the total, and distinct task names that are DNS
@@ -25,7 +26,7 @@ import (
 // Volcano's job validation checks the same, but it runs beside ours, not
 // before it, so ours cannot rely on it.
 func validateShape(job *batch.Job) field.ErrorList {
-	if errs := jobs.CheckBounds(job); len(errs) > 0 {
+	if errs := bounds.Check(job); len(errs) > 0 {
 		return errs
 	}
 	var errs field.ErrorList
@@ -65,16 +66,16 @@ func validateShape(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// MaxReplicas is jobs.MaxReplicas: the most pods any Job may ask for
-// (jobs.CheckBounds holds every Job to it since round 4's H3).
-const MaxReplicas = jobs.MaxReplicas
+// MaxReplicas is bounds.MaxReplicas: the most pods any Job may ask for
+// (bounds.Check holds every Job to it since round 4's H3).
+const MaxReplicas = bounds.MaxReplicas
 
 // countable reports whether MutateJob can work on the Job: its dimensions
-// are within jobs.CheckBounds, no task has negative replicas and there are at
+// are within bounds.Check, no task has negative replicas and there are at
 // most MaxReplicas pods. The mutation leaves other Jobs as they are; the
 // validation denies them.
 func countable(job *batch.Job) bool {
-	if len(jobs.CheckBounds(job)) > 0 {
+	if len(bounds.Check(job)) > 0 {
 		return false
 	}
 	for i := range job.Spec.Tasks {
@@ -82,5 +83,5 @@ func countable(job *batch.Job) bool {
 			return false
 		}
 	}
-	return len(jobs.CheckReplicas(job)) == 0
+	return len(bounds.CheckReplicas(job)) == 0
 }

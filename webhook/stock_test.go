@@ -13,27 +13,27 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // asStock: the Job uses only framework plugins Volcano has in-tree, and mpi's
 // master task as Volcano's parser reads it exists.
 func TestAsStock(t *testing.T) {
 	launcher := func(args ...string) *batch.Job {
-		return mkJob("mpi").Task(MakeTask("launcher", 1).Obj()).Task(MakeTask("w", 2).Obj()).Plugin("mpi", args...).Obj()
+		return mkJob("mpi").Task(jobtest.MakeTask("launcher", 1).Obj()).Task(jobtest.MakeTask("w", 2).Obj()).Plugin("mpi", args...).Obj()
 	}
 	tests := []struct {
 		name string
 		job  *batch.Job
 		want bool
 	}{
-		{"tensorflow only", mkJob("tf").Task(MakeTask("trainer", 2).Obj()).Plugin("tensorflow", "--bogus").Obj(), true},
-		{"pytorch only", mkJob("pt").Task(MakeTask("trainer", 2).Obj()).Plugin("pytorch", "--master=boss").Obj(), true},
-		{"tensorflow and pytorch", mkJob("two").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("pytorch").Obj(), true},
-		{"with Volcano's other plugins", mkJob("tf").Task(MakeTask("worker", 2).Obj()).
+		{"tensorflow only", mkJob("tf").Task(jobtest.MakeTask("trainer", 2).Obj()).Plugin("tensorflow", "--bogus").Obj(), true},
+		{"pytorch only", mkJob("pt").Task(jobtest.MakeTask("trainer", 2).Obj()).Plugin("pytorch", "--master=boss").Obj(), true},
+		{"tensorflow and pytorch", mkJob("two").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("pytorch").Obj(), true},
+		{"with Volcano's other plugins", mkJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).
 			Plugin("tensorflow").Plugin("svc").Plugin("ssh").Plugin("env").Obj(), true},
-		{"mpi, default master present", mkJob("mpi").Task(MakeTask("master", 1).Obj()).Plugin("mpi").Obj(), true},
+		{"mpi, default master present", mkJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Plugin("mpi").Obj(), true},
 		{"mpi, --master present", launcher("--master=launcher", "--worker=nosuch"), true},
 		{"mpi, --master after --port", launcher("--port=0", "--master=launcher"), true},
 		{"mpi, default master missing", launcher(), false},
@@ -41,16 +41,16 @@ func TestAsStock(t *testing.T) {
 		{"mpi, an unknown flag before --master: Volcano reads master, missing",
 			launcher("--slots-per-worker=2", "--master=launcher"), false},
 		{"mpi, an unknown flag before --master: Volcano reads master, present",
-			mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("launcher", 1).Obj()).
+			mkJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("launcher", 1).Obj()).
 				Plugin("mpi", "--slots-per-worker=2", "--master=launcher").Obj(), true},
 		{"mpi, a positional argument before --master", launcher("w", "--master=launcher"), false},
-		{"mpi and tensorflow", mkJob("two").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).
+		{"mpi and tensorflow", mkJob("two").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
 			Plugin("mpi").Plugin("tensorflow").Obj(), true},
-		{"tensorflow and mxnet", mkJob("two").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("mxnet").Obj(), false},
-		{"mxnet only", mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Plugin("mxnet").Obj(), false},
-		{"xgboost only", mkJob("xg").Task(MakeTask("master", 1).Obj()).Plugin("xgboost").Obj(), false},
+		{"tensorflow and mxnet", mkJob("two").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("mxnet").Obj(), false},
+		{"mxnet only", mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Plugin("mxnet").Obj(), false},
+		{"xgboost only", mkJob("xg").Task(jobtest.MakeTask("master", 1).Obj()).Plugin("xgboost").Obj(), false},
 		// Vacuous: validateJob returns before it asks.
-		{"no framework plugin", mkJob("plain").Task(MakeTask("main", 1).Obj()).Plugin("svc").Obj(), true},
+		{"no framework plugin", mkJob("plain").Task(jobtest.MakeTask("main", 1).Obj()).Plugin("svc").Obj(), true},
 	}
 	got, want := map[string]bool{}, map[string]bool{}
 	for _, tc := range tests {
@@ -143,11 +143,11 @@ func TestArgumentWarnings(t *testing.T) {
 // arguments do not parse adds no wait and no environment, so those cannot be
 // over a limit or in a cycle.
 func TestStockJobsDeniedBeyondArguments(t *testing.T) {
-	tf := func(ps *TaskWrapper, args ...string) *batch.Job {
-		return mkJob("tf").Task(ps.Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Plugin("svc").Obj()
+	tf := func(ps *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return mkJob("tf").Task(ps.Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Plugin("svc").Obj()
 	}
 	pt := func(name string, args ...string) *batch.Job {
-		return mkJob(name).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch", args...).Plugin("svc").Obj()
+		return mkJob(name).Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("pytorch", args...).Plugin("svc").Obj()
 	}
 	tests := []struct {
 		name   string
@@ -158,21 +158,21 @@ func TestStockJobsDeniedBeyondArguments(t *testing.T) {
 		// when admitted, in the denial when denied.
 		warned string
 	}{{
-		name: "a launch-order cycle", job: tf(MakeTask("ps", 1).DependsOn("worker")),
+		name: "a launch-order cycle", job: tf(jobtest.MakeTask("ps", 1).DependsOn("worker")),
 		reason: metrics.ReasonLaunchOrder, denial: "launch-order cycle: ps waits for worker (dependsOn), worker waits for ps (tensorflow --wait)",
 	}, {
 		name: "a dependsOn cycle and an argument problem",
-		job: mkJob("tf").Task(MakeTask("ps", 1).DependsOn("worker").Obj()).Task(MakeTask("worker", 2).DependsOn("ps").Obj()).
+		job: mkJob("tf").Task(jobtest.MakeTask("ps", 1).DependsOn("worker").Obj()).Task(jobtest.MakeTask("worker", 2).DependsOn("ps").Obj()).
 			Plugin("tensorflow", "--port=0").Plugin("svc").Obj(),
 		reason: metrics.ReasonArguments, denial: "launch-order cycle: ps waits for worker (dependsOn), worker waits for ps (dependsOn)",
 		warned: "--port=0: must be between 1 and 65535",
 	}, {
 		// A plugin whose arguments do not parse adds no wait container, so
 		// there is no cycle to deny: admitted, with the warning.
-		name: "a cycle through the wait of a plugin whose arguments do not parse", job: tf(MakeTask("ps", 1).DependsOn("worker"), "--port=0"),
+		name: "a cycle through the wait of a plugin whose arguments do not parse", job: tf(jobtest.MakeTask("ps", 1).DependsOn("worker"), "--port=0"),
 		reason: metrics.ReasonNone, warned: "--port=0: must be between 1 and 65535",
 	}, {
-		name: "dependsOn a missing task and an argument problem", job: tf(MakeTask("ps", 1).DependsOn("nosuch"), "--bogus"),
+		name: "dependsOn a missing task and an argument problem", job: tf(jobtest.MakeTask("ps", 1).DependsOn("nosuch"), "--bogus"),
 		reason: metrics.ReasonArguments, denial: `task "ps" depends on task "nosuch", which the job does not have`,
 		warned: "unknown flag --bogus",
 	}, {
@@ -184,14 +184,14 @@ func TestStockJobsDeniedBeyondArguments(t *testing.T) {
 		warned: "--nproc-per-node=0",
 	}, {
 		// Not svc's ConfigMap bound: for an mpi Job the ssh config (three
-		// lines a host, jobs.MaxSSHConfigBytes) is over its bound first.
+		// lines a host, bounds.MaxSSHConfigBytes) is over its bound first.
 		name: "mpi: hostnames over 63 characters and an argument problem",
-		job: mkJob(longName("mpi", 55)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 1000).Obj()).
+		job: mkJob(longName("mpi", 55)).Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 1000).Obj()).
 			Plugin("mpi", "--port=0").Plugin("svc").Plugin("ssh").Obj(),
 		reason: metrics.ReasonArguments, denial: "a pod hostname is a DNS label of at most 63",
 		warned: "--port=0: must be between 1 and 65535",
 	}, {
-		name: "a shape problem", job: tf(MakeTask("ps", 1).MinAvailable(2), "--bogus"),
+		name: "a shape problem", job: tf(jobtest.MakeTask("ps", 1).MinAvailable(2), "--bogus"),
 		reason: metrics.ReasonShape, denial: "must not be greater than the task's replicas",
 	}}
 	for _, tc := range tests {

@@ -12,16 +12,16 @@ import (
 
 	wkconfig "volcano.sh/volcano/pkg/webhooks/config"
 
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // Strict mode denies exactly the Jobs admitted with argument warnings, with
 // the warnings' problems as the message; other Jobs are answered alike.
 func TestStrictArguments(t *testing.T) {
 	defer SetStrictArguments(nil)
-	warned := mkJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000", "--bogus").Plugin("svc").Obj()
-	valid := mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch").Plugin("svc").Obj()
-	denied := mkJob("mx").Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000").Plugin("svc").Obj()
+	warned := mkJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=70000", "--bogus").Plugin("svc").Obj()
+	valid := mkJob("pt").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("pytorch").Plugin("svc").Obj()
+	denied := mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet", "--port=70000").Plugin("svc").Obj()
 
 	answer := func(strict bool, job string) (allowed bool, message string, warnings []string) {
 		SetStrictArguments(func() bool { return strict })

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -49,7 +50,7 @@ func validateJob(job *batch.Job, admit bool) (field.ErrorList, string, field.Err
 	// The checks below count, index and simulate pods; they need sane numbers.
 	if errs := validateShape(job); len(errs) > 0 {
 		reason := metrics.ReasonShape
-		if len(jobs.CheckBounds(job)) > 0 {
+		if len(bounds.Check(job)) > 0 {
 			reason = metrics.ReasonBounds
 		}
 		return namePlugin(errs, job), reason, nil
@@ -104,7 +105,7 @@ func asStock(job *batch.Job) bool {
 }
 
 // MaxErrors is the most problems ValidateJob lists; the rest are counted in a
-// last error ("and N more problems"). Within the bounds of jobs.CheckBounds
+// last error ("and N more problems"). Within the bounds of bounds.Check
 // every check but dependsOn makes a few errors per task or argument at most;
 // dependsOn could make one per name of every task (MaxTasks × MaxDependsOn).
 const MaxErrors = 50

@@ -11,8 +11,8 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -31,7 +31,7 @@ func longName(prefix string, n int) string {
 // the message naming the plugin, the flag and the value.
 func TestValidateJobArguments(t *testing.T) {
 	tf := func(args ...string) *batch.Job {
-		return mkJob("tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Obj()
+		return mkJob("tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", args...).Obj()
 	}
 	tests := []struct {
 		name string
@@ -49,32 +49,32 @@ func TestValidateJobArguments(t *testing.T) {
 			[]string{`spec.plugins[tensorflow][0]: Invalid value: "--ps=params": plugin tensorflow: --ps names task "params", which the job does not have (tasks: ps, worker)`}},
 		{"two roles on one task", tf("--chief=worker"), []string{`--worker and --chief both name task "worker"`}},
 		{"two chiefs",
-			mkJob("tf").Task(MakeTask("chief", 2).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
+			mkJob("tf").Task(jobtest.MakeTask("chief", 2).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
 			[]string{`spec.plugins[tensorflow]: Invalid value: "--chief=chief (default)": plugin tensorflow: task "chief" (--chief) must have at most 1 replica, has 2`}},
 		{"pytorch: two masters",
-			mkJob("pt").Task(MakeTask("master", 2).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch").Obj(),
+			mkJob("pt").Task(jobtest.MakeTask("master", 2).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("pytorch").Obj(),
 			[]string{`task "master" (--master) must have at most 1 replica, has 2`}},
 		{"pytorch: elastic range",
-			mkJob("pt").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("pytorch", "--min-nodes=4").Obj(),
+			mkJob("pt").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("pytorch", "--min-nodes=4").Obj(),
 			[]string{`the job asks for 3 pods, outside the elastic range 4:4`}},
 		{"mxnet: two schedulers",
-			mkJob("mx").Task(MakeTask("scheduler", 2).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
+			mkJob("mx").Task(jobtest.MakeTask("scheduler", 2).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
 			[]string{`task "scheduler" (--scheduler) must have at most 1 replica, has 2`}},
 		{"mxnet: missing scheduler",
-			mkJob("mx").Task(MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
+			mkJob("mx").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
 			[]string{`spec.plugins[mxnet]: Invalid value: "--scheduler=scheduler (default)": plugin mxnet: --scheduler names task "scheduler", which the job does not have (tasks: worker)`}},
 		{"mpi: bad implementation",
-			mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mpi", "--mpi-implementation=mvapich").Obj(),
+			mkJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mpi", "--mpi-implementation=mvapich").Obj(),
 			[]string{`"--mpi-implementation=mvapich": plugin mpi: --mpi-implementation=mvapich: must be one of openmpi, intel, mpich`}},
 		{"mpi: cluster domain not a DNS name",
-			mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("mpi", "--mpi-implementation=mpich", "--cluster-domain=cluster.local.").Obj(),
+			mkJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mpi", "--mpi-implementation=mpich", "--cluster-domain=cluster.local.").Obj(),
 			[]string{`spec.plugins[mpi][1]: Invalid value: "--cluster-domain=cluster.local.": plugin mpi: --cluster-domain=cluster.local.: must be a DNS name`}},
 		{"every plugin's errors",
-			mkJob("two").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).
+			mkJob("two").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
 				Plugin("mpi", "--port=0").Plugin("pytorch", "--port=65536").Obj(),
 			[]string{`spec.plugins[mpi][0]: Invalid value: "--port=0"`, `spec.plugins[pytorch][0]: Invalid value: "--port=65536"`}},
 		{"jobs without framework plugins are not checked",
-			mkJob("plain").Task(MakeTask("main", 1).Obj()).Plugin("svc", "--bogus").Obj(), nil},
+			mkJob("plain").Task(jobtest.MakeTask("main", 1).Obj()).Plugin("svc", "--bogus").Obj(), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,19 +91,19 @@ func TestValidateJobClaims(t *testing.T) {
 	}{
 		{
 			name: "tensorflow and pytorch both claim worker",
-			job:  mkJob("two").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("pytorch").Obj(),
+			job:  mkJob("two").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Plugin("pytorch").Obj(),
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "tasks").Index(1).Child("name"), "worker",
 				`plugin pytorch: task "worker" plays role worker of plugin pytorch and role worker of plugin tensorflow; a task can play roles in one framework plugin only`)},
 		},
 		{
 			name: "mpi and mxnet on separate tasks",
-			job: mkJob("two").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).
-				Task(MakeTask("scheduler", 1).Obj()).Task(MakeTask("learner", 2).Obj()).
+			job: mkJob("two").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
+				Task(jobtest.MakeTask("scheduler", 1).Obj()).Task(jobtest.MakeTask("learner", 2).Obj()).
 				Plugin("mpi").Plugin("mxnet", "--worker=learner").Obj(),
 		},
 		{
 			name: "a task claimed three times is reported once",
-			job: mkJob("three").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Task(MakeTask("scheduler", 1).Obj()).
+			job: mkJob("three").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Task(jobtest.MakeTask("scheduler", 1).Obj()).
 				Plugin("mpi").Plugin("mxnet").Plugin("tensorflow").Obj(),
 			want: field.ErrorList{field.Invalid(field.NewPath("spec", "tasks").Index(1).Child("name"), "worker",
 				`plugin mpi: task "worker" plays role worker of plugin mpi and role worker of plugin mxnet; a task can play roles in one framework plugin only`)},
@@ -127,42 +127,42 @@ func TestValidateJobLaunchOrder(t *testing.T) {
 	}{
 		{
 			name: "dependsOn in the direction of the wait is fine",
-			job: mkJob("tf").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).DependsOn("ps").Obj()).
+			job: mkJob("tf").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).DependsOn("ps").Obj()).
 				Plugin("tensorflow").Obj(),
 		},
 		{
 			name: "dependsOn against the tensorflow wait",
-			job: mkJob("tf").Task(MakeTask("ps", 1).DependsOn("worker").Obj()).Task(MakeTask("worker", 2).Obj()).
+			job: mkJob("tf").Task(jobtest.MakeTask("ps", 1).DependsOn("worker").Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
 				Plugin("tensorflow").Obj(),
 			want: []string{tasks.Index(0).Child("dependsOn", "name").Index(0).String() +
 				`: Invalid value: "ps -> worker -> ps": plugin tensorflow: launch-order cycle: ps waits for worker (dependsOn), worker waits for ps (tensorflow --wait); the pods would wait for each other forever`},
 		},
 		{
 			name: "no cycle when the plugin does not wait",
-			job: mkJob("tf").Task(MakeTask("ps", 1).DependsOn("worker").Obj()).Task(MakeTask("worker", 2).Obj()).
+			job: mkJob("tf").Task(jobtest.MakeTask("ps", 1).DependsOn("worker").Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
 				Plugin("tensorflow", "--wait=false").Obj(),
 		},
 		{
 			name: "pytorch master depending on the workers",
-			job: mkJob("pt").Task(MakeTask("master", 1).DependsOn("worker").Obj()).Task(MakeTask("worker", 2).Obj()).
+			job: mkJob("pt").Task(jobtest.MakeTask("master", 1).DependsOn("worker").Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
 				Plugin("pytorch").Obj(),
 			want: []string{`"master -> worker -> master": plugin pytorch: launch-order cycle: master waits for worker (dependsOn), worker waits for master (pytorch --wait)`},
 		},
 		{
 			name: "mpi workers depending on the master",
-			job: mkJob("mpi").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).DependsOn("master").Obj()).
+			job: mkJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).DependsOn("master").Obj()).
 				Plugin("mpi").Obj(),
 			want: []string{`spec.plugins[mpi]: Invalid value: "master -> worker -> master": plugin mpi: launch-order cycle: master waits for worker (mpi --wait), worker waits for master (dependsOn)`},
 		},
 		{
 			name: "mxnet scheduler depending on the servers",
-			job: mkJob("mx").Task(MakeTask("scheduler", 1).DependsOn("server").Obj()).Task(MakeTask("server", 1).Obj()).
-				Task(MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
+			job: mkJob("mx").Task(jobtest.MakeTask("scheduler", 1).DependsOn("server").Obj()).Task(jobtest.MakeTask("server", 1).Obj()).
+				Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("mxnet").Obj(),
 			want: []string{`"scheduler -> server -> scheduler": plugin mxnet: launch-order cycle: scheduler waits for server (dependsOn), server waits for scheduler (mxnet --wait)`},
 		},
 		{
 			name: "two frameworks on crossed tasks",
-			job: mkJob("two").Task(MakeTask("a", 1).Obj()).Task(MakeTask("b", 1).Obj()).Task(MakeTask("c", 2).Obj()).
+			job: mkJob("two").Task(jobtest.MakeTask("a", 1).Obj()).Task(jobtest.MakeTask("b", 1).Obj()).Task(jobtest.MakeTask("c", 2).Obj()).
 				Plugin("tensorflow", "--worker=a", "--ps=b").Plugin("mxnet", "--scheduler=a", "--server=b", "--worker=c").Obj(),
 			want: []string{
 				`spec.tasks[0].name: Invalid value: "a": plugin mxnet: task "a" plays role scheduler of plugin mxnet and role worker of plugin tensorflow`,
@@ -172,18 +172,18 @@ func TestValidateJobLaunchOrder(t *testing.T) {
 		},
 		{
 			name: "a cycle of three tasks through dependsOn and a wait",
-			job: mkJob("tf").Task(MakeTask("ps", 1).DependsOn("prep").Obj()).Task(MakeTask("worker", 2).Obj()).
-				Task(MakeTask("prep", 1).DependsOn("worker").Obj()).Plugin("tensorflow").Obj(),
+			job: mkJob("tf").Task(jobtest.MakeTask("ps", 1).DependsOn("prep").Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).
+				Task(jobtest.MakeTask("prep", 1).DependsOn("worker").Obj()).Plugin("tensorflow").Obj(),
 			want: []string{`"ps -> prep -> worker -> ps": plugin tensorflow: launch-order cycle: ps waits for prep (dependsOn), prep waits for worker (dependsOn), worker waits for ps (tensorflow --wait)`},
 		},
 		{
 			name: "a task depending on itself",
-			job:  mkJob("tf").Task(MakeTask("worker", 2).DependsOn("worker").Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob("tf").Task(jobtest.MakeTask("worker", 2).DependsOn("worker").Obj()).Plugin("tensorflow").Obj(),
 			want: []string{`spec.tasks[0].dependsOn.name[0]: Invalid value: "worker -> worker": plugin tensorflow: launch-order cycle: worker waits for worker (dependsOn)`},
 		},
 		{
 			name: "dependsOn a task the job does not have",
-			job:  mkJob("tf").Task(MakeTask("worker", 2).DependsOn("ps", "data").Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob("tf").Task(jobtest.MakeTask("worker", 2).DependsOn("ps", "data").Obj()).Plugin("tensorflow").Obj(),
 			want: []string{
 				`spec.tasks[0].dependsOn.name[0]: Invalid value: "ps": plugin tensorflow: task "worker" depends on task "ps", which the job does not have (tasks: worker)`,
 				`spec.tasks[0].dependsOn.name[1]: Invalid value: "data": plugin tensorflow: task "worker" depends on task "data", which the job does not have (tasks: worker)`,
@@ -199,7 +199,7 @@ func TestValidateJobLaunchOrder(t *testing.T) {
 
 func TestGraphCycle(t *testing.T) {
 	e := func(from, to string) edge { return edge{from: from, to: to, how: "test", path: field.NewPath("x")} }
-	job := mkJob("g").Task(MakeTask("a", 1).Obj()).Task(MakeTask("b", 1).Obj()).Task(MakeTask("c", 1).Obj()).Task(MakeTask("d", 1).Obj()).Obj()
+	job := mkJob("g").Task(jobtest.MakeTask("a", 1).Obj()).Task(jobtest.MakeTask("b", 1).Obj()).Task(jobtest.MakeTask("c", 1).Obj()).Task(jobtest.MakeTask("d", 1).Obj()).Obj()
 	tests := []struct {
 		name  string
 		edges []edge
@@ -239,20 +239,20 @@ func TestValidateJobLimits(t *testing.T) {
 	}{
 		{
 			name: "the last pod's hostname is 64 characters",
-			job:  mkJob(job54).Task(MakeTask("worker", 100).Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob(job54).Task(jobtest.MakeTask("worker", 100).Obj()).Plugin("tensorflow").Obj(),
 			want: []string{`spec.tasks[0].name: Invalid value: "` + job54 + `-worker-99": plugin tensorflow: the hostname of pod 99 of task "worker" would be 64 characters; a pod hostname is a DNS label of at most 63, so the pod could not be created: shorten the job or task name`},
 		},
 		{
 			name: "63 characters are fine",
-			job:  mkJob(job53).Task(MakeTask("worker", 100).Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob(job53).Task(jobtest.MakeTask("worker", 100).Obj()).Plugin("tensorflow").Obj(),
 		},
 		{
 			name: "a hostname set in the template is Volcano's to check",
-			job:  mkJob(job53).Task(MakeTask("worker", 1000).Hostname("w").Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob(job53).Task(jobtest.MakeTask("worker", 1000).Hostname("w").Obj()).Plugin("tensorflow").Obj(),
 		},
 		{
 			name: "a dotted job name makes neither a hostname nor a subdomain",
-			job:  mkJob("tf.v2").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob("tf.v2").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow").Obj(),
 			want: []string{
 				`spec.tasks[0].name: Invalid value: "tf.v2-worker-1": plugin tensorflow: the hostname of pod 1 of task "worker" is not a valid DNS label`,
 				`metadata.name: Invalid value: "tf.v2": plugin tensorflow: the job name is its pods' subdomain and must be a DNS label`,
@@ -260,7 +260,7 @@ func TestValidateJobLimits(t *testing.T) {
 		},
 		{
 			name: "a dotted job name with hostname and subdomain set in the template",
-			job:  mkJob("tf.v2").Task(MakeTask("worker", 2).Hostname("w").Subdomain("s").Obj()).Plugin("tensorflow").Obj(),
+			job:  mkJob("tf.v2").Task(jobtest.MakeTask("worker", 2).Hostname("w").Subdomain("s").Obj()).Plugin("tensorflow").Obj(),
 		},
 	}
 	for _, tc := range tests {
@@ -273,7 +273,7 @@ func TestValidateJobLimits(t *testing.T) {
 // tfConfigJob is a tensorflow job of ps and workers with names of n
 // characters; args are the tensorflow plugin's.
 func tfConfigJob(name string, ps, workers int32, args ...string) *batch.Job {
-	return mkJob(name).Task(MakeTask("ps", ps).Obj()).Task(MakeTask("worker", workers).Obj()).
+	return mkJob(name).Task(jobtest.MakeTask("ps", ps).Obj()).Task(jobtest.MakeTask("worker", workers).Obj()).
 		Plugin("tensorflow", args...).Plugin("svc").Obj()
 }
 
@@ -332,7 +332,7 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 	}
 
 	t.Run("mpi: MPI_HOST over the limit is no problem (the master gets none); its wait targets are a file", func(t *testing.T) {
-		job := mkJob(longName("m", 40)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 1500).Obj()).Plugin("mpi").Obj()
+		job := mkJob(longName("m", 40)).Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 1500).Obj()).Plugin("mpi").Obj()
 		if errs := ValidateJob(job); len(errs) > 0 {
 			t.Errorf("denied: %v", errs)
 		}
@@ -340,7 +340,7 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 	t.Run("mpi: a hostfile over 1 MiB is no problem (its ConfigMap holds ranges)", func(t *testing.T) {
 		// 4,500 workers: the hostfile and the wait targets over 1 MiB
 		// together, the ssh plugin's config within MaxSSHConfigBytes.
-		job := mkJob(longName("m", 45)).Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 4500).Obj()).Plugin("mpi").Plugin("ssh").Obj()
+		job := mkJob(longName("m", 45)).Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 4500).Obj()).Plugin("mpi").Plugin("ssh").Obj()
 		if errs := ValidateJob(job); len(errs) > 0 {
 			t.Errorf("denied: %v", errs)
 		}
@@ -348,7 +348,7 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 	t.Run("svc: host list ConfigMap", func(t *testing.T) {
 		// 12,000 hosts of about 114 bytes: the <task>.host file alone is over 1 MiB
 		// (VC_WORKER_HOSTS, over MAX_ARG_STRLEN, is left out).
-		job := mkJob(longName("s", 50)).Task(MakeTask("worker", 12000).Obj()).Plugin("pytorch", "--wait=false").Plugin("svc").Obj()
+		job := mkJob(longName("s", 50)).Task(jobtest.MakeTask("worker", 12000).Obj()).Plugin("pytorch", "--wait=false").Plugin("svc").Obj()
 		checkContains(t, ValidateJob(job), []string{
 			`spec.plugins[svc]: Too long: plugin svc: the host lists of ConfigMap "` + job.Name + `-svc" would be`,
 		})

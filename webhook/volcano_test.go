@@ -19,8 +19,9 @@ import (
 	vcmutate "volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate"
 	"volcano.sh/volcano/pkg/webhooks/router"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
 )
 
@@ -48,26 +49,26 @@ func oursMutate(t *testing.T, job *batch.Job) *batch.Job {
 // Jobs that use none of the framework plugins get exactly what Volcano's own
 // job mutation gives them when ours runs first.
 func TestNonFrameworkJobsKeepVolcanoMutation(t *testing.T) {
-	unnamed := MakeTask("", 2).Obj()
-	hostNet := MakeTask("net", 1).Obj()
+	unnamed := jobtest.MakeTask("", 2).Obj()
+	hostNet := jobtest.MakeTask("net", 1).Obj()
 	hostNet.Template.Spec.HostNetwork = true
 	corpus := []*batch.Job{
-		mkJob("bare").SchedulerName("").Queue("").Task(MakeTask("main", 1).Obj()).Obj(),
-		mkJob("unnamed").Task(unnamed).Task(MakeTask("", 1).Obj()).Obj(),
-		mkJob("gpu").SchedulerName("").Task(MakeTask("train", 4).GPU(8).RestartPolicy("").Obj()).Obj(),
-		mkJob("gpu-partial").Task(MakeTask("train", 4).GPU(1).MinAvailable(1).Obj()).Obj(),
-		mkJob("svc-env").Task(MakeTask("a", 2).Obj()).Task(MakeTask("b", 3).MinAvailable(1).Obj()).
+		mkJob("bare").SchedulerName("").Queue("").Task(jobtest.MakeTask("main", 1).Obj()).Obj(),
+		mkJob("unnamed").Task(unnamed).Task(jobtest.MakeTask("", 1).Obj()).Obj(),
+		mkJob("gpu").SchedulerName("").Task(jobtest.MakeTask("train", 4).GPU(8).RestartPolicy("").Obj()).Obj(),
+		mkJob("gpu-partial").Task(jobtest.MakeTask("train", 4).GPU(1).MinAvailable(1).Obj()).Obj(),
+		mkJob("svc-env").Task(jobtest.MakeTask("a", 2).Obj()).Task(jobtest.MakeTask("b", 3).MinAvailable(1).Obj()).
 			Plugin("svc").Plugin("env").Obj(),
-		mkJob("ssh-only").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("ssh", "--no-root").Obj(),
-		mkJob("empty-plugins").Task(MakeTask("main", 1).Obj()).Obj(),
+		mkJob("ssh-only").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("ssh", "--no-root").Obj(),
+		mkJob("empty-plugins").Task(jobtest.MakeTask("main", 1).Obj()).Obj(),
 		mkJob("policies").Policy("PodEvicted", "RestartJob").
-			Task(MakeTask("master", 1).RestartPolicy("").Obj()).Task(MakeTask("worker", 2).Obj()).Obj(),
-		mkJob("depends").Task(MakeTask("a", 1).Obj()).Task(MakeTask("b", 2).DependsOn("a").Obj()).Obj(),
+			Task(jobtest.MakeTask("master", 1).RestartPolicy("").Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Obj(),
+		mkJob("depends").Task(jobtest.MakeTask("a", 1).Obj()).Task(jobtest.MakeTask("b", 2).DependsOn("a").Obj()).Obj(),
 		mkJob("host-network").Task(hostNet).Obj(),
-		mkJob("min-available").MinAvailable(2).Task(MakeTask("main", 4).Obj()).Obj(),
+		mkJob("min-available").MinAvailable(2).Task(jobtest.MakeTask("main", 4).Obj()).Obj(),
 		// Task names of framework roles without the framework plugins.
-		mkJob("tf-names").Task(MakeTask("ps", 1).Obj()).Task(MakeTask("worker", 2).GPU(1).RestartPolicy("").Obj()).Plugin("svc").Obj(),
-		mkJob("zero").Task(MakeTask("main", 0).Obj()).Obj(),
+		mkJob("tf-names").Task(jobtest.MakeTask("ps", 1).Obj()).Task(jobtest.MakeTask("worker", 2).GPU(1).RestartPolicy("").Obj()).Plugin("svc").Obj(),
+		mkJob("zero").Task(jobtest.MakeTask("main", 0).Obj()).Obj(),
 	}
 	corpus[6].Spec.Plugins = map[string][]string{}
 	corpus[3].Spec.MaxRetry = 7
@@ -93,13 +94,13 @@ func TestNonFrameworkJobsKeepVolcanoMutation(t *testing.T) {
 // replicas and the elastic minimum would be lost.
 func TestMutationOrder(t *testing.T) {
 	job := mkJob("pt").SchedulerName("").
-		Task(MakeTask("master", 1).GPU(1).Obj()).Task(MakeTask("worker", 8).GPU(1).RestartPolicy("").Obj()).
+		Task(jobtest.MakeTask("master", 1).GPU(1).Obj()).Task(jobtest.MakeTask("worker", 8).GPU(1).RestartPolicy("").Obj()).
 		Plugin("pytorch", "--min-nodes=3").Obj()
 
 	got := volcanoMutate(t, oursMutate(t, job))
 	want := volcanoMutate(t, mkJob("pt").SchedulerName("volcano").MinAvailable(3).
-		Task(MakeTask("master", 1).GPU(1).MinAvailable(1).Policy(taskCompleted, completeJob).Obj()).
-		Task(MakeTask("worker", 8).GPU(1).MinAvailable(2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(podFailed, terminateJob).Obj()).
+		Task(jobtest.MakeTask("master", 1).GPU(1).MinAvailable(1).Policy(taskCompleted, completeJob).Obj()).
+		Task(jobtest.MakeTask("worker", 8).GPU(1).MinAvailable(2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(podFailed, terminateJob).Obj()).
 		Plugin("pytorch", "--min-nodes=3").Plugin("svc").Obj())
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ours then Volcano's (-want +got):\n%s", diff)
@@ -125,8 +126,8 @@ func TestInTreeRayAndHcclrankJobs(t *testing.T) {
 		job     *batch.Job
 		wantSvc bool
 	}{
-		{mkJob("ray").Task(MakeTask("head", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("ray").Obj(), true},
-		{mkJob("hccl").Task(MakeTask("master", 1).Obj()).Task(MakeTask("worker", 2).Obj()).Plugin("hcclrank").Obj(), false},
+		{mkJob("ray").Task(jobtest.MakeTask("head", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("ray").Obj(), true},
+		{mkJob("hccl").Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("hcclrank").Obj(), false},
 	} {
 		t.Run(tc.job.Name, func(t *testing.T) {
 			resp := MutateService(Options{}).Func(review(t, admissionv1.Create, tc.job, nil))
@@ -150,7 +151,7 @@ const envNameDetail = "a valid environment variable name must consist of alphabe
 // invalidEnv returns a task whose container has n env entries with invalid
 // names (digits, then suffix).
 func invalidEnv(task string, n int, suffix string) batch.TaskSpec {
-	t := MakeTask(task, 1).Obj()
+	t := jobtest.MakeTask(task, 1).Obj()
 	for i := 0; i < n; i++ {
 		t.Template.Spec.Containers[0].Env = append(t.Template.Spec.Containers[0].Env, v1.EnvVar{Name: fmt.Sprintf("%d%s", i, suffix)})
 	}
@@ -184,7 +185,7 @@ func TestVolcanoTemplateErrors(t *testing.T) {
 		op   admissionv1.Operation
 		want string
 	}{
-		{"valid", mkJob("valid").Task(MakeTask("a", 1).Env("A", "1").Obj()).Obj(), admissionv1.Create, ""},
+		{"valid", mkJob("valid").Task(jobtest.MakeTask("a", 1).Env("A", "1").Obj()).Obj(), admissionv1.Create, ""},
 		{"MaxErrors errors", mkJob("fifty").Task(invalidEnv("a", MaxErrors, "")).Obj(), admissionv1.Create, ""},
 		{"one more", mkJob("fifty-one").Task(invalidEnv("a", MaxErrors+1, "")).Obj(), admissionv1.Create,
 			"the job's pod templates have more than 50 errors; the first 50: " + firstErrors(50)},
@@ -235,7 +236,7 @@ func TestVolcanoValidationCostOfTemplates(t *testing.T) {
 		{"20,000 invalid env names", mkJob("env").Task(invalidEnv("main", 20000, "")).Obj(), false, 4,
 			BoundsDenialPrefix + "[spec.tasks[0].template.spec.containers[0].env: Too many: 20000: must have at most 2048 items, " +
 				"spec.tasks[0].template: Too many: 20001: the pod template's lists and maps have 20001 entries in all; a template may have at most 4096]"},
-		{"2,048 invalid env names", mkJob("env").Task(invalidEnv("main", jobs.MaxEnv, "")).Obj(), true, 20,
+		{"2,048 invalid env names", mkJob("env").Task(invalidEnv("main", bounds.MaxEnv, "")).Obj(), true, 20,
 			"the job's pod templates have more than 50 errors; the first 50: " + envError(0, 0, "0") + "; ..."},
 	}
 	for _, tc := range tests {

@@ -24,11 +24,11 @@ import (
 // (volcano.sh/volcano/pkg/webhooks/admission/jobs/mutate).
 const VolcanoMutatePath = "/jobs/mutate"
 
-// BoundsDenialPrefix starts the denial of a Job that is over jobs.CheckBounds
+// BoundsDenialPrefix starts the denial of a Job that is over bounds.Check
 // on Volcano's job validation path.
 const BoundsDenialPrefix = "the job is over the bounds vc-webhook-manager admits: "
 
-// The Job bounds (jobs.CheckBounds, read from the review's JSON before
+// The Job bounds (bounds.Check, read from the review's JSON before
 // anything decodes the Job) on Volcano's own job admissions, with a framework
 // plugin or not: its mutation (VolcanoMutatePath) leaves a Job over the
 // bounds unchanged, and its validation (VolcanoValidatePath) denies it with
@@ -43,7 +43,7 @@ const BoundsDenialPrefix = "the job is over the bounds vc-webhook-manager admits
 // admissions for the whole cluster.
 
 // UnchangedOverBounds wraps a job mutation: a Job review whose object or
-// oldObject is over jobs.CheckBounds is allowed unchanged (the validation denies it); every
+// oldObject is over bounds.Check is allowed unchanged (the validation denies it); every
 // other review goes to admit.
 func UnchangedOverBounds(admit router.AdmitFunc) router.AdmitFunc {
 	return func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
@@ -55,7 +55,7 @@ func UnchangedOverBounds(admit router.AdmitFunc) router.AdmitFunc {
 }
 
 // DeniedOverBounds wraps a job validation: a Job review (any operation) whose
-// object or oldObject is over jobs.CheckBounds is denied with the bounds it exceeds, after
+// object or oldObject is over bounds.Check is denied with the bounds it exceeds, after
 // BoundsDenialPrefix; a Job CREATE within them whose pod templates have more
 // than MaxErrors errors, or errors quoting long values, is denied with the
 // first MaxErrors, abbreviated, after TemplateErrorsDenialPrefix
@@ -90,13 +90,13 @@ const maxTemplateErrorBytes = 64 << 10
 // Volcano's job validation checks every task's template with Kubernetes's
 // pod template validation and appends each error, its value quoted whole,
 // to one string: n errors of about 250 bytes cost it n² × 125 bytes of
-// copying, and within jobs.CheckBounds a Job's templates can make 100,000
+// copying, and within bounds.Check a Job's templates can make 100,000
 // errors (up to 8 per env entry), TBs. The templates are checked here as
 // Volcano checks them (defaulted, converted to the internal types, validated
 // with the same options), task by task, at a cost linear in the Job; a Job
 // with few short errors gets Volcano's own answer. Once there are more than
 // MaxErrors, the remaining tasks are not checked (building one error costs
-// Kubernetes 1 to 2 KB; jobs.MaxTemplateEntries bounds what one template
+// Kubernetes 1 to 2 KB; bounds.MaxTemplateEntries bounds what one template
 // makes). The denial lists the first MaxErrors, values abbreviated
 // (jobs.Abbrev), paths under spec.tasks[i]:
 //

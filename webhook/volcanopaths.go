@@ -14,7 +14,7 @@ import (
 	jobflowvalidate "volcano.sh/volcano/pkg/webhooks/admission/jobflows/validate"
 	"volcano.sh/volcano/pkg/webhooks/router"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // Paths of Volcano's admissions beyond the Job's (VolcanoMutatePath,
@@ -81,7 +81,7 @@ func deniedOverStructure(req *admissionv1.AdmissionRequest, over string) *admiss
 
 // jobStructureOverBounds returns the Job bounds a Job review over the
 // structure bounds (over says where) is over, or nil. A tasks list over
-// MaxJSONEntries is over jobs.MaxTasks, said without reading the Job: that
+// MaxJSONEntries is over bounds.MaxTasks, said without reading the Job: that
 // read is what costs (a 3 MiB list of empty tasks: 150 MB).
 func jobStructureOverBounds(req *admissionv1.AdmissionRequest, over string) error {
 	if req.Resource != volcanoJobs {
@@ -89,7 +89,7 @@ func jobStructureOverBounds(req *admissionv1.AdmissionRequest, over string) erro
 	}
 	for _, o := range []struct{ spot, what string }{{"request.object.spec.tasks has ", ""}, {"request.oldObject.spec.tasks has ", "oldObject: "}} {
 		if strings.HasPrefix(over, o.spot) {
-			e := field.TooMany(field.NewPath("spec", "tasks"), -1, jobs.MaxTasks)
+			e := field.TooMany(field.NewPath("spec", "tasks"), -1, bounds.MaxTasks)
 			e.Field = o.what + e.Field
 			return field.ErrorList{e}.ToAggregate()
 		}
@@ -142,7 +142,7 @@ const CronJobDenialPrefix = "the cronjob's jobTemplate is over the bounds vc-web
 
 // CronJobsOverBounds wraps Volcano's CronJob validation: a review whose
 // object or oldObject (any operation) has a spec.jobTemplate.spec over the
-// Job bounds (jobs.ReadShape(...).Check(), as a Job's) is denied with them,
+// Job bounds (bounds.ReadShape(...).Check(), as a Job's) is denied with them,
 // after CronJobDenialPrefix, their paths under spec.jobTemplate; every other
 // review goes to admit. Volcano decodes the whole CronJob, jobTemplate
 // included, at about 900 bytes per empty task: 3 MiB of them cost it 1.8 GB

@@ -13,9 +13,9 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -60,12 +60,12 @@ func exampleOf(t *testing.T, file string) *example {
 
 // pluginPods returns the pods of ex's Job as our plugin build makes them,
 // each started (main container running since startedAt(pod name)) and bound.
-func pluginPods(t *testing.T, ex *example, build vctesting.Builder, started map[string]float64) []*corev1.Pod {
+func pluginPods(t *testing.T, ex *example, build jobtest.Builder, started map[string]float64) []*corev1.Pod {
 	t.Helper()
 	var pods []*corev1.Pod
 	for _, task := range ex.job.Spec.Tasks {
 		for i := 0; i < int(task.Replicas); i++ {
-			p := vctesting.RunPod(t, build, ex.framework, ex.job, task.Name, i)
+			p := jobtest.RunPod(t, build, ex.framework, ex.job, task.Name, i)
 			p.Spec.NodeName = localcluster.RealNodeName
 			if s, ok := started[p.Name]; ok {
 				p.Status.ContainerStatuses = []corev1.ContainerStatus{{
@@ -146,7 +146,7 @@ func TestWaitReleases(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		ex        *example
-		build     vctesting.Builder
+		build     jobtest.Builder
 		configMap func(string) (map[string]string, error)
 		waitLines map[string][]training.LogLine
 		lines     map[string][]training.LogLine

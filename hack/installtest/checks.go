@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/webhook"
@@ -264,7 +264,7 @@ func (x *t) claimsRefused(ctx context.Context) {
 }
 
 // templateBoundsRefused checks, through the API server, that the chart's
-// job-template-bounds policy refuses a flow JobTemplate of jobs.MaxTasks+1
+// job-template-bounds policy refuses a flow JobTemplate of bounds.MaxTasks+1
 // tasks (JobTemplates have no webhook; vc-controller-manager caches them
 // decoded in full: security round 4, M3) and lets one of two tasks through.
 // Both are dry runs.
@@ -281,9 +281,9 @@ func (x *t) templateBoundsRefused(ctx context.Context) {
 		return x.vc.FlowV1alpha1().RESTClient().Post().Namespace("default").Resource("jobtemplates").
 			Param("dryRun", metav1.DryRunAll).SetHeader("Content-Type", "application/json").Body(body).Do(ctx).Error()
 	}
-	err := create(template(jobs.MaxTasks + 1))
+	err := create(template(bounds.MaxTasks + 1))
 	x.record((apierrors.IsInvalid(err) || apierrors.IsForbidden(err)) && strings.Contains(fmt.Sprint(err), "MaxTasks"),
-		fmt.Sprintf("policy: JobTemplate of %d tasks: %v", jobs.MaxTasks+1, err))
+		fmt.Sprintf("policy: JobTemplate of %d tasks: %v", bounds.MaxTasks+1, err))
 	err = create(template(2))
 	x.record(err == nil, fmt.Sprintf("policy: JobTemplate of 2 tasks: %v", err))
 }

@@ -34,7 +34,7 @@ import (
 	intreetf "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -73,7 +73,7 @@ func TestShapes(t *testing.T) {
 // inTree are Volcano's in-tree plugins, which stock runs, and a variable
 // each sets on every pod of a sweep's job (mpi: on its launcher).
 var inTree = map[string]struct {
-	build utiltesting.Builder
+	build jobtest.Builder
 	env   string
 }{
 	"tensorflow": {intreetf.New, "TF_CONFIG"},
@@ -147,7 +147,7 @@ func runHooks(t *testing.T, job *batch.Job, fw string, impl string) {
 	job.ResourceVersion = "1"
 	for _, task := range job.Spec.Tasks {
 		for i := range int(task.Replicas) {
-			pod := utiltesting.RunPod(t, catalog.Lookup(fw).New, fw, job, task.Name, i)
+			pod := jobtest.RunPod(t, catalog.Lookup(fw).New, fw, job, task.Name, i)
 			if impl == measure.ImplOursNoWait && len(pod.Spec.InitContainers) > 0 {
 				t.Errorf("job %s, %s: pod %s has init containers %v", job.Name, impl, pod.Name, pod.Spec.InitContainers)
 			}
@@ -155,8 +155,8 @@ func runHooks(t *testing.T, job *batch.Job, fw string, impl string) {
 			if !ok || impl != measure.ImplOurs {
 				continue
 			}
-			pod = utiltesting.RunPod(t, stock.build, fw, job, task.Name, i)
-			if _, set := utiltesting.Env(pod, 0)[stock.env]; !set && (fw != "mpi" || task.Name == "master") {
+			pod = jobtest.RunPod(t, stock.build, fw, job, task.Name, i)
+			if _, set := jobtest.Env(pod, 0)[stock.env]; !set && (fw != "mpi" || task.Name == "master") {
 				t.Errorf("job %s: the in-tree %s plugin set no %s on %s", job.Name, fw, stock.env, pod.Name)
 			}
 		}

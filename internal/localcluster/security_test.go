@@ -22,7 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/yaml"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
 )
 
 // flagValue returns the last value of flag in args (pflag keeps the last),
@@ -264,7 +264,7 @@ func TestAdmissionConfig(t *testing.T) {
 		t.Errorf("enforced by default: %s:%s, want baseline:latest", enforce, version)
 	}
 
-	evaluator, err := kube.PodSecurityEvaluator(policy.DefaultChecks())
+	evaluator, err := kubeline.PodSecurityEvaluator(policy.DefaultChecks())
 	if err != nil {
 		t.Fatal(err)
 	}

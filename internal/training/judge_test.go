@@ -9,9 +9,9 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
-	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/mxnet"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -20,7 +20,7 @@ import (
 
 // examplePods returns the pods of ex's Job as the controller creates them and
 // ex's framework plugin mutates them.
-func examplePods(t *testing.T, ex Example, build Builder) (*batch.Job, []*corev1.Pod) {
+func examplePods(t *testing.T, ex Example, build jobtest.Builder) (*batch.Job, []*corev1.Pod) {
 	t.Helper()
 	root, err := localcluster.ModuleRoot()
 	if err != nil {
@@ -34,7 +34,7 @@ func examplePods(t *testing.T, ex Example, build Builder) (*batch.Job, []*corev1
 	var pods []*corev1.Pod
 	for _, task := range job.Spec.Tasks {
 		for i := 0; i < int(task.Replicas); i++ {
-			pods = append(pods, RunPod(t, build, ex.Framework, job, task.Name, i))
+			pods = append(pods, jobtest.RunPod(t, build, ex.Framework, job, task.Name, i))
 		}
 	}
 	return job, pods

@@ -18,12 +18,12 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 func TestWarnRecordsOnce(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	job := utiltesting.MakeJob("tf").Obj()
+	job := jobtest.MakeJob("tf").Obj()
 	ctx := context.Background()
 	Warn(ctx, client, job, ReasonInvalidArguments, "bad --port")
 	Warn(ctx, client, job, ReasonInvalidArguments, "bad --port")
@@ -50,7 +50,7 @@ func TestWarnRecordsOnce(t *testing.T) {
 // co-tenant's, made to suppress it) does not stop it: the Warning is recorded
 // under a generated name. Our own event of that name still dedups.
 func TestWarnNotSuppressedByAnotherEvent(t *testing.T) {
-	job := utiltesting.MakeJob("tf").Obj()
+	job := jobtest.MakeJob("tf").Obj()
 	ctx := context.Background()
 	// The name record gives the Warning, read from a first recording.
 	probe := fake.NewSimpleClientset()
@@ -132,7 +132,7 @@ func TestWarnNotSuppressedByAnotherEvent(t *testing.T) {
 }
 
 func TestControlledBy(t *testing.T) {
-	job := utiltesting.MakeJob("tf").Obj()
+	job := jobtest.MakeJob("tf").Obj()
 	real := *metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))
 	with := func(f func(*metav1.OwnerReference)) metav1.OwnerReference { r := real; f(&r); return r }
 	notController := with(func(r *metav1.OwnerReference) { r.Controller = nil })

@@ -10,6 +10,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -104,17 +105,17 @@ type SizedEnv struct {
 	ValueLen int
 	// Optional, when not empty, marks a variable the framework's processes
 	// can do without and says what gives them the same hosts instead (for
-	// MPI_HOST, the hostfile): over jobs.MaxArgStrlen the plugin leaves it
+	// MPI_HOST, the hostfile): over bounds.MaxArgStrlen the plugin leaves it
 	// out of the pods (OverArgLimit) and the admission warns, where any
 	// other variable over the limit denies the Job.
 	Optional string
 }
 
 // OverArgLimit reports whether the environment string NAME=value of a
-// value of valueLen bytes is over jobs.MaxArgStrlen, with which no
+// value of valueLen bytes is over bounds.MaxArgStrlen, with which no
 // container could start (execve fails with E2BIG).
 func OverArgLimit(name string, valueLen int) bool {
-	return jobs.EnvBytes(name, valueLen) > jobs.MaxArgStrlen
+	return bounds.EnvBytes(name, valueLen) > bounds.MaxArgStrlen
 }
 
 // AddRoles appends the roles whose task exists and has replicas.

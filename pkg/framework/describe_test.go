@@ -7,16 +7,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 // The wait container a pod gets follows the edges: which tasks wait, for
 // which hosts and port, and pod 0 of a task that waits for its own pod 0.
 func TestWaiters(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := utiltesting.MakeJob("j").
+	mk := jobtest.MakeTask
+	job := jobtest.MakeJob("j").
 		Task(mk("ps", 2).Obj()).Task(mk("worker", 3).Obj()).Task(mk("chief", 1).Obj()).
 		Task(mk("shared", 4).Hostname("one").Subdomain("net").Obj()).Task(mk("idle", 0).Obj()).Obj()
 	on := wait.Options{Enabled: true, Timeout: time.Minute}
@@ -63,8 +63,8 @@ func TestWaiters(t *testing.T) {
 
 // AddRoles and AddWaits keep only tasks that exist with replicas.
 func TestDescriptionPresentTasksOnly(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := utiltesting.MakeJob("j").Task(mk("a", 1).Obj()).Task(mk("b", 2).Obj()).Task(mk("empty", 0).Obj()).Obj()
+	mk := jobtest.MakeTask
+	job := jobtest.MakeJob("j").Task(mk("a", 1).Obj()).Task(mk("b", 2).Obj()).Task(mk("empty", 0).Obj()).Obj()
 	var d Description
 	d.AddRoles(job, Role{Name: "x", Task: "a"}, Role{Name: "y", Task: "empty"}, Role{Name: "z", Task: "missing"}, Role{Name: "w", Task: "b"})
 	d.AddWaits(job, "a", 7, false, "b", "empty", "missing")
@@ -89,8 +89,8 @@ func envValue(c v1.Container, name string) string {
 
 // WaitTargetsLen measures exactly the file of WaitTargets' targets.
 func TestWaitTargetsLen(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := utiltesting.MakeJob("resnet50-train").
+	mk := jobtest.MakeTask
+	job := jobtest.MakeJob("resnet50-train").
 		Task(mk("master", 1).Obj()).Task(mk("worker", 1203).Obj()).
 		Task(mk("shared", 4).Hostname("one").Subdomain("net").Obj()).Obj()
 	for _, w := range []Wait{

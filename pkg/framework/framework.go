@@ -22,7 +22,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/jobcache"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
 
@@ -51,7 +51,7 @@ func UnmarkControlled(job *batch.Job, plugin string) {
 type planResult[P any] struct {
 	plan P
 	errs field.ErrorList
-	// over: errs are the Job's bounds (jobs.CheckBounds, MaxReplicas).
+	// over: errs are the Job's bounds (bounds.Check, MaxReplicas).
 	over     bool
 	reported *sync.Once
 	// stock is StockFallback's decision for this plan.
@@ -119,16 +119,16 @@ func report[P any](client kubernetes.Interface, job *batch.Job, r planResult[P],
 	})
 }
 
-// boundedBuild runs build on a Job within jobs.CheckBounds and
-// jobs.CheckReplicas; a Job over them gets their errors (over) and no plan.
+// boundedBuild runs build on a Job within bounds.Check and
+// bounds.CheckReplicas; a Job over them gets their errors (over) and no plan.
 // Admission denies such Jobs, but the controller also sees Jobs admitted
 // without it (created while the webhook configurations were absent, or in a
 // namespace they skip), and a plan's cost grows with the dimensions the
 // bounds cap.
 func boundedBuild[P any](build func(args []string, job *batch.Job) (P, field.ErrorList), args []string, job *batch.Job) planResult[P] {
-	errs := jobs.CheckBounds(job)
+	errs := bounds.Check(job)
 	if len(errs) == 0 {
-		errs = jobs.CheckReplicas(job)
+		errs = bounds.CheckReplicas(job)
 	}
 	if len(errs) > 0 {
 		return planResult[P]{errs: errs, over: true}
@@ -138,7 +138,7 @@ func boundedBuild[P any](build func(args []string, job *batch.Job) (P, field.Err
 }
 
 // OverBoundsError is what a framework plugin's OnJobAdd returns for a Job
-// over jobs.CheckBounds or jobs.CheckReplicas (admission denies such Jobs;
+// over bounds.Check or bounds.CheckReplicas (admission denies such Jobs;
 // this one was created without it). Volcano's controller would build every
 // pod of the Job in memory before creating any; with the error it builds
 // none: it retries the Job's sync (--max-requeue-num times) and then
@@ -227,7 +227,7 @@ func (b *Base[P]) OnJobAdd(job *batch.Job) error {
 
 // OverBounds builds or looks up the Job's plan as Plan does (reporting its
 // problems) and returns an *OverBoundsError when the Job is over
-// jobs.CheckBounds or jobs.CheckReplicas, nil otherwise.
+// bounds.Check or bounds.CheckReplicas, nil otherwise.
 func (b *Base[P]) OverBounds(job *batch.Job) error {
 	if r := b.result(job); r.over {
 		return &OverBoundsError{Plugin: b.def.Name, Errs: r.errs}

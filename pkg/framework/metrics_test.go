@@ -9,8 +9,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // A plan is built (and counted by result) once per Job revision and
@@ -30,7 +30,7 @@ func TestPlanMetrics(t *testing.T) {
 			Hits:    testutil.ToFloat64(metrics.PlanCacheHits.WithLabelValues("pytorch")),
 		}
 	}
-	job := utiltesting.MakeJob("pt").Obj()
+	job := jobtest.MakeJob("pt").Obj()
 	cases := map[string]struct {
 		calls []func(d *Definition[int])
 		want  counts

@@ -12,7 +12,7 @@ import (
 )
 
 // Sample describes a framework to the project's generated tests and
-// benchmarks: the malformed and edited Jobs of webhook/webhooktest (and so
+// benchmarks: the malformed and edited Jobs of internal/webhooktest (and so
 // the fuzz corpus), and the plugin benchmarks of test/bench. Each plugin
 // package fills its own, so that adding a framework needs no line in those
 // tests: they range over plugins.Frameworks.

@@ -10,6 +10,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // Stock says how Volcano's in-tree plugin of a framework's name treats a
@@ -39,12 +40,12 @@ func (f Framework) WithStock(s *Stock) Framework {
 // MaxStockPodBytes is the most bytes Volcano's in-tree plugin may add to
 // the pods of one Job, in all, when it configures them in our plugin's
 // place (StockFallback), in bytes: the same budget as the pods' templates
-// (jobs.MaxPodTemplateBytes), as the controller builds every pod of a Job
+// (bounds.MaxPodTemplateBytes), as the controller builds every pod of a Job
 // in memory at once. The in-tree tensorflow plugin gives every pod the
 // whole cluster inline (O(pods) each, O(pods²) per Job: 256 MiB at about
 // 2,500 pods with typical names) and the in-tree mpi plugin gives the
 // master every worker host.
-const MaxStockPodBytes = jobs.MaxPodTemplateBytes
+const MaxStockPodBytes = bounds.MaxPodTemplateBytes
 
 // StockFallback returns a builder of the plugin ours builds that hands a
 // Job to stock, Volcano's in-tree plugin of the same name, while ours finds

@@ -43,7 +43,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // InTree names Volcano's in-tree job plugins that write objects for a Job; Register
@@ -109,14 +109,14 @@ func (p *plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 // DropOversizedHostVariables removes from the pod's containers and init
 // containers every VC_<TASK>_HOSTS variable the svc plugin gives them
 // (every host of a task, from its ConfigMap <job>-svc: O(hosts) in every
-// pod) that would be over jobs.MaxArgStrlen once the kubelet expands it
-// (jobs.SvcSizes): with it no container could start (execve fails with
+// pod) that would be over bounds.MaxArgStrlen once the kubelet expands it
+// (bounds.SvcSizes): with it no container could start (execve fails with
 // E2BIG). Volcano v1.16's svc has --inject-hosts-env=false for the same
 // reason; the <task>.host files of /etc/volcano keep the hosts. The
 // ConfigMap gets no such key either (guard.written). Admission warns of each
 // (webhook.SvcHostsWarnings).
 func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
-	sizes := jobs.SvcSizes(job)
+	sizes := bounds.SvcSizes(job)
 	drop := func(cs []v1.Container) {
 		for i := range cs {
 			cs[i].Env = slices.DeleteFunc(cs[i].Env, func(e v1.EnvVar) bool {
@@ -125,7 +125,7 @@ func DropOversizedHostVariables(pod *v1.Pod, job *batch.Job) {
 					r == nil || r.ConfigMapKeyRef == nil || r.ConfigMapKeyRef.Name != job.Name+"-svc" {
 					return false // not svc's
 				}
-				return jobs.SvcHostsEnvDropped(r.ConfigMapKeyRef.Key, sizes[r.ConfigMapKeyRef.Key])
+				return bounds.SvcHostsEnvDropped(r.ConfigMapKeyRef.Key, sizes[r.ConfigMapKeyRef.Key])
 			})
 		}
 	}
@@ -158,24 +158,24 @@ func (p *plugin) OnJobAdd(job *batch.Job) error {
 
 // compactSSHConfig returns the Job Volcano's plugin is to set up: job
 // itself, but for the ssh plugin when its config for job would be over
-// jobs.MaxSSHConfigBytes (jobs.SSHConfigCompact). Volcano's plugin builds
+// bounds.MaxSSHConfigBytes (bounds.SSHConfigCompact). Volcano's plugin builds
 // the config host by host in a time that grows with the square of the hosts
 // (20,000: 6.7 s of a job worker) and then fails to store it in a Secret;
 // it gets a copy of job whose tasks have no replicas (the same name, UID,
 // namespace and status map, which it marks), and g writes
-// jobs.CompactSSHConfig of job in the Secret instead (guard.writtenSecret),
+// bounds.CompactSSHConfig of job in the Secret instead (guard.writtenSecret),
 // with a Normal event on the Job that says so.
 func (p *plugin) compactSSHConfig(job *batch.Job, g *guard) *batch.Job {
-	if p.name != "ssh" || !jobs.SSHConfigCompact(job, p.args) {
+	if p.name != "ssh" || !bounds.SSHConfigCompact(job, p.args) {
 		return job
 	}
-	hosts, b := jobs.SSHConfigBytes(job, p.args)
-	g.sshConfig = jobs.CompactSSHConfig(job, jobs.SSHPort(p.args))
+	hosts, b := bounds.SSHConfigBytes(job, p.args)
+	g.sshConfig = bounds.CompactSSHConfig(job, bounds.SSHPort(p.args))
 	ctx, cancel := framework.Context()
 	defer cancel()
 	events.Normal(ctx, p.client, job, events.ReasonCompactSSHConfig, fmt.Sprintf(
 		"plugin ssh: the config for the job's %d hosts would be %d bytes, over %d (MaxSSHConfigBytes); Secret %s gets one entry per task instead (%d bytes), which resolves every pod's short name as the per-host entries would",
-		hosts, b, jobs.MaxSSHConfigBytes, job.Name+"-ssh", len(g.sshConfig)))
+		hosts, b, bounds.MaxSSHConfigBytes, job.Name+"-ssh", len(g.sshConfig)))
 	built := *job
 	built.Spec.Tasks = make([]batch.TaskSpec, len(job.Spec.Tasks))
 	for i, t := range job.Spec.Tasks {
@@ -457,7 +457,7 @@ func (c *configMaps) Update(ctx context.Context, cm *v1.ConfigMap, opts metav1.U
 
 // written returns cm as the plugin may write it: for svc's ConfigMap of
 // hosts (<job>-svc), a copy without the VC_<TASK>_HOSTS keys that
-// DropOversizedHostVariables leaves out of the pods (jobs.SvcHostsEnvDropped):
+// DropOversizedHostVariables leaves out of the pods (bounds.SvcHostsEnvDropped):
 // they would only take room, and with them the ConfigMap of a Job with some
 // 5,000 to 13,000 hosts would pass the 1 MiB a ConfigMap may hold, whose
 // <task>.host files alone fit. Other ConfigMaps as they are.
@@ -467,7 +467,7 @@ func (g *guard) written(cm *v1.ConfigMap) *v1.ConfigMap {
 	}
 	var drop []string
 	for k, v := range cm.Data {
-		if jobs.SvcHostsEnvDropped(k, len(v)) {
+		if bounds.SvcHostsEnvDropped(k, len(v)) {
 			drop = append(drop, k)
 		}
 	}

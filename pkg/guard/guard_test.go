@@ -20,8 +20,8 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // object is one object an in-tree plugin writes for Job "db" in "default".
@@ -108,7 +108,7 @@ func conflictEvents(t *testing.T, client kubernetes.Interface) []string {
 }
 
 func newJob() *batch.Job {
-	job := utiltesting.MakeJob("db").Obj()
+	job := jobtest.MakeJob("db").Obj()
 	job.Status.ControlledResources = map[string]string{}
 	return job
 }
@@ -122,7 +122,7 @@ func newJob() *batch.Job {
 func TestForeignObjectsUntouched(t *testing.T) {
 	owners := map[string][]metav1.OwnerReference{
 		"no owner":                 nil,
-		"another Job of that name": {*metav1.NewControllerRef(utiltesting.MakeJob("db").UID("uid-older-db").Obj(), batch.SchemeGroupVersion.WithKind("Job"))},
+		"another Job of that name": {*metav1.NewControllerRef(jobtest.MakeJob("db").UID("uid-older-db").Obj(), batch.SchemeGroupVersion.WithKind("Job"))},
 	}
 	for _, o := range objects {
 		for ownerCase, refs := range owners {

@@ -11,7 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // The guarded svc plugin gives a pod every variable Volcano's svc gives it
@@ -63,7 +63,7 @@ func TestDropOversizedHostVariables(t *testing.T) {
 				t.Errorf("the pod beside the dropped variables (-stock +guarded):\n%s", diff)
 			}
 			// What the kubelet would expand it to: svc's ConfigMap value.
-			if n := jobs.SvcSizes(job)["VC_WORKER_HOSTS"]; (len(tc.want) == 3) != (jobs.EnvBytes("VC_WORKER_HOSTS", n) > jobs.MaxArgStrlen) {
+			if n := bounds.SvcSizes(job)["VC_WORKER_HOSTS"]; (len(tc.want) == 3) != (bounds.EnvBytes("VC_WORKER_HOSTS", n) > bounds.MaxArgStrlen) {
 				t.Errorf("VC_WORKER_HOSTS of %d bytes: the case shows nothing", n)
 			}
 		})
@@ -71,7 +71,7 @@ func TestDropOversizedHostVariables(t *testing.T) {
 }
 
 // The guarded svc plugin's ConfigMap of hosts has no key of a dropped
-// VC_<TASK>_HOSTS and is jobs.SvcConfigMapBytes long; the rest is what
+// VC_<TASK>_HOSTS and is bounds.SvcConfigMapBytes long; the rest is what
 // Volcano's svc writes. A pytorch Job of 8,192 workers with a 46-character
 // name, whose ConfigMap Volcano's svc would make over 1 MiB (refused by the
 // API server), fits once the variable no pod gets is left out.
@@ -127,8 +127,8 @@ func TestSvcConfigMapWithoutDroppedKeys(t *testing.T) {
 			for _, v := range guarded.Data {
 				total += len(v)
 			}
-			if want := jobs.SvcConfigMapBytes(job); total != want {
-				t.Errorf("the ConfigMap's values are %d bytes, jobs.SvcConfigMapBytes says %d", total, want)
+			if want := bounds.SvcConfigMapBytes(job); total != want {
+				t.Errorf("the ConfigMap's values are %d bytes, bounds.SvcConfigMapBytes says %d", total, want)
 			}
 			if total > v1.MaxSecretSize {
 				t.Errorf("the ConfigMap's values are %d bytes, over the %d a ConfigMap holds", total, v1.MaxSecretSize)

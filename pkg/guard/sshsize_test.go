@@ -14,14 +14,14 @@ import (
 	vcplugins "volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // sshJob returns Job "db" with the ssh plugin and one task of replicas pods.
 func sshJob(replicas int32) *batch.Job {
-	job := utiltesting.MakeJob("db").Task(utiltesting.MakeTask("worker", replicas).Obj()).Plugin("ssh").Obj()
+	job := jobtest.MakeJob("db").Task(jobtest.MakeTask("worker", replicas).Obj()).Plugin("ssh").Obj()
 	job.Status.ControlledResources = map[string]string{}
 	return job
 }
@@ -34,14 +34,14 @@ func subdomainJob(n int) *batch.Job {
 }
 
 // The guarded ssh plugin gives a Job whose config would be over
-// jobs.MaxSSHConfigBytes jobs.CompactSSHConfig, without Volcano's plugin
+// bounds.MaxSSHConfigBytes bounds.CompactSSHConfig, without Volcano's plugin
 // building the per-host config (20,000 hosts took 6.7 s there, then the
 // Secret's create failed): the Secret has Volcano's keys and the compact
 // config, the Job is marked, and a CompactSSHConfig event says so. A Job at
 // the bound gets Volcano's config, and one already set up is not looked at
 // again.
 func TestSSHConfigCompact(t *testing.T) {
-	atBound := int32(jobs.MaxSSHReplicas(len("db"), len("worker")))
+	atBound := int32(bounds.MaxSSHReplicas(len("db"), len("worker")))
 	if atBound != 17284 {
 		t.Fatalf("MaxSSHReplicas(2, 6) = %d, want 17284", atBound)
 	}
@@ -72,7 +72,7 @@ func TestSSHConfigCompact(t *testing.T) {
 				t.Fatalf("OnJobAdd: %v", err)
 			}
 			var reported []string
-			for _, e := range utiltesting.Events(t, client) {
+			for _, e := range jobtest.Events(t, client) {
 				if e.Reason == events.ReasonCompactSSHConfig && e.Type == v1.EventTypeNormal && e.InvolvedObject.Name == "db" {
 					reported = append(reported, e.Message)
 				}
@@ -103,12 +103,12 @@ func TestSSHConfigCompact(t *testing.T) {
 			}
 			config := string(secret.Data["config"])
 			if tc.compact {
-				if want := jobs.CompactSSHConfig(tc.job, jobs.DefaultSSHPort); config != want {
+				if want := bounds.CompactSSHConfig(tc.job, bounds.DefaultSSHPort); config != want {
 					t.Errorf("the Secret's config:\n%s\nwant CompactSSHConfig:\n%s", config, want)
 				}
 				return
 			}
-			if _, want := jobs.SSHConfigBytes(tc.job, nil); int64(len(config)) != want {
+			if _, want := bounds.SSHConfigBytes(tc.job, nil); int64(len(config)) != want {
 				t.Errorf("the Secret's config has %d bytes; SSHConfigBytes says %d", len(config), want)
 			}
 		})
@@ -121,7 +121,7 @@ func TestSSHConfigCompact(t *testing.T) {
 // 40,000); at the bound it is Volcano's plugin building the largest config
 // the bound allows.
 func BenchmarkSSHOnJobAdd(b *testing.B) {
-	atBound := int32(jobs.MaxSSHReplicas(len("db"), len("worker")))
+	atBound := int32(bounds.MaxSSHReplicas(len("db"), len("worker")))
 	for _, bc := range []struct {
 		name     string
 		replicas int32

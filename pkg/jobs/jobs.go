@@ -1,20 +1,14 @@
 // Package jobs answers what the framework plugins and the admissions ask of a
-// Volcano Job, from its spec alone.
+// Volcano Job's roles, from its spec alone: which task plays a role and how
+// many pods it has (Task, Present, Replicas), which pod this is (PodTask,
+// PodIndex), the pod Volcano's controller creates (NewPod), under which DNS
+// names the pods are reachable (Host, Hosts, Domain, the --cluster-domain),
+// and which resources count as GPUs (the --gpu-resources rule). Abbrev and
+// TaskNames keep what a message quotes of a user's values short.
 //
-// For the plugins (jobs.go, hosts.go): which task plays a role and how many
-// pods it has (Task, Present, Replicas), which pod this is (PodTask, PodIndex),
-// the pod Volcano's controller creates (NewPod), under which DNS names the
-// pods are reachable (Host, Hosts, Domain, the --cluster-domain), and which
-// resources count as GPUs (the --gpu-resources rule).
-//
-// For admission, most of its code: the bounds on a Job's dimensions, checked
-// before anything walks them (bounds.go: Shape, CheckBounds, MaxReplicas;
-// readshape.go: ReadShape, the Shape of a review's JSON before it is decoded;
-// template.go: the pod templates' lists and bytes), and the sizes Volcano's
-// own svc and ssh plugins would write for a Job (svc.go: SvcSizes; ssh.go:
-// SSHConfigBytes, CheckSSHConfig), against MaxArgStrlen (one environment
-// string) and MaxSSHConfigBytes (the ssh plugin's Secret).
-// Abbrev cuts a user's value quoted in an error.
+// The bounds admission holds a Job to, and the sizes Volcano's svc and ssh
+// plugins would write, are package bounds (pkg/jobs/bounds), which reads the
+// roles through this one.
 package jobs
 
 import (
@@ -87,7 +81,7 @@ func PodName(jobName, taskName string, index int) string {
 // it to the plugins' OnPodCreate: name <job>-<task>-<index>, the task-spec,
 // task-index and job-name annotations and labels, the template's spec
 // (copied), in the Job's namespace. The admission webhook simulates pods
-// with it; the test builder (pkg/testing.MakePod) wraps it.
+// with it; the test builder (jobtest.MakePod) wraps it.
 func NewPod(job *batch.Job, task *batch.TaskSpec, index int) *v1.Pod {
 	meta := map[string]string{
 		batch.TaskSpecKey: task.Name,

@@ -71,7 +71,7 @@ const (
 // (one Volcano's own admission accepts).
 const (
 	ReasonNone = "none"
-	// ReasonBounds: the Job is over jobs.CheckBounds (tasks, replicas,
+	// ReasonBounds: the Job is over bounds.Check (tasks, replicas,
 	// plugins, arguments and their lengths), read before decoding.
 	ReasonBounds = "bounds"
 	// ReasonShape: negative or inconsistent replicas and minAvailable, task

@@ -16,15 +16,15 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // Every Sync that reaches the API counts once in
 // framework_plugins_configmap_syncs_total, by its result; one within
 // Recheck of a success does not.
 func TestSyncMetrics(t *testing.T) {
-	job := utiltesting.MakeJob("mpi").Obj()
+	job := jobtest.MakeJob("mpi").Obj()
 	theirs := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default"}}
 	cases := map[string]struct {
 		existing []runtime.Object

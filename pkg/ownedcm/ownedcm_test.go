@@ -16,13 +16,13 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 func TestApplyAndDelete(t *testing.T) {
 	ctx := context.Background()
 	client := fake.NewSimpleClientset()
-	job := utiltesting.MakeJob("mpi").Obj()
+	job := jobtest.MakeJob("mpi").Obj()
 	labels := map[string]string{"app": "x"}
 	for i := 0; i < 2; i++ {
 		if err := Apply(ctx, client, job, "mpi-hostfile", labels, map[string]string{"hostfile": "a"}); err != nil {
@@ -59,7 +59,7 @@ func TestForeignConfigMapIsLeftAlone(t *testing.T) {
 	ctx := context.Background()
 	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default"}, Data: map[string]string{"mine": "1"}}
 	client := fake.NewSimpleClientset(foreign)
-	job := utiltesting.MakeJob("mpi").Obj()
+	job := jobtest.MakeJob("mpi").Obj()
 	var notOwned *NotOwnedError
 	if err := Apply(ctx, client, job, "mpi-hostfile", nil, map[string]string{"hostfile": "a"}); !errors.As(err, &notOwned) {
 		t.Fatalf("Apply: got %v, want *NotOwnedError", err)
@@ -81,7 +81,7 @@ func TestForeignConfigMapIsLeftAlone(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	job := utiltesting.MakeJob("mpi").Obj()
+	job := jobtest.MakeJob("mpi").Obj()
 	ours := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "default",
 		OwnerReferences: []metav1.OwnerReference{ControllerRef(job)}}}
 	theirs := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "default"}}
@@ -113,7 +113,7 @@ func TestCheck(t *testing.T) {
 // retried rather than returned: the Job's sync would fail and count towards
 // Volcano's requeues.
 func TestConflictsAreRetried(t *testing.T) {
-	job := utiltesting.MakeJob("mpi").Obj()
+	job := jobtest.MakeJob("mpi").Obj()
 	ours := func(data string) *v1.ConfigMap {
 		return &v1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: "default", UID: "uid-1",
@@ -233,7 +233,7 @@ func TestConflictsAreRetried(t *testing.T) {
 // what the API server sees, by verb.
 func TestSyncCalls(t *testing.T) {
 	ours := func(job, data string) *v1.ConfigMap {
-		j := utiltesting.MakeJob(job).Obj()
+		j := jobtest.MakeJob(job).Obj()
 		return &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "mpi-hostfile", Namespace: "default",
 			Labels: map[string]string{"volcano.sh/job-name": job}, OwnerReferences: []metav1.OwnerReference{ControllerRef(j)}},
 			Data: map[string]string{"hostfile": data}}
@@ -255,7 +255,7 @@ func TestSyncCalls(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			client := fake.NewSimpleClientset(tc.existing...)
-			job := utiltesting.MakeJob("mpi").Obj()
+			job := jobtest.MakeJob("mpi").Obj()
 			job.Status.State.Phase = batch.JobPhase(tc.phase)
 			kept := Kept{Plugin: "mpi", Purpose: "the hostfile", Name: func(*batch.Job) string { return "mpi-hostfile" }}
 			var s Synced
@@ -292,7 +292,7 @@ func TestSyncCalls(t *testing.T) {
 // Delete and Check report a *NotOwnedError and leave it as it is. The Job's
 // own reference is still adopted.
 func TestForgedControllerRefIsNotOwned(t *testing.T) {
-	job := utiltesting.MakeJob("mpi").Obj()
+	job := jobtest.MakeJob("mpi").Obj()
 	real := ControllerRef(job)
 	forged := func(f func(*metav1.OwnerReference)) metav1.OwnerReference { r := real; f(&r); return r }
 	notOwned := &NotOwnedError{Namespace: "default", Name: "mpi-hostfile", Job: "mpi"}

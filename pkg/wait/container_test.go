@@ -12,7 +12,7 @@ import (
 	psaapi "k8s.io/pod-security-admission/api"
 	"k8s.io/pod-security-admission/policy"
 
-	"github.com/vcplugins/framework-plugins/lines/kube"
+	"github.com/vcplugins/framework-plugins/internal/kubeline"
 )
 
 // quantityEqual compares resource quantities by value, not representation.
@@ -189,7 +189,7 @@ func TestTimeoutSeconds(t *testing.T) {
 // restricted needs, so every violation is c's.
 func restrictedViolations(t *testing.T, c v1.Container) []string {
 	t.Helper()
-	evaluator, err := kube.PodSecurityEvaluator(policy.DefaultChecks())
+	evaluator, err := kubeline.PodSecurityEvaluator(policy.DefaultChecks())
 	if err != nil {
 		t.Fatal(err)
 	}

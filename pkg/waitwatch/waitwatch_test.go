@@ -2,10 +2,11 @@ package waitwatch
 
 import (
 	"context"
-	clientfeatures "k8s.io/client-go/features"
-	clientfeaturestesting "k8s.io/client-go/features/testing"
 	"testing"
 	"time"
+
+	clientfeatures "k8s.io/client-go/features"
+	clientfeaturestesting "k8s.io/client-go/features/testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -20,9 +21,9 @@ import (
 	vcinformers "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -30,20 +31,20 @@ const timedOutLog = "waiting for 1 of 2 dependencies: mpi-worker-1.mpi:22 (590s 
 	"timed out after 600s waiting for 1 of 2 dependencies: mpi-worker-1.mpi:22\n"
 
 func mpiJob() *batch.Job {
-	return utiltesting.MakeJob("mpi").UID("job-uid").
-		Task(utiltesting.MakeTask("master", 1).Obj()).Task(utiltesting.MakeTask("worker", 2).Obj()).Obj()
+	return jobtest.MakeJob("mpi").UID("job-uid").
+		Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 2).Obj()).Obj()
 }
 
 // master returns the master pod of mpiJob owned by it, with restartPolicy p.
-func master(p v1.RestartPolicy) *utiltesting.PodWrapper {
-	w := utiltesting.MakePod(mpiJob(), "master", 0).Owner(mpiJob())
+func master(p v1.RestartPolicy) *jobtest.PodWrapper {
+	w := jobtest.MakePod(mpiJob(), "master", 0).Owner(mpiJob())
 	w.Spec.RestartPolicy = p
 	return w
 }
 
 // spoof returns a timed-out master pod of mpiJob (restartPolicy OnFailure)
 // after edit.
-func spoof(edit func(*utiltesting.PodWrapper)) *v1.Pod {
+func spoof(edit func(*jobtest.PodWrapper)) *v1.Pod {
 	w := master(v1.RestartPolicyOnFailure).InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true)
 	edit(w)
 	return w.Obj()
@@ -53,7 +54,7 @@ func TestHandle(t *testing.T) {
 	const onFailure = "task master: pod mpi-master-0: timed out after 600s waiting for 1 of 2 dependencies: mpi-worker-1.mpi:22 (--wait-timeout); " +
 		"the pod is failed (activeDeadlineSeconds) rather than restarted, and the Job's PodFailed policy applies"
 	// The user's own Job in the namespace, whose pods could name mpiJob.
-	other := utiltesting.MakeJob("other").UID("other-uid").Obj()
+	other := jobtest.MakeJob("other").UID("other-uid").Obj()
 	cases := map[string]struct {
 		pod          *v1.Pod
 		job          *batch.Job // the Job the pod's controller reference names; default mpiJob()
@@ -105,18 +106,18 @@ func TestHandle(t *testing.T) {
 				InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj(),
 		},
 		"not a Volcano Job's pod": {
-			pod: utiltesting.MakePod(mpiJob(), "master", 0).InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj(),
+			pod: jobtest.MakePod(mpiJob(), "master", 0).InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj(),
 		},
 		// Pods a user made to look like the Job's: none posts an event on the
 		// Job or has its deadline changed.
 		"spoofed: the Job's name, another UID": {
-			pod: spoof(func(p *utiltesting.PodWrapper) { p.OwnerReferences[0].UID = "made-up" }),
+			pod: spoof(func(p *jobtest.PodWrapper) { p.OwnerReferences[0].UID = "made-up" }),
 		},
 		"spoofed: the Job's name and UID, no job-name label": {
-			pod: spoof(func(p *utiltesting.PodWrapper) { delete(p.Labels, batch.JobNameKey) }),
+			pod: spoof(func(p *jobtest.PodWrapper) { delete(p.Labels, batch.JobNameKey) }),
 		},
 		"spoofed: another Job's pod labelled with the Job's name": {
-			pod: spoof(func(p *utiltesting.PodWrapper) { p.Owner(other) }),
+			pod: spoof(func(p *jobtest.PodWrapper) { p.Owner(other) }),
 			job: other,
 		},
 		"spoofed: owner reference to a Job that does not exist": {
@@ -124,7 +125,7 @@ func TestHandle(t *testing.T) {
 			noJob: true,
 		},
 		"spoofed: the Job's reference in another namespace": {
-			pod: spoof(func(p *utiltesting.PodWrapper) { p.Namespace = "elsewhere" }),
+			pod: spoof(func(p *jobtest.PodWrapper) { p.Namespace = "elsewhere" }),
 		},
 	}
 	for name, tc := range cases {
@@ -143,7 +144,7 @@ func TestHandle(t *testing.T) {
 				t.Errorf("%s moved by %v, want %v", "framework_plugins_wait_timeouts_total", got, want)
 			}
 			var got []string
-			for _, ev := range utiltesting.Events(t, client) {
+			for _, ev := range jobtest.Events(t, client) {
 				if ev.InvolvedObject.UID != "job-uid" || ev.InvolvedObject.Kind != "Job" {
 					t.Errorf("event on %+v, want the Job", ev.InvolvedObject)
 				}
@@ -192,7 +193,7 @@ func TestController(t *testing.T) {
 
 	// A user's pod naming the Job, with a made-up UID, times out first.
 	ctx := context.Background()
-	spoofed := spoof(func(p *utiltesting.PodWrapper) { p.Name = "spoofed"; p.OwnerReferences[0].UID = "made-up" })
+	spoofed := spoof(func(p *jobtest.PodWrapper) { p.Name = "spoofed"; p.OwnerReferences[0].UID = "made-up" })
 	if _, err := client.CoreV1().Pods("default").Create(ctx, spoofed, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -225,14 +226,14 @@ func TestController(t *testing.T) {
 	// A worker that times out now is queued after the spoofed pod (one
 	// worker, first in first out): once it is failed, the spoofed pod has
 	// been handled.
-	worker := utiltesting.MakePod(mpiJob(), "worker", 0).Owner(mpiJob()).
+	worker := jobtest.MakePod(mpiJob(), "worker", 0).Owner(mpiJob()).
 		InitTerminated(wait.ContainerName, wait.TimeoutExitCode, timedOutLog, true).Obj()
 	worker.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 	if _, err := client.CoreV1().Pods("default").Create(ctx, worker, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	failed(worker.Name)
-	if n := len(utiltesting.Events(t, client)); n != 2 {
+	if n := len(jobtest.Events(t, client)); n != 2 {
 		t.Errorf("%d events, want 2 (the Job's own pods')", n)
 	}
 	if got, err := client.CoreV1().Pods("default").Get(ctx, spoofed.Name, metav1.GetOptions{}); err != nil || got.Spec.ActiveDeadlineSeconds != nil {

@@ -8,19 +8,19 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 // daskJob is the Job the argument errors are reported against unless a case
 // needs other tasks: a scheduler, 2 workers and a client.
 func daskJob() *batch.Job {
-	mk := utiltesting.MakeTask
-	return utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj()
+	mk := jobtest.MakeTask
+	return jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj()
 }
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	full := daskJob()
 	defaults := Args{Scheduler: "scheduler", Worker: "worker", Client: "client", Port: 8786,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
@@ -38,7 +38,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"renamed roles fit the job": {
 			args: []string{"--scheduler=sched", "--worker=dask-worker", "--client=runner"},
-			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 3).Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 3).Obj()).
 				Task(mk("runner", 1).Obj()).Obj(),
 			want: &Args{Scheduler: "sched", Worker: "dask-worker", Client: "runner", Port: 8786, Wait: defaults.Wait},
 		},
@@ -73,24 +73,24 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[dask][0]: Invalid value: "--wait-timeout=-1m": plugin dask: --wait-timeout=-1m: must not be negative`,
 		},
 		"missing scheduler": {
-			job:     utiltesting.MakeJob("dk").Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj(),
 			wantErr: `spec.plugins[dask]: Invalid value: "--scheduler=scheduler (default)": plugin dask: --scheduler names task "scheduler", which the job does not have (tasks: worker, client)`,
 		},
 		"two schedulers": {
-			job:     utiltesting.MakeJob("dk").Task(mk("scheduler", 2).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("scheduler", 2).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj(),
 			wantErr: `spec.plugins[dask]: Invalid value: "--scheduler=scheduler (default)": plugin dask: task "scheduler" (--scheduler) must have at most 1 replica, has 2`,
 		},
 		"missing worker": {
-			job:     utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("client", 1).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("client", 1).Obj()).Obj(),
 			wantErr: `spec.plugins[dask]: Invalid value: "--worker=worker (default)": plugin dask: --worker names task "worker", which the job does not have (tasks: scheduler, client)`,
 		},
 		"worker without replicas": {
 			args:    []string{"--worker=dask-worker"},
-			job:     utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("dask-worker", 0).Obj()).Task(mk("client", 1).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("dask-worker", 0).Obj()).Task(mk("client", 1).Obj()).Obj(),
 			wantErr: `spec.plugins[dask][0]: Invalid value: "--worker=dask-worker": plugin dask: --worker names task "dask-worker", which has no replicas`,
 		},
 		"missing client": {
-			job:     utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[dask]: Invalid value: "--client=client (default)": plugin dask: --client names task "client", which the job does not have (tasks: scheduler, worker)`,
 		},
 		"renamed client missing": {
@@ -99,11 +99,11 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[dask][0]: Invalid value: "--client=runner": plugin dask: --client names task "runner", which the job does not have (tasks: scheduler, worker, client)`,
 		},
 		"two clients": {
-			job:     utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[dask]: Invalid value: "--client=client (default)": plugin dask: task "client" (--client) must have at most 1 replica, has 2`,
 		},
 		"client without replicas": {
-			job:     utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 0).Obj()).Obj(),
 			wantErr: `spec.plugins[dask]: Invalid value: "--client=client (default)": plugin dask: --client names task "client", which has no replicas`,
 		},
 		"one task, two roles": {
@@ -113,7 +113,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"every problem is reported": {
 			args: []string{"--port=0", "--client=runner"},
-			job:  utiltesting.MakeJob("dk").Task(mk("scheduler", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("dk").Task(mk("scheduler", 2).Obj()).Obj(),
 			wantErr: `[spec.plugins[dask][0]: Invalid value: "--port=0": plugin dask: --port=0: must be between 1 and 65535, ` +
 				`spec.plugins[dask]: Invalid value: "--scheduler=scheduler (default)": plugin dask: task "scheduler" (--scheduler) must have at most 1 replica, has 2, ` +
 				`spec.plugins[dask]: Invalid value: "--worker=worker (default)": plugin dask: --worker names task "worker", which the job does not have (tasks: scheduler), ` +
@@ -123,7 +123,7 @@ func TestParseArgs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {

@@ -9,8 +9,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -18,7 +18,7 @@ import (
 // Volcano's controller does, and returns the pod.
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 // daskEnv is the env a pod gets, in order; workerName "" leaves out
@@ -32,8 +32,8 @@ func daskEnv(address, workerName string) []v1.EnvVar {
 }
 
 func TestEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
-	full := utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 3).Obj()).
+	mk := jobtest.MakeTask
+	full := jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 3).Obj()).
 		Task(mk("client", 1).Obj()).Task(mk("dashboard", 1).Obj()).Plugin(Name).Obj()
 	const addr = "tcp://dk-scheduler-0.dk.default.svc.cluster.local:8786"
 	cases := map[string]struct {
@@ -47,33 +47,33 @@ func TestEnv(t *testing.T) {
 		"worker 2":  {job: full, task: "worker", index: 2, want: daskEnv(addr, "dk-worker-2")},
 		"client":    {job: full, task: "client", want: daskEnv(addr, "")},
 		"renamed roles and port": {
-			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
 				Plugin(Name, "--scheduler=sched", "--worker=dask-worker", "--client=runner", "--port=9000").Obj(),
 			task:  "dask-worker",
 			index: 1,
 			want:  daskEnv("tcp://dk-sched-0.dk.default.svc.cluster.local:9000", "dk-dask-worker-1"),
 		},
 		"renamed client": {
-			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("sched", 1).Obj()).Task(mk("dask-worker", 2).Obj()).Task(mk("runner", 1).Obj()).
 				Plugin(Name, "--scheduler=sched", "--worker=dask-worker", "--client=runner", "--port=9000").Obj(),
 			task: "runner",
 			want: daskEnv("tcp://dk-sched-0.dk.default.svc.cluster.local:9000", ""),
 		},
 		"template hostname and subdomain of the scheduler are honoured": {
-			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Hostname("sched").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("scheduler", 1).Hostname("sched").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
 			task: "client",
 			want: daskEnv("tcp://sched.net.default.svc.cluster.local:8786", ""),
 		},
 		"a template hostname shared by the workers leaves their names distinct": {
-			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
 				Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
 			want:  daskEnv(addr, "dk-worker-1"),
 		},
 		"tcp-comm on the scheduler overrides --port": {
-			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
 				Task(mk("worker", 1).Obj()).Task(mk("client", 1).Obj()).Plugin(Name, "--port=9000").Obj(),
 			task: "worker",
 			want: daskEnv("tcp://dk-scheduler-0.dk.default.svc.cluster.local:8790", "dk-worker-0"),
@@ -99,10 +99,10 @@ func TestEnv(t *testing.T) {
 }
 
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("dk").Task(utiltesting.MakeTask("scheduler", 1).Obj()).
-		Task(utiltesting.MakeTask("worker", 2).Env(EnvSchedulerAddress, "tls://10.0.0.1:8786").Env(EnvWorkerName, "gpu-worker").
+	job := jobtest.MakeJob("dk").Task(jobtest.MakeTask("scheduler", 1).Obj()).
+		Task(jobtest.MakeTask("worker", 2).Env(EnvSchedulerAddress, "tls://10.0.0.1:8786").Env(EnvWorkerName, "gpu-worker").
 			Container("sidecar").InitContainer("prepare").Obj()).
-		Task(utiltesting.MakeTask("client", 1).Obj()).
+		Task(jobtest.MakeTask("client", 1).Obj()).
 		Plugin(Name).Obj()
 	pod := runPod(t, job, "worker", 1)
 
@@ -122,9 +122,9 @@ func TestUserSettingsWin(t *testing.T) {
 }
 
 func TestSchedulerPort(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := func(scheduler *utiltesting.TaskWrapper, args ...string) *batch.Job {
-		return utiltesting.MakeJob("dk").Task(scheduler.Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).
+	mk := jobtest.MakeTask
+	job := func(scheduler *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return jobtest.MakeJob("dk").Task(scheduler.Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).
 			Plugin(Name, args...).Obj()
 	}
 	cases := map[string]struct {
@@ -166,9 +166,9 @@ func TestSchedulerPort(t *testing.T) {
 }
 
 func TestWaitForScheduler(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	daskJob := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).InitContainer("user-init").Obj()).
+		return jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).InitContainer("user-init").Obj()).
 			Task(mk("client", 1).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
@@ -193,7 +193,7 @@ func TestWaitForScheduler(t *testing.T) {
 			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
 		},
 		"renamed scheduler, its hostname and port": {
-			job: utiltesting.MakeJob("dk").Task(mk("sched", 1).Hostname("root").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("sched", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Task(mk("client", 1).Obj()).
 				Plugin(Name, "--scheduler=sched", "--port=9000").Obj(),
 			task:    "worker",
@@ -201,7 +201,7 @@ func TestWaitForScheduler(t *testing.T) {
 			opts:    defaults,
 		},
 		"the scheduler's tcp-comm port is waited for": {
-			job: utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
+			job: jobtest.MakeJob("dk").Task(mk("scheduler", 1).Port(PortName, 8790).Obj()).
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Task(mk("client", 1).Obj()).Plugin(Name).Obj(),
 			task:    "worker",
 			targets: []wait.Target{{Host: "dk-scheduler-0.dk.default.svc.cluster.local", Port: 8790}},
@@ -237,8 +237,8 @@ func TestWaitForScheduler(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := utiltesting.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj()
+	mk := jobtest.MakeTask
+	job := jobtest.MakeJob("dk").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Task(mk("client", 1).Obj()).Obj()
 	cases := map[string]struct {
 		args []string
 		want framework.Description
@@ -274,9 +274,9 @@ func TestDescribe(t *testing.T) {
 // sampleJob is the Sample's base Job with args: its roles' default tasks
 // with their replicas.
 func sampleJob(args ...string) *batch.Job {
-	w := utiltesting.MakeJob("dk")
+	w := jobtest.MakeJob("dk")
 	for _, r := range sample.Roles {
-		w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+		w.Task(jobtest.MakeTask(r.Flag, r.Replicas).Obj())
 	}
 	return w.Plugin(Name, args...).Obj()
 }
@@ -292,7 +292,7 @@ func TestSampleCheck(t *testing.T) {
 	for _, r := range sample.Roles {
 		for i := 0; i < int(r.Replicas); i++ {
 			pod := runPod(t, job, r.Flag, i)
-			if err := check(r.Flag, i, utiltesting.Env(pod, 0)); err != nil {
+			if err := check(r.Flag, i, jobtest.Env(pod, 0)); err != nil {
 				t.Errorf("%s %d: %v", r.Flag, i, err)
 			}
 		}

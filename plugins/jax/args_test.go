@@ -8,13 +8,13 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	workers := utiltesting.MakeJob("jx").Task(mk("worker", 3).Obj()).Obj()
+	mk := jobtest.MakeTask
+	workers := jobtest.MakeJob("jx").Task(mk("worker", 3).Obj()).Obj()
 	defaults := Args{Worker: "worker", Port: 6666, Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	cases := map[string]struct {
 		args    []string
@@ -25,16 +25,16 @@ func TestParseArgs(t *testing.T) {
 		"defaults":               {job: workers, want: &defaults},
 		"defaults without a job": {want: &defaults},
 		"one process": {
-			job:  utiltesting.MakeJob("jx").Task(mk("worker", 1).Obj()).Obj(),
+			job:  jobtest.MakeJob("jx").Task(mk("worker", 1).Obj()).Obj(),
 			want: &defaults,
 		},
 		"other tasks are allowed": {
-			job:  utiltesting.MakeJob("jx").Task(mk("tensorboard", 1).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("jx").Task(mk("tensorboard", 1).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			want: &defaults,
 		},
 		"every flag": {
 			args: []string{"--worker=trainer", "--port=1234", "--wait=false", "--wait-timeout=90s", "--wait-image=busybox:1"},
-			job:  utiltesting.MakeJob("jx").Task(mk("trainer", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("jx").Task(mk("trainer", 2).Obj()).Obj(),
 			want: &Args{Worker: "trainer", Port: 1234, Wait: wait.Options{Timeout: 90 * time.Second, Image: "busybox:1"}},
 		},
 		"two-item spelling": {
@@ -80,7 +80,7 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[jax][0]: Invalid value: "--wait=maybe": plugin jax: --wait=maybe: must be true or false`,
 		},
 		"missing worker": {
-			job:     utiltesting.MakeJob("jx").Task(mk("main", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("jx").Task(mk("main", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[jax]: Invalid value: "--worker=worker (default)": plugin jax: --worker names task "worker", which the job does not have (tasks: main)`,
 		},
 		"renamed worker missing": {
@@ -89,12 +89,12 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[jax][0]: Invalid value: "--worker=trainer": plugin jax: --worker names task "trainer", which the job does not have (tasks: worker)`,
 		},
 		"worker without replicas": {
-			job:     utiltesting.MakeJob("jx").Task(mk("worker", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("jx").Task(mk("worker", 0).Obj()).Obj(),
 			wantErr: `spec.plugins[jax]: Invalid value: "--worker=worker (default)": plugin jax: --worker names task "worker", which has no replicas`,
 		},
 		"every problem is reported": {
 			args: []string{"--port=0", "--wait-timeout=-1s"},
-			job:  utiltesting.MakeJob("jx").Task(mk("main", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("jx").Task(mk("main", 2).Obj()).Obj(),
 			wantErr: `[spec.plugins[jax][0]: Invalid value: "--port=0": plugin jax: --port=0: must be between 1 and 65535, ` +
 				`spec.plugins[jax][1]: Invalid value: "--wait-timeout=-1s": plugin jax: --wait-timeout=-1s: must not be negative, ` +
 				`spec.plugins[jax]: Invalid value: "--worker=worker (default)": plugin jax: --worker names task "worker", which the job does not have (tasks: main)]`,
@@ -103,7 +103,7 @@ func TestParseArgs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {

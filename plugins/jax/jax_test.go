@@ -12,8 +12,8 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -21,7 +21,7 @@ import (
 // Volcano's controller does, and returns the pod.
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 // jaxEnv is the env a worker pod gets, in order: coordinator host and port,
@@ -41,8 +41,8 @@ func jaxEnv(host, port, n string, id int) []v1.EnvVar {
 }
 
 func TestEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
-	three := utiltesting.MakeJob("jx").Task(mk("worker", 3).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
+	mk := jobtest.MakeTask
+	three := jobtest.MakeJob("jx").Task(mk("worker", 3).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
 	cases := map[string]struct {
 		job   *batch.Job
 		task  string
@@ -53,24 +53,24 @@ func TestEnv(t *testing.T) {
 		"process 1": {job: three, task: "worker", index: 1, want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "3", 1)},
 		"process 2": {job: three, task: "worker", index: 2, want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "3", 2)},
 		"a single process": {
-			job:  utiltesting.MakeJob("jx").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("jx").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "6666", "1", 0),
 		},
 		"renamed worker and --port": {
-			job:   utiltesting.MakeJob("jx").Task(mk("trainer", 2).Obj()).Plugin(Name, "--worker=trainer", "--port=1234").Obj(),
+			job:   jobtest.MakeJob("jx").Task(mk("trainer", 2).Obj()).Plugin(Name, "--worker=trainer", "--port=1234").Obj(),
 			task:  "trainer",
 			index: 1,
 			want:  jaxEnv("jx-trainer-0.jx.default.svc.cluster.local", "1234", "2", 1),
 		},
 		"jaxjob-port on the worker overrides --port": {
-			job:   utiltesting.MakeJob("jx").Task(mk("worker", 2).Port(PortName, 7777).Obj()).Plugin(Name, "--port=1234").Obj(),
+			job:   jobtest.MakeJob("jx").Task(mk("worker", 2).Port(PortName, 7777).Obj()).Plugin(Name, "--port=1234").Obj(),
 			task:  "worker",
 			index: 1,
 			want:  jaxEnv("jx-worker-0.jx.default.svc.cluster.local", "7777", "2", 1),
 		},
 		"template subdomain is honoured": {
-			job:   utiltesting.MakeJob("jx").Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
+			job:   jobtest.MakeJob("jx").Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
 			want:  jaxEnv("jx-worker-0.net.default.svc.cluster.local", "6666", "2", 1),
@@ -98,8 +98,8 @@ func TestEnv(t *testing.T) {
 // Every container and init container gets the variables; a variable the user
 // set stays as it is and is not duplicated.
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("jx").
-		Task(utiltesting.MakeTask("worker", 2).Env(EnvJAXCoordinatorAddress, "10.0.0.1:1234").Env(EnvProcessID, "7").
+	job := jobtest.MakeJob("jx").
+		Task(jobtest.MakeTask("worker", 2).Env(EnvJAXCoordinatorAddress, "10.0.0.1:1234").Env(EnvProcessID, "7").
 			Container("sidecar").InitContainer("prepare").Obj()).
 		Plugin(Name).Obj()
 	pod := runPod(t, job, "worker", 1)
@@ -126,9 +126,9 @@ func TestUserSettingsWin(t *testing.T) {
 }
 
 func TestCoordinatorPort(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := func(worker *utiltesting.TaskWrapper, args ...string) *batch.Job {
-		return utiltesting.MakeJob("jx").Task(worker.Obj()).Plugin(Name, args...).Obj()
+	mk := jobtest.MakeTask
+	job := func(worker *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return jobtest.MakeJob("jx").Task(worker.Obj()).Plugin(Name, args...).Obj()
 	}
 	cases := map[string]struct {
 		job   *batch.Job
@@ -168,9 +168,9 @@ func TestCoordinatorPort(t *testing.T) {
 }
 
 func TestWaitForProcessZero(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	jxJob := func(replicas int32, args ...string) *batch.Job {
-		return utiltesting.MakeJob("jx").Task(mk("worker", replicas).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
+		return jobtest.MakeJob("jx").Task(mk("worker", replicas).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
 	coordinator := []wait.Target{{Host: "jx-worker-0.jx.default.svc.cluster.local", Port: 6666}}
@@ -192,7 +192,7 @@ func TestWaitForProcessZero(t *testing.T) {
 			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
 		},
 		"the jaxjob-port is waited for": {
-			job: utiltesting.MakeJob("jx").Task(mk("worker", 2).Port(PortName, 7777).InitContainer("user-init").Obj()).
+			job: jobtest.MakeJob("jx").Task(mk("worker", 2).Port(PortName, 7777).InitContainer("user-init").Obj()).
 				Plugin(Name).Obj(),
 			index:   1,
 			targets: []wait.Target{{Host: "jx-worker-0.jx.default.svc.cluster.local", Port: 7777}},
@@ -225,13 +225,13 @@ func TestWaitForProcessZero(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cases := map[string]struct {
 		job  *batch.Job
 		want framework.Description
 	}{
 		"processes 1 to N-1 wait for pod 0 of their task; all of them complete": {
-			job: utiltesting.MakeJob("jx").Task(mk("worker", 3).Obj()).Plugin(Name).Obj(),
+			job: jobtest.MakeJob("jx").Task(mk("worker", 3).Obj()).Plugin(Name).Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleWorker, Task: "worker"}},
 				Waits:      []framework.Wait{{From: "worker", To: "worker", Port: 6666, FirstOnly: true}},
@@ -239,7 +239,7 @@ func TestDescribe(t *testing.T) {
 			},
 		},
 		"renamed, on the jaxjob-port": {
-			job: utiltesting.MakeJob("jx").Task(mk("trainer", 2).Port(PortName, 7777).Obj()).Plugin(Name, "--worker=trainer").Obj(),
+			job: jobtest.MakeJob("jx").Task(mk("trainer", 2).Port(PortName, 7777).Obj()).Plugin(Name, "--worker=trainer").Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleWorker, Task: "trainer"}},
 				Waits:      []framework.Wait{{From: "trainer", To: "trainer", Port: 7777, FirstOnly: true}},
@@ -247,7 +247,7 @@ func TestDescribe(t *testing.T) {
 			},
 		},
 		"no wait with --wait=false": {
-			job: utiltesting.MakeJob("jx").Task(mk("worker", 3).Obj()).Plugin(Name, "--wait=false").Obj(),
+			job: jobtest.MakeJob("jx").Task(mk("worker", 3).Obj()).Plugin(Name, "--wait=false").Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleWorker, Task: "worker"}},
 				Completion: "worker",
@@ -262,7 +262,7 @@ func TestDescribe(t *testing.T) {
 			}
 		})
 	}
-	bad := utiltesting.MakeJob("jx").Task(mk("main", 1).Obj()).Plugin(Name).Obj()
+	bad := jobtest.MakeJob("jx").Task(mk("main", 1).Obj()).Plugin(Name).Obj()
 	if d := Framework.Describe(bad.Spec.Plugins[Name], bad); len(d.Errs) != 1 || d.Roles != nil || d.Waits != nil || d.Completion != "" {
 		t.Errorf("Describe of a Job without the worker task = %+v, want one error and nothing else", d)
 	}
@@ -273,8 +273,8 @@ func TestDescribe(t *testing.T) {
 var cmpDescription = cmp.Comparer(func(a, b func() []framework.SizedEnv) bool { return a == nil && b == nil })
 
 func TestPodWithoutIndex(t *testing.T) {
-	job := utiltesting.MakeJob("jx").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
-	pod := utiltesting.MakePod(job, "worker", 0).Obj()
+	job := jobtest.MakeJob("jx").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin(Name).Obj()
+	pod := jobtest.MakePod(job, "worker", 0).Obj()
 	delete(pod.Annotations, batch.TaskIndex)
 	pod.Name = "jx-worker-x"
 	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}

@@ -7,17 +7,17 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // baseJob is the Sample's base Job: each role's task under its flag's
 // default name, with the Sample's replicas.
 func baseJob(args ...string) *batch.Job {
-	b := utiltesting.MakeJob("jx")
+	b := jobtest.MakeJob("jx")
 	for _, r := range sample.Roles {
 		if r.Replicas > 0 {
-			b.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+			b.Task(jobtest.MakeTask(r.Flag, r.Replicas).Obj())
 		}
 	}
 	return b.Plugin(Name, args...).Obj()
@@ -32,7 +32,7 @@ func TestSampleCheck(t *testing.T) {
 	workers := int(sample.Roles[0].Replicas)
 	check := func(index int, edit func(map[string]string)) error {
 		pod := runPod(t, job, sample.Worker, index)
-		env := utiltesting.Env(pod, 0)
+		env := jobtest.Env(pod, 0)
 		if edit != nil {
 			edit(env)
 		}

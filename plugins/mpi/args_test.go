@@ -8,16 +8,16 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const acceptedFlags = "--cluster-domain, --launcher-as-worker, --master, --mpi-implementation, --port, --slots-per-worker, --wait, --wait-image, --wait-timeout, --worker"
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	masterWorker := utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
-	masterOnly := utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Obj()
+	mk := jobtest.MakeTask
+	masterWorker := jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	masterOnly := jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Obj()
 	defaults := Args{Master: "master", Worker: "worker", Port: 22, Implementation: OpenMPI, ClusterDomain: "cluster.local",
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	with := func(f func(a *Args)) *Args {
@@ -41,7 +41,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"upstream spellings": {
 			args: []string{"--master=mpimaster", "--worker=mpiworker", "--port=2222"},
-			job:  utiltesting.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 2).Obj()).Obj(),
 			want: with(func(a *Args) { a.Master, a.Worker, a.Port = "mpimaster", "mpiworker", 2222 }),
 		},
 		"implementation is case-insensitive": {
@@ -63,7 +63,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"launcher as worker, worker task without replicas": {
 			args: []string{"--launcher-as-worker"},
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			want: with(func(a *Args) { a.LauncherAsWorker = true }),
 		},
 		"cluster domain of the longest length": {
@@ -133,7 +133,7 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker": plugin mpi: flag --worker needs a value (--worker=<value>)`,
 		},
 		"master task missing": {
-			job:     utiltesting.MakeJob("mpi").Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("mpi").Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mpi]: Invalid value: "--master=master (default)": plugin mpi: --master names task "master", which the job does not have (tasks: worker)`,
 		},
 		"named master task missing": {
@@ -142,11 +142,11 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[mpi][0]: Invalid value: "--master=launcher": plugin mpi: --master names task "launcher", which the job does not have (tasks: master, worker)`,
 		},
 		"master without replicas": {
-			job:     utiltesting.MakeJob("mpi").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("mpi").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mpi]: Invalid value: "--master=master (default)": plugin mpi: --master names task "master", which has no replicas`,
 		},
 		"two masters": {
-			job:     utiltesting.MakeJob("mpi").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("mpi").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mpi]: Invalid value: "--master=master (default)": plugin mpi: task "master" (--master) must have at most 1 replica, has 2`,
 		},
 		// Master-only MPI (Volcano v1.15 admits it, volcano-sh/volcano#4955):
@@ -156,12 +156,12 @@ func TestParseArgs(t *testing.T) {
 			want: with(func(a *Args) { a.LauncherAsWorker = true }),
 		},
 		"master-only: worker task without replicas": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			want: with(func(a *Args) { a.LauncherAsWorker = true }),
 		},
 		"master-only with the upstream --master": {
 			args: []string{"--master=launcher"},
-			job:  utiltesting.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Obj(),
 			want: with(func(a *Args) { a.Master, a.LauncherAsWorker = "launcher", true }),
 		},
 		// A --worker the user wrote is a role they mean to fill: a task name
@@ -173,7 +173,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"named worker without replicas": {
 			args:    []string{"--worker=worker"},
-			job:     utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			wantErr: `spec.plugins[mpi][0]: Invalid value: "--worker=worker": plugin mpi: --worker names task "worker", which has no replicas`,
 		},
 		"named worker missing even as launcher-as-worker": {
@@ -230,7 +230,7 @@ func TestParseArgs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {
@@ -253,8 +253,8 @@ func withSSH(job *batch.Job, args ...string) *batch.Job {
 }
 
 func TestHostfileSize(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Obj()
+	mk := jobtest.MakeTask
+	job := jobtest.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Obj()
 	a, errs := ParseArgs(nil, nil)
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -263,7 +263,7 @@ func TestHostfileSize(t *testing.T) {
 		t.Errorf("HostfileSize = %d, want %d", got, want)
 	}
 	// The size is exactly that of the hostfile.
-	small := utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	small := jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
 	if got, want := HostfileSize(small, a), len("mpi-worker-0.mpi.default.svc.cluster.local slots=1\nmpi-worker-1.mpi.default.svc.cluster.local slots=1\n"); got != want {
 		t.Errorf("HostfileSize = %d, want %d", got, want)
 	}
@@ -273,29 +273,29 @@ func TestHostfileSize(t *testing.T) {
 // exactly the sizes of the hostfile, MPI_HOST and the wait targets the plan
 // builds.
 func TestSizesMatchBuiltStrings(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	tests := []struct {
 		name string
 		job  *batch.Job
 		argv []string
 	}{
-		{"openmpi", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 12).Obj()).Obj(), nil},
-		{"intel, gpus", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 101).GPU(8).Obj()).Obj(),
+		{"openmpi", jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 12).Obj()).Obj(), nil},
+		{"intel, gpus", jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 101).GPU(8).Obj()).Obj(),
 			[]string{"--mpi-implementation=intel"}},
-		{"mpich, slots", utiltesting.MakeJob("m").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Obj()).Obj(),
+		{"mpich, slots", jobtest.MakeJob("m").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Obj()).Obj(),
 			[]string{"--mpi-implementation=mpich", "--slots-per-worker=1024"}},
-		{"launcher as worker", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Obj(),
+		{"launcher as worker", jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Obj(),
 			[]string{"--launcher-as-worker"}},
-		{"launcher as the only worker", utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Obj(),
+		{"launcher as the only worker", jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Obj(),
 			[]string{"--launcher-as-worker"}},
-		{"template hostname and subdomain", utiltesting.MakeJob("mpi").Task(mk("master", 1).Hostname("launcher").Obj()).
+		{"template hostname and subdomain", jobtest.MakeJob("mpi").Task(mk("master", 1).Hostname("launcher").Obj()).
 			Task(mk("worker", 5).Hostname("shared").Subdomain("sub").Obj()).Obj(), []string{"--launcher-as-worker"}},
-		{"subdomain", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Subdomain("s").Obj()).Obj(), nil},
-		{"port of 5 digits", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 11).Obj()).Obj(),
+		{"subdomain", jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 10).Subdomain("s").Obj()).Obj(), nil},
+		{"port of 5 digits", jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 11).Obj()).Obj(),
 			[]string{"--port=65000"}},
-		{"no wait", utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 4).Obj()).Obj(), []string{"--wait=false"}},
-		{"master-only", utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(8).Obj()).Obj(), nil},
-		{"ssh plugin's port", withSSH(utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 9).Obj()).Obj(), "--ssh-port=22222"), nil},
+		{"no wait", jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 4).Obj()).Obj(), []string{"--wait=false"}},
+		{"master-only", jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(8).Obj()).Obj(), nil},
+		{"ssh plugin's port", withSSH(jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 9).Obj()).Obj(), "--ssh-port=22222"), nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -23,19 +23,19 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 // standard returns a job "mpi" with one master and two workers and the plugin's
 // arguments.
-func standard(args ...string) *utiltesting.JobWrapper {
-	return utiltesting.MakeJob("mpi").Task(utiltesting.MakeTask("master", 1).Obj()).
-		Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, args...)
+func standard(args ...string) *jobtest.JobWrapper {
+	return jobtest.MakeJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).
+		Task(jobtest.MakeTask("worker", 2).Obj()).Plugin(Name, args...)
 }
 
 // fresh gives job a UID of its own (the test's name): the package's per-job
@@ -54,7 +54,7 @@ func clientset(kube *fake.Clientset) pluginsinterface.PluginClientset {
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
 	fresh(t, job)
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 // configMapOf returns the job's hostfile ConfigMap.
@@ -68,7 +68,7 @@ func configMapOf(t *testing.T, kube *fake.Clientset, job *batch.Job) *v1.ConfigM
 }
 
 func TestHostfile(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cases := map[string]struct {
 		job  *batch.Job
 		want string
@@ -86,26 +86,26 @@ func TestHostfile(t *testing.T) {
 			want: "mpi-worker-0.mpi.default.svc.cluster.local:1\nmpi-worker-1.mpi.default.svc.cluster.local:1\n",
 		},
 		"slots from the worker's nvidia GPUs": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).GPU(4).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).GPU(4).Obj()).Plugin(Name).Obj(),
 			want: "mpi-worker-0.mpi.default.svc.cluster.local slots=4\nmpi-worker-1.mpi.default.svc.cluster.local slots=4\n",
 		},
 		"slots from another GPU resource": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Resource("amd.com/gpu", "2").Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Resource("amd.com/gpu", "2").Obj()).
 				Plugin(Name, "--mpi-implementation=mpich").Obj(),
 			want: "mpi-worker-0.mpi.default.svc.cluster.local:2\n",
 		},
 		"GPUs of a sidecar do not count": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).
 				Task(sidecarResource(mk("worker", 1), "nvidia.com/gpu", "2")).Plugin(Name).Obj(),
 			want: "mpi-worker-0.mpi.default.svc.cluster.local slots=1\n",
 		},
 		"--slots-per-worker wins over GPUs": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).GPU(4).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).GPU(4).Obj()).
 				Plugin(Name, "--slots-per-worker=2", "--mpi-implementation=intel").Obj(),
 			want: "mpi-worker-0.mpi.default.svc.cluster.local:2\nmpi-worker-1.mpi.default.svc.cluster.local:2\n",
 		},
 		"launcher as worker: the master first, with its own GPUs": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Task(mk("worker", 2).GPU(8).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Task(mk("worker", 2).GPU(8).Obj()).
 				Plugin(Name, "--launcher-as-worker").Obj(),
 			want: "mpi-master-0.mpi.default.svc.cluster.local slots=2\nmpi-worker-0.mpi.default.svc.cluster.local slots=8\nmpi-worker-1.mpi.default.svc.cluster.local slots=8\n",
 		},
@@ -118,31 +118,31 @@ func TestHostfile(t *testing.T) {
 			want: "mpi-master-0.mpi.default.svc.cluster.local slots=3\nmpi-worker-0.mpi.default.svc.cluster.local slots=3\nmpi-worker-1.mpi.default.svc.cluster.local slots=3\n",
 		},
 		"launcher as worker, no worker task": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
 			want: "mpi-master-0.mpi.default.svc.cluster.local slots=1\n",
 		},
 		// Master-only MPI (Volcano v1.15): the launcher lists itself with its
 		// own slots, without --launcher-as-worker.
 		"master-only: the launcher with its GPUs": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name).Obj(),
 			want: "mpi-master-0.mpi.default.svc.cluster.local slots=4\n",
 		},
 		"master-only, intel, --slots-per-worker": {
-			job: utiltesting.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Task(mk("worker", 0).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("launcher", 1).Obj()).Task(mk("worker", 0).Obj()).
 				Plugin(Name, "--master=launcher", "--mpi-implementation=intel", "--slots-per-worker=8").Obj(),
 			want: "mpi-launcher-0.mpi.default.svc.cluster.local:8\n",
 		},
 		"template subdomain is honoured": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			want: "mpi-worker-0.net.default.svc.cluster.local slots=1\nmpi-worker-1.net.default.svc.cluster.local slots=1\n",
 		},
 		"template hostname is one host for all replicas": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Hostname("node").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Hostname("node").Subdomain("net").Obj()).
 				Plugin(Name).Obj(),
 			want: "node.net.default.svc.cluster.local slots=1\n",
 		},
 		"upstream spellings": {
-			job: utiltesting.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 2).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 2).Obj()).
 				Plugin(Name, "--master=mpimaster", "--worker=mpiworker", "--port=2222").Obj(),
 			want: "mpi-mpiworker-0.mpi.default.svc.cluster.local slots=1\nmpi-mpiworker-1.mpi.default.svc.cluster.local slots=1\n",
 		},
@@ -164,7 +164,7 @@ func TestHostfile(t *testing.T) {
 }
 
 func TestMasterEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	openMPI := func(hosts, slots, port string) []v1.EnvVar {
 		return []v1.EnvVar{
 			{Name: "MPI_HOST", Value: hosts},
@@ -210,11 +210,11 @@ func TestMasterEnv(t *testing.T) {
 			}, noGPU...),
 		},
 		"a GPU master keeps its GPUs": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(1).Obj()).Task(mk("worker", 2).GPU(2).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(1).Obj()).Task(mk("worker", 2).GPU(2).Obj()).Plugin(Name).Obj(),
 			want: openMPI(workers, "2", "22"),
 		},
 		"a GPU in any container of the master counts": {
-			job: utiltesting.MakeJob("mpi").Task(sidecarResource(mk("master", 1), "example.com/gpu", "1")).Task(mk("worker", 2).Obj()).
+			job: jobtest.MakeJob("mpi").Task(sidecarResource(mk("master", 1), "example.com/gpu", "1")).Task(mk("worker", 2).Obj()).
 				Plugin(Name).Obj(),
 			want: openMPI(workers, "1", "22"),
 		},
@@ -223,15 +223,15 @@ func TestMasterEnv(t *testing.T) {
 			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local,"+workers, "1", "22"),
 		},
 		"launcher as worker without workers": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(4).Obj()).Plugin(Name, "--launcher-as-worker").Obj(),
 			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local", "4", "22"),
 		},
 		"master-only: ranks on the launcher's slots, GPUs not hidden": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).GPU(2).Obj()).Plugin(Name).Obj(),
 			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local", "2", "22"),
 		},
 		"master-only, CPU launcher: one slot, CPU not hidden from its own ranks": {
-			job:  utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
 			want: openMPI("mpi-master-0.mpi.default.svc.cluster.local", "1", "22"),
 		},
 		"the ssh plugin's --ssh-port without --port": {
@@ -239,12 +239,12 @@ func TestMasterEnv(t *testing.T) {
 			want: append(openMPI(workers, "1", "2222"), noGPU...),
 		},
 		"upstream spellings": {
-			job: utiltesting.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 3).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("mpimaster", 1).Obj()).Task(mk("mpiworker", 3).Obj()).
 				Plugin(Name, "--master=mpimaster", "--worker=mpiworker", "--port=2222").Obj(),
 			want: append(openMPI("mpi-mpiworker-0.mpi.default.svc.cluster.local,mpi-mpiworker-1.mpi.default.svc.cluster.local,mpi-mpiworker-2.mpi.default.svc.cluster.local", "1", "2222"), noGPU...),
 		},
 		"template hostname listed once, as Volcano's in-tree plugin": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Hostname("w").Obj()).
 				Plugin(Name).Obj(),
 			want: append(openMPI("w.mpi.default.svc.cluster.local", "1", "22"), noGPU...),
 		},
@@ -261,7 +261,7 @@ func TestMasterEnv(t *testing.T) {
 
 // sidecarResource adds a second container "sidecar" requesting quantity of
 // resource to the task.
-func sidecarResource(w *utiltesting.TaskWrapper, name v1.ResourceName, quantity string) batch.TaskSpec {
+func sidecarResource(w *jobtest.TaskWrapper, name v1.ResourceName, quantity string) batch.TaskSpec {
 	task := w.Container("sidecar").Obj()
 	task.Template.Spec.Containers[1].Resources.Requests = v1.ResourceList{name: resource.MustParse(quantity)}
 	return task
@@ -305,7 +305,7 @@ func TestMasterAndWorkerPods(t *testing.T) {
 		}
 	})
 	t.Run("upstream port", func(t *testing.T) {
-		job := utiltesting.MakeJob("mpi").Task(utiltesting.MakeTask("mpimaster", 1).Obj()).Task(utiltesting.MakeTask("mpiworker", 2).Obj()).
+		job := jobtest.MakeJob("mpi").Task(jobtest.MakeTask("mpimaster", 1).Obj()).Task(jobtest.MakeTask("mpiworker", 2).Obj()).
 			Plugin(Name, "--master=mpimaster", "--worker=mpiworker", "--port=2222").Obj()
 		pod := runPod(t, job, "mpiworker", 0)
 		want := []v1.ContainerPort{{Name: "mpijob-port", ContainerPort: 2222, Protocol: v1.ProtocolTCP}}
@@ -321,7 +321,7 @@ func TestMasterAndWorkerPods(t *testing.T) {
 		}
 	})
 	t.Run("master-only: the launcher opens the port, as with --launcher-as-worker", func(t *testing.T) {
-		pod := runPod(t, utiltesting.MakeJob("mpi").Task(utiltesting.MakeTask("master", 1).Obj()).Plugin(Name).Obj(), "master", 0)
+		pod := runPod(t, jobtest.MakeJob("mpi").Task(jobtest.MakeTask("master", 1).Obj()).Plugin(Name).Obj(), "master", 0)
 		if diff := cmp.Diff(sshPort, pod.Spec.Containers[0].Ports); diff != "" {
 			t.Errorf("master ports (-want +got):\n%s", diff)
 		}
@@ -336,9 +336,9 @@ func TestMasterAndWorkerPods(t *testing.T) {
 		}
 	})
 	t.Run("tasks that play no role are left alone", func(t *testing.T) {
-		job := standard().Task(utiltesting.MakeTask("monitor", 1).Obj()).Obj()
+		job := standard().Task(jobtest.MakeTask("monitor", 1).Obj()).Obj()
 		pod := runPod(t, job, "monitor", 0)
-		want := utiltesting.MakePod(job, "monitor", 0).Obj()
+		want := jobtest.MakePod(job, "monitor", 0).Obj()
 		if diff := cmp.Diff(want, pod); diff != "" {
 			t.Errorf("pod changed (-want +got):\n%s", diff)
 		}
@@ -349,7 +349,7 @@ func TestMasterAndWorkerPods(t *testing.T) {
 // pods search the Service domain of the job's subdomain, so that the
 // launcher's short host name (what Hydra's proxies connect back to) resolves.
 func TestDNSSearchPath(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	searches := func(s ...string) *v1.PodDNSConfig { return &v1.PodDNSConfig{Searches: s} }
 	cases := map[string]struct {
 		job  *batch.Job
@@ -370,13 +370,13 @@ func TestDNSSearchPath(t *testing.T) {
 			want: searches("mpi.default.svc.k8s.corp.example"),
 		},
 		"a task's own subdomain, the master's first": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Subdomain("ctl").Obj()).Task(mk("worker", 2).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Subdomain("ctl").Obj()).Task(mk("worker", 2).Obj()).
 				Plugin(Name, "--mpi-implementation=mpich").Obj(),
 			task: "worker",
 			want: searches("ctl.default.svc.cluster.local", "mpi.default.svc.cluster.local"),
 		},
 		"the user's dnsConfig is kept and the domain added after it": {
-			job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).
+			job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).
 				Task(mk("worker", 2).DNSSearches("corp.example", "mpi.default.svc.cluster.local").Obj()).
 				Plugin(Name, "--mpi-implementation=mpich").Obj(),
 			task: "worker",
@@ -397,16 +397,16 @@ func TestDNSSearchPath(t *testing.T) {
 }
 
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("mpi").
-		Task(utiltesting.MakeTask("master", 1).Env("MPI_HOST", "mine").Env("OMPI_MCA_plm_rsh_args", "-o Port=2200").
+	job := jobtest.MakeJob("mpi").
+		Task(jobtest.MakeTask("master", 1).Env("MPI_HOST", "mine").Env("OMPI_MCA_plm_rsh_args", "-o Port=2200").
 			Container("sidecar").InitContainer("prepare").Obj()).
-		Task(utiltesting.MakeTask("worker", 2).Port("ssh", 22).Obj()).
+		Task(jobtest.MakeTask("worker", 2).Port("ssh", 22).Obj()).
 		Plugin(Name).Obj()
 	userMount := v1.VolumeMount{Name: "own", MountPath: "/etc/mpi"}
 	job.Spec.Tasks[0].Template.Spec.Containers[1].VolumeMounts = []v1.VolumeMount{userMount}
 
 	master := runPod(t, job, "master", 0)
-	env := utiltesting.Env(master, 0)
+	env := jobtest.Env(master, 0)
 	if env["MPI_HOST"] != "mine" || env["OMPI_MCA_plm_rsh_args"] != "-o Port=2200" {
 		t.Errorf("user variables overwritten: MPI_HOST=%q OMPI_MCA_plm_rsh_args=%q", env["MPI_HOST"], env["OMPI_MCA_plm_rsh_args"])
 	}
@@ -415,7 +415,7 @@ func TestUserSettingsWin(t *testing.T) {
 			continue
 		}
 		for _, name := range []string{"MPI_HOST", "OMPI_MCA_plm_rsh_args", "OMPI_MCA_orte_default_hostfile"} {
-			if n := utiltesting.CountEnv(c.Env, name); n != 1 {
+			if n := jobtest.CountEnv(c.Env, name); n != 1 {
 				t.Errorf("container %s: %s appears %d times", c.Name, name, n)
 			}
 		}
@@ -438,7 +438,7 @@ func TestUserSettingsWin(t *testing.T) {
 	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(master, job); err != nil {
 		t.Fatal(err)
 	}
-	if n := utiltesting.CountEnv(master.Spec.Containers[0].Env, "OMPI_MCA_orte_default_hostfile"); n != 1 {
+	if n := jobtest.CountEnv(master.Spec.Containers[0].Env, "OMPI_MCA_orte_default_hostfile"); n != 1 {
 		t.Errorf("second OnPodCreate: variable appears %d times", n)
 	}
 	if len(master.Spec.Volumes) != 1 || countInit(master, wait.ContainerName) != 1 {
@@ -460,14 +460,14 @@ func countInit(pod *v1.Pod, name string) int {
 // hostfile ConfigMap's WaitTargetsKey, mounted with the hostfile: the list
 // stays out of the pod spec.
 func TestWaitForWorkers(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cases := map[string]struct {
 		job         *batch.Job
 		task        string
 		wantTargets []wait.Target // nil: no wait container
 	}{
 		"master waits for every worker's ssh port": {
-			job:         utiltesting.MakeJob("mpi").Task(mk("master", 1).InitContainer("user-init").Obj()).Task(mk("worker", 3).Obj()).Plugin(Name, "--port=2222").Obj(),
+			job:         jobtest.MakeJob("mpi").Task(mk("master", 1).InitContainer("user-init").Obj()).Task(mk("worker", 3).Obj()).Plugin(Name, "--port=2222").Obj(),
 			task:        "master",
 			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi.default.svc.cluster.local", Port: 2222}, {Host: "mpi-worker-1.mpi.default.svc.cluster.local", Port: 2222}, {Host: "mpi-worker-2.mpi.default.svc.cluster.local", Port: 2222}},
 		},
@@ -481,10 +481,10 @@ func TestWaitForWorkers(t *testing.T) {
 			task:        "master",
 			wantTargets: []wait.Target{{Host: "mpi-worker-0.mpi.default.svc.cluster.local", Port: 2200}, {Host: "mpi-worker-1.mpi.default.svc.cluster.local", Port: 2200}},
 		},
-		"master-only waits for none":              {job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(), task: "master"},
+		"master-only waits for none":              {job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name).Obj(), task: "master"},
 		"workers do not wait":                     {job: standard().Obj(), task: "worker"},
 		"--wait=false switches it off":            {job: standard("--wait=false").Obj(), task: "master"},
-		"launcher as worker alone waits for none": {job: utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(), task: "master"},
+		"launcher as worker alone waits for none": {job: jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Plugin(Name, "--launcher-as-worker").Obj(), task: "master"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -494,7 +494,7 @@ func TestWaitForWorkers(t *testing.T) {
 			if err := plugin.OnJobAdd(job); err != nil {
 				t.Fatal(err)
 			}
-			pod := utiltesting.MakePod(job, tc.task, 0).Obj()
+			pod := jobtest.MakePod(job, tc.task, 0).Obj()
 			if err := plugin.OnPodCreate(pod, job); err != nil {
 				t.Fatal(err)
 			}
@@ -630,11 +630,11 @@ func TestOnJobUpdateRewritesHostfile(t *testing.T) {
 		t.Errorf("hostfile after scaling (-want +got):\n%s", diff)
 	}
 	// The master's MPI_HOST follows as well.
-	pod := utiltesting.MakePod(job, "master", 0).Obj()
+	pod := jobtest.MakePod(job, "master", 0).Obj()
 	if err := New(clientset(kube), job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
 		t.Fatal(err)
 	}
-	if got := utiltesting.Env(pod, 0)["MPI_HOST"]; got != "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local,mpi-worker-2.mpi.default.svc.cluster.local" {
+	if got := jobtest.Env(pod, 0)["MPI_HOST"]; got != "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local,mpi-worker-2.mpi.default.svc.cluster.local" {
 		t.Errorf("MPI_HOST after scaling = %q", got)
 	}
 
@@ -742,7 +742,7 @@ func TestConfigMapOwnedByAnother(t *testing.T) {
 			if task == "" {
 				task = "master"
 			}
-			pod := utiltesting.MakePod(job, task, 0).Obj()
+			pod := jobtest.MakePod(job, task, 0).Obj()
 			err := tc.hook(New(clientset(kube), job.Spec.Plugins[Name]), job, pod)
 
 			var conflict *ConflictError
@@ -750,7 +750,7 @@ func TestConfigMapOwnedByAnother(t *testing.T) {
 				t.Fatalf("error = %v, want a *ConflictError: %v", err, tc.conflict)
 			}
 			if tc.task == "master" {
-				if diff := cmp.Diff(utiltesting.MakePod(job, "master", 0).Obj(), pod); diff != "" {
+				if diff := cmp.Diff(jobtest.MakePod(job, "master", 0).Obj(), pod); diff != "" {
 					t.Errorf("master prepared against the foreign ConfigMap (-want +got):\n%s", diff)
 				}
 			}
@@ -762,7 +762,7 @@ func TestConfigMapOwnedByAnother(t *testing.T) {
 				t.Errorf("foreign ConfigMap changed (-want +got):\n%s%v", diff, cm.OwnerReferences)
 			}
 			var got []string
-			for _, ev := range utiltesting.Events(t, kube) {
+			for _, ev := range jobtest.Events(t, kube) {
 				got = append(got, ev.Type+" "+ev.Reason+" "+ev.InvolvedObject.Name+": "+ev.Message)
 			}
 			var want []string
@@ -831,11 +831,11 @@ func TestInvalidArguments(t *testing.T) {
 		t.Errorf("invalid arguments created %d ConfigMaps", len(cms.Items))
 	}
 	for _, task := range []string{"master", "worker"} {
-		pod := utiltesting.MakePod(job, task, 0).Obj()
+		pod := jobtest.MakePod(job, task, 0).Obj()
 		if err := New(clientset(kube), job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
 			t.Fatalf("OnPodCreate: %v", err)
 		}
-		if diff := cmp.Diff(utiltesting.MakePod(job, task, 0).Obj(), pod); diff != "" {
+		if diff := cmp.Diff(jobtest.MakePod(job, task, 0).Obj(), pod); diff != "" {
 			t.Errorf("%s pod changed despite invalid arguments (-want +got):\n%s", task, diff)
 		}
 	}
@@ -857,10 +857,10 @@ func TestInvalidArguments(t *testing.T) {
 // preparing a worker pod costs the same for 2 workers as for 2000.
 func TestWorkerPodCostIsConstant(t *testing.T) {
 	allocs := func(workers int32) float64 {
-		job := utiltesting.MakeJob(fmt.Sprintf("cost-%d", workers)).Task(utiltesting.MakeTask("master", 1).Obj()).
-			Task(utiltesting.MakeTask("worker", workers).Obj()).Plugin(Name).Obj()
+		job := jobtest.MakeJob(fmt.Sprintf("cost-%d", workers)).Task(jobtest.MakeTask("master", 1).Obj()).
+			Task(jobtest.MakeTask("worker", workers).Obj()).Plugin(Name).Obj()
 		client := clientset(fake.NewSimpleClientset())
-		template := utiltesting.MakePod(job, "worker", 1).Obj()
+		template := jobtest.MakePod(job, "worker", 1).Obj()
 		run := func() {
 			pod := template.DeepCopy()
 			if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
@@ -880,18 +880,18 @@ func TestWorkerPodCostIsConstant(t *testing.T) {
 // admission's (Framework.NewUncached) builds from the Job it is given, as a
 // denied update and its corrected retry share both.
 func TestUncachedPlanFollowsTheJob(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	at := func(workers int32) *batch.Job {
-		job := fresh(t, utiltesting.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", workers).Obj()).Plugin(Name).Obj())
+		job := fresh(t, jobtest.MakeJob("mpi").Task(mk("master", 1).Obj()).Task(mk("worker", workers).Obj()).Plugin(Name).Obj())
 		job.Generation = 2
 		return job
 	}
 	mpiHost := func(build func(pluginsinterface.PluginClientset, []string) pluginsinterface.PluginInterface, job *batch.Job) string {
-		pod := utiltesting.MakePod(job, "master", 0).Obj()
+		pod := jobtest.MakePod(job, "master", 0).Obj()
 		if err := build(pluginsinterface.PluginClientset{}, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
 			t.Fatal(err)
 		}
-		return utiltesting.Env(pod, 0)[EnvMPIHost]
+		return jobtest.Env(pod, 0)[EnvMPIHost]
 	}
 	two, three := "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local", "mpi-worker-0.mpi.default.svc.cluster.local,mpi-worker-1.mpi.default.svc.cluster.local,mpi-worker-2.mpi.default.svc.cluster.local"
 	if got := mpiHost(New, at(2)); got != two {
@@ -944,8 +944,8 @@ func TestClusterDomainAgrees(t *testing.T) {
 				t.Fatalf("OnJobAdd: %v", err)
 			}
 			cm := configMapOf(t, kube, job)
-			master := utiltesting.RunPod(t, New, Name, job, "master", 0)
-			got := names{Hostfile: cm.Data[HostfileKey], MPIHost: utiltesting.Env(master, 0)[EnvMPIHost], WaitTargets: cm.Data[WaitTargetsKey]}
+			master := jobtest.RunPod(t, New, Name, job, "master", 0)
+			got := names{Hostfile: cm.Data[HostfileKey], MPIHost: jobtest.Env(master, 0)[EnvMPIHost], WaitTargets: cm.Data[WaitTargetsKey]}
 			if master.Spec.DNSConfig != nil {
 				got.Searches = master.Spec.DNSConfig.Searches
 			}
@@ -964,7 +964,7 @@ func TestClusterDomainAgrees(t *testing.T) {
 // hostfile and the wait targets of a small Job. MPI_HOST, over a MiB, is
 // left out. A Job whose hostfile fits is as before (TestHostfile).
 func TestHostfileRanges(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	long := "llama-70b-sft-lr-sweep-7-of-32-20261204-a1b2c3"
 	for name, tc := range map[string]struct {
 		job           *batch.Job
@@ -972,10 +972,10 @@ func TestHostfileRanges(t *testing.T) {
 		targetLines   int
 	}{
 		// 2,738,890 bytes of hostfile: over a ConfigMap alone.
-		"50,000 workers, no wait": {utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Plugin(Name, "--wait=false").Obj(), 50000, 0},
+		"50,000 workers, no wait": {jobtest.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 50000).Obj()).Plugin(Name, "--wait=false").Obj(), 50000, 0},
 		// Each fits; with the wait targets they do not.
-		"11,000 workers": {utiltesting.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 11000).Obj()).Plugin(Name).Obj(), 11000, 11000},
-		"8,192 workers, Intel MPI, launcher as worker, 46-character name": {utiltesting.MakeJob(long).Namespace("ml-training").Task(mk("master", 1).Obj()).
+		"11,000 workers": {jobtest.MakeJob("big").Task(mk("master", 1).Obj()).Task(mk("worker", 11000).Obj()).Plugin(Name).Obj(), 11000, 11000},
+		"8,192 workers, Intel MPI, launcher as worker, 46-character name": {jobtest.MakeJob(long).Namespace("ml-training").Task(mk("master", 1).Obj()).
 			Task(mk("worker", 8192).Obj()).Plugin(Name, "--mpi-implementation=intel", "--launcher-as-worker", "--slots-per-worker=8").Obj(), 8193, 8192},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -1015,7 +1015,7 @@ func TestHostfileRanges(t *testing.T) {
 				t.Errorf("%d wait targets, want %d", len(targets), tc.targetLines)
 			}
 
-			pod := utiltesting.RunPod(t, New, Name, job, "master", 0)
+			pod := jobtest.RunPod(t, New, Name, job, "master", 0)
 			if len(pod.Spec.InitContainers) == 0 || pod.Spec.InitContainers[0].Name != HostfileContainerName {
 				t.Fatalf("init containers %v, want %s first", containerNames(pod.Spec.InitContainers), HostfileContainerName)
 			}

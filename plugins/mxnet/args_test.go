@@ -8,14 +8,14 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	full := utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 2).Obj()).Task(mk("worker", 2).Obj()).Obj()
-	noServer := utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	mk := jobtest.MakeTask
+	full := jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 2).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	noServer := jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
 	defaults := Args{Scheduler: "scheduler", Server: "server", Worker: "worker", Port: 9091,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	cases := map[string]struct {
@@ -33,7 +33,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"renamed roles fit the job": {
 			args: []string{"--scheduler=sched", "--server=ps", "--worker=trainer"},
-			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).
 				Task(mk("trainer", 1).Obj()).Obj(),
 			want: &Args{Scheduler: "sched", Server: "ps", Worker: "trainer", Port: 9091, Wait: defaults.Wait},
 		},
@@ -79,7 +79,7 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--wait=maybe": plugin mxnet: --wait=maybe: must be true or false`,
 		},
 		"missing scheduler": {
-			job:     utiltesting.MakeJob("mx").Task(mk("server", 1).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("mx").Task(mk("server", 1).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mxnet]: Invalid value: "--scheduler=scheduler (default)": plugin mxnet: --scheduler names task "scheduler", which the job does not have (tasks: server, worker)`,
 		},
 		"renamed scheduler missing": {
@@ -88,20 +88,20 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--scheduler=sched": plugin mxnet: --scheduler names task "sched", which the job does not have (tasks: scheduler, server, worker)`,
 		},
 		"scheduler without replicas": {
-			job:     utiltesting.MakeJob("mx").Task(mk("scheduler", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("mx").Task(mk("scheduler", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mxnet]: Invalid value: "--scheduler=scheduler (default)": plugin mxnet: --scheduler names task "scheduler", which has no replicas`,
 		},
 		"two schedulers": {
-			job:     utiltesting.MakeJob("mx").Task(mk("scheduler", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("mx").Task(mk("scheduler", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[mxnet]: Invalid value: "--scheduler=scheduler (default)": plugin mxnet: task "scheduler" (--scheduler) must have at most 1 replica, has 2`,
 		},
 		"missing worker": {
-			job:     utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 1).Obj()).Obj(),
+			job:     jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 1).Obj()).Obj(),
 			wantErr: `spec.plugins[mxnet]: Invalid value: "--worker=worker (default)": plugin mxnet: --worker names task "worker", which the job does not have (tasks: scheduler, server)`,
 		},
 		"worker without replicas": {
 			args:    []string{"--worker=trainer"},
-			job:     utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("trainer", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("trainer", 0).Obj()).Obj(),
 			wantErr: `spec.plugins[mxnet][0]: Invalid value: "--worker=trainer": plugin mxnet: --worker names task "trainer", which has no replicas`,
 		},
 		"explicit --server naming a missing task": {
@@ -121,7 +121,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"every problem is reported": {
 			args: []string{"--port=0", "--server=ps"},
-			job:  utiltesting.MakeJob("mx").Task(mk("scheduler", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("mx").Task(mk("scheduler", 2).Obj()).Obj(),
 			wantErr: `[spec.plugins[mxnet][0]: Invalid value: "--port=0": plugin mxnet: --port=0: must be between 1 and 65535, ` +
 				`spec.plugins[mxnet]: Invalid value: "--scheduler=scheduler (default)": plugin mxnet: task "scheduler" (--scheduler) must have at most 1 replica, has 2, ` +
 				`spec.plugins[mxnet][1]: Invalid value: "--server=ps": plugin mxnet: --server names task "ps", which the job does not have (tasks: scheduler), ` +
@@ -131,7 +131,7 @@ func TestParseArgs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {

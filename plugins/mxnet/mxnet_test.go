@@ -10,7 +10,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -18,7 +18,7 @@ import (
 // Volcano's controller does, and returns the pod.
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 // dmlc is the env a pod of role gets, in order; workerID < 0 leaves out
@@ -39,8 +39,8 @@ func dmlc(role, uri, port, numServer, numWorker string, workerID int) []v1.EnvVa
 }
 
 func TestEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
-	full := utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 2).Obj()).
+	mk := jobtest.MakeTask
+	full := jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 2).Obj()).
 		Task(mk("worker", 3).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
 	cases := map[string]struct {
 		job   *batch.Job
@@ -71,38 +71,38 @@ func TestEnv(t *testing.T) {
 			want:  dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "2", "3", 2),
 		},
 		"no server task: DMLC_NUM_SERVER=0": {
-			job:   utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:   jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
 			want:  dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "0", "2", 1),
 		},
 		"server task without replicas counts as none": {
-			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 0).Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 0).Obj()).
 				Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task: "scheduler",
 			want: dmlc("scheduler", "mx-scheduler-0.mx.default.svc.cluster.local", "9091", "0", "2", -1),
 		},
 		"renamed roles and port": {
-			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--scheduler=sched", "--server=ps", "--worker=trainer", "--port=9000").Obj(),
 			task:  "trainer",
 			index: 1,
 			want:  dmlc("worker", "mx-sched-0.mx.default.svc.cluster.local", "9000", "1", "2", 1),
 		},
 		"renamed server": {
-			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("sched", 1).Obj()).Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--scheduler=sched", "--server=ps", "--worker=trainer", "--port=9000").Obj(),
 			task: "ps",
 			want: dmlc("server", "mx-sched-0.mx.default.svc.cluster.local", "9000", "1", "2", -1),
 		},
 		"template hostname and subdomain of the scheduler are honoured": {
-			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Hostname("root").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("scheduler", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: dmlc("worker", "root.net.default.svc.cluster.local", "9091", "0", "1", 0),
 		},
 		"mxjob-port on the scheduler overrides --port": {
-			job: utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Port(PortName, 9991).Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("scheduler", 1).Port(PortName, 9991).Obj()).
 				Task(mk("worker", 1).Obj()).Plugin(Name, "--port=9000").Obj(),
 			task: "worker",
 			want: dmlc("worker", "mx-scheduler-0.mx.default.svc.cluster.local", "9991", "0", "1", 0),
@@ -131,8 +131,8 @@ func TestEnv(t *testing.T) {
 }
 
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("mx").Task(utiltesting.MakeTask("scheduler", 1).Obj()).
-		Task(utiltesting.MakeTask("worker", 2).Env(EnvRootURI, "10.0.0.1").Env(EnvWorkerID, "7").
+	job := jobtest.MakeJob("mx").Task(jobtest.MakeTask("scheduler", 1).Obj()).
+		Task(jobtest.MakeTask("worker", 2).Env(EnvRootURI, "10.0.0.1").Env(EnvWorkerID, "7").
 			Container("sidecar").InitContainer("prepare").Obj()).
 		Plugin(Name).Obj()
 	pod := runPod(t, job, "worker", 1)
@@ -158,9 +158,9 @@ func TestUserSettingsWin(t *testing.T) {
 }
 
 func TestSchedulerPort(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := func(scheduler *utiltesting.TaskWrapper, args ...string) *batch.Job {
-		return utiltesting.MakeJob("mx").Task(scheduler.Obj()).Task(mk("server", 1).Obj()).Task(mk("worker", 2).Obj()).
+	mk := jobtest.MakeTask
+	job := func(scheduler *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return jobtest.MakeJob("mx").Task(scheduler.Obj()).Task(mk("server", 1).Obj()).Task(mk("worker", 2).Obj()).
 			Plugin(Name, args...).Obj()
 	}
 	cases := map[string]struct {
@@ -202,9 +202,9 @@ func TestSchedulerPort(t *testing.T) {
 }
 
 func TestWaitForScheduler(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	mxJob := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 1).InitContainer("user-init").Obj()).
+		return jobtest.MakeJob("mx").Task(mk("scheduler", 1).Obj()).Task(mk("server", 1).InitContainer("user-init").Obj()).
 			Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
@@ -227,7 +227,7 @@ func TestWaitForScheduler(t *testing.T) {
 			opts:    wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"},
 		},
 		"renamed scheduler, its hostname and port": {
-			job: utiltesting.MakeJob("mx").Task(mk("sched", 1).Hostname("root").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("mx").Task(mk("sched", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, "--scheduler=sched", "--port=9000").Obj(),
 			task:    "worker",
 			targets: []wait.Target{{Host: "root.net.default.svc.cluster.local", Port: 9000}},

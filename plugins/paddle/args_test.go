@@ -9,14 +9,14 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	collective := utiltesting.MakeJob("pd").Task(mk("worker", 3).Obj()).Obj()
-	ps := utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	mk := jobtest.MakeTask
+	collective := jobtest.MakeJob("pd").Task(mk("worker", 3).Obj()).Obj()
+	ps := jobtest.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj()
 	defaults := Args{Master: "master", Worker: "worker", Port: 36543, Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	const flags = "accepted flags: --master, --port, --wait, --wait-image, --wait-timeout, --worker"
 	cases := map[string]struct {
@@ -29,7 +29,7 @@ func TestParseArgs(t *testing.T) {
 		"parameter server":                   {job: ps, want: &defaults},
 		"defaults without a job":             {want: &defaults},
 		"masters only": {
-			job:  utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("pd").Task(mk("master", 2).Obj()).Obj(),
 			want: &defaults,
 		},
 		"every flag": {
@@ -38,7 +38,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"renamed roles fit the job": {
 			args: []string{"--master=ps", "--worker=trainer"},
-			job:  utiltesting.MakeJob("pd").Task(mk("ps", 1).Obj()).Task(mk("trainer", 1).Obj()).Obj(),
+			job:  jobtest.MakeJob("pd").Task(mk("ps", 1).Obj()).Task(mk("trainer", 1).Obj()).Obj(),
 			want: &Args{Master: "ps", Worker: "trainer", Port: 36543, Wait: defaults.Wait},
 		},
 		"unknown flag": {
@@ -78,22 +78,22 @@ func TestParseArgs(t *testing.T) {
 		},
 		"explicit worker task without replicas": {
 			args:    []string{"--worker=trainer"},
-			job:     utiltesting.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("trainer", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("trainer", 0).Obj()).Obj(),
 			wantErr: `spec.plugins[paddle][0]: Invalid value: "--worker=trainer": plugin paddle: --worker names task "trainer", which has no replicas`,
 		},
 		"neither task": {
-			job:     utiltesting.MakeJob("pd").Task(mk("trainer", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("pd").Task(mk("trainer", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[paddle]: Invalid value: "--worker=worker (default)": plugin paddle: the job has neither a worker task ("worker") nor a master task ("master")`,
 		},
 		"default tasks without replicas count as missing": {
-			job:     utiltesting.MakeJob("pd").Task(mk("master", 0).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("pd").Task(mk("master", 0).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			wantErr: `the job has neither a worker task ("worker") nor a master task ("master")`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if gotErr := utiltesting.ErrorString(errs); tc.wantErr != "" {
+			if gotErr := jobtest.ErrorString(errs); tc.wantErr != "" {
 				if len(errs) == 0 || !strings.Contains(gotErr, tc.wantErr) {
 					t.Fatalf("errors = %q, want %q", gotErr, tc.wantErr)
 				}

@@ -10,9 +10,9 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -20,7 +20,7 @@ import (
 // Volcano's controller does, and returns the pod.
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 var podIP = v1.EnvVar{Name: EnvPodIP, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}
@@ -41,9 +41,9 @@ func paddleEnv(master, nnodes, jobID, count string) []v1.EnvVar {
 }
 
 func TestEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
-	collective := utiltesting.MakeJob("pd").Task(mk("worker", 3).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
-	ps := utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 3).Obj()).Plugin(Name).Obj()
+	mk := jobtest.MakeTask
+	collective := jobtest.MakeJob("pd").Task(mk("worker", 3).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
+	ps := jobtest.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 3).Obj()).Plugin(Name).Obj()
 	cases := map[string]struct {
 		job   *batch.Job
 		task  string
@@ -85,39 +85,39 @@ func TestEnv(t *testing.T) {
 			want:  paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "5", "pd", EnvTrainerNum),
 		},
 		"ps: masters only": {
-			job:   utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Plugin(Name).Obj(),
+			job:   jobtest.MakeJob("pd").Task(mk("master", 2).Obj()).Plugin(Name).Obj(),
 			task:  "master",
 			index: 1,
 			want:  paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "2", "pd", EnvServerNum),
 		},
 		"a master task without replicas means collective mode": {
-			job:   utiltesting.MakeJob("pd").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:   jobtest.MakeJob("pd").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
 			want:  paddleEnv("pd-worker-0.pd.default.svc.cluster.local:36543", "2", "pd", ""),
 		},
 		"renamed roles and port": {
-			job: utiltesting.MakeJob("job").Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
+			job: jobtest.MakeJob("job").Task(mk("ps", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--master=ps", "--worker=trainer", "--port=37777").Obj(),
 			task:  "trainer",
 			index: 1,
 			want:  paddleEnv("job-ps-0.job.default.svc.cluster.local:37777", "3", "job", EnvTrainerNum),
 		},
 		"a port named master on the rank-0 task overrides --port": {
-			job: utiltesting.MakeJob("pd").Task(mk("worker", 2).Port(PortName, 37777).Obj()).
+			job: jobtest.MakeJob("pd").Task(mk("worker", 2).Port(PortName, 37777).Obj()).
 				Plugin(Name, "--port=30000").Obj(),
 			task:  "worker",
 			index: 1,
 			want:  paddleEnv("pd-worker-0.pd.default.svc.cluster.local:37777", "2", "pd", ""),
 		},
 		"a port named master on another task does not": {
-			job: utiltesting.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Port(PortName, 37777).Obj()).
+			job: jobtest.MakeJob("pd").Task(mk("master", 1).Obj()).Task(mk("worker", 1).Port(PortName, 37777).Obj()).
 				Plugin(Name).Obj(),
 			task: "worker",
 			want: paddleEnv("pd-master-0.pd.default.svc.cluster.local:36543", "2", "pd", EnvTrainerNum),
 		},
 		"template hostname and subdomain of the rank-0 task are honoured": {
-			job: utiltesting.MakeJob("pd").Task(mk("master", 1).Hostname("root").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("pd").Task(mk("master", 1).Hostname("root").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: paddleEnv("root.net.default.svc.cluster.local:36543", "2", "pd", EnvTrainerNum),
@@ -142,7 +142,7 @@ func TestEnv(t *testing.T) {
 }
 
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("pd").Task(utiltesting.MakeTask("worker", 2).Env(EnvPodIP, "10.0.0.9").Env(EnvNNodes, "2:4").
+	job := jobtest.MakeJob("pd").Task(jobtest.MakeTask("worker", 2).Env(EnvPodIP, "10.0.0.9").Env(EnvNNodes, "2:4").
 		Container("sidecar").InitContainer("prepare").Obj()).Plugin(Name).Obj()
 	pod := runPod(t, job, "worker", 0)
 	want := []v1.EnvVar{
@@ -164,9 +164,9 @@ func TestUserSettingsWin(t *testing.T) {
 }
 
 func TestRendezvousPort(t *testing.T) {
-	mk := utiltesting.MakeTask
-	ps := func(master *utiltesting.TaskWrapper, args ...string) *batch.Job {
-		return utiltesting.MakeJob("pd").Task(master.Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, args...).Obj()
+	mk := jobtest.MakeTask
+	ps := func(master *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return jobtest.MakeJob("pd").Task(master.Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, args...).Obj()
 	}
 	cases := map[string]struct {
 		job   *batch.Job
@@ -192,7 +192,7 @@ func TestRendezvousPort(t *testing.T) {
 		"other masters open none":      {job: ps(mk("master", 2)), task: "master", index: 1},
 		"workers open none in PS mode": {job: ps(mk("master", 1)), task: "worker"},
 		"worker 0 opens it in collective mode": {
-			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("pd").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: []v1.ContainerPort{{Name: PortName, ContainerPort: 36543, Protocol: v1.ProtocolTCP}},
 		},
@@ -208,12 +208,12 @@ func TestRendezvousPort(t *testing.T) {
 }
 
 func TestWaitForRank0(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	psJob := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("pd").Task(mk("master", 2).InitContainer("user-init").Obj()).
+		return jobtest.MakeJob("pd").Task(mk("master", 2).InitContainer("user-init").Obj()).
 			Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
-	collective := utiltesting.MakeJob("pd").Task(mk("worker", 3).InitContainer("user-init").Obj()).Plugin(Name).Obj()
+	collective := jobtest.MakeJob("pd").Task(mk("worker", 3).InitContainer("user-init").Obj()).Plugin(Name).Obj()
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
 	master0 := []wait.Target{{Host: "pd-master-0.pd.default.svc.cluster.local", Port: 36543}}
 	cases := map[string]struct {
@@ -261,14 +261,14 @@ func TestWaitForRank0(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cases := map[string]struct {
 		job  *batch.Job
 		args []string
 		want framework.Description
 	}{
 		"collective": {
-			job: utiltesting.MakeJob("pd").Task(mk("worker", 3).Obj()).Obj(),
+			job: jobtest.MakeJob("pd").Task(mk("worker", 3).Obj()).Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleWorker, Task: "worker"}},
 				Waits:      []framework.Wait{{From: "worker", To: "worker", Port: 36543, FirstOnly: true}},
@@ -276,7 +276,7 @@ func TestDescribe(t *testing.T) {
 			},
 		},
 		"parameter server": {
-			job: utiltesting.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job: jobtest.MakeJob("pd").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			want: framework.Description{
 				Roles: []framework.Role{{Name: RoleMaster, Task: "master"}, {Name: RoleWorker, Task: "worker"}},
 				Waits: []framework.Wait{
@@ -287,7 +287,7 @@ func TestDescribe(t *testing.T) {
 			},
 		},
 		"no waits": {
-			job:  utiltesting.MakeJob("pd").Task(mk("worker", 2).Obj()).Obj(),
+			job:  jobtest.MakeJob("pd").Task(mk("worker", 2).Obj()).Obj(),
 			args: []string{"--wait=false"},
 			want: framework.Description{Roles: []framework.Role{{Name: RoleWorker, Task: "worker"}}, Completion: "worker"},
 		},
@@ -305,10 +305,10 @@ func TestDescribe(t *testing.T) {
 // sampleJob is the Sample's base Job: each role's task under its flag's
 // default name, with the Sample's replicas.
 func sampleJob(args ...string) *batch.Job {
-	w := utiltesting.MakeJob("pd")
+	w := jobtest.MakeJob("pd")
 	for _, r := range sample.Roles {
 		if r.Replicas > 0 {
-			w.Task(utiltesting.MakeTask(r.Flag, r.Replicas).Obj())
+			w.Task(jobtest.MakeTask(r.Flag, r.Replicas).Obj())
 		}
 	}
 	return w.Plugin(Name, args...).Obj()
@@ -328,7 +328,7 @@ func TestSampleCheck(t *testing.T) {
 		index int
 	}{{"master", 0}, {"worker", 0}, {"worker", 1}} {
 		pod := runPod(t, job, tc.role, tc.index)
-		env := utiltesting.Env(pod, 0)
+		env := jobtest.Env(pod, 0)
 		if err := check(tc.role, tc.index, env); err != nil {
 			t.Errorf("%s %d: %v", tc.role, tc.index, err)
 		}
@@ -340,7 +340,7 @@ func TestSampleCheck(t *testing.T) {
 			t.Errorf("%s %d with POD_IP resolved: %v", tc.role, tc.index, err)
 		}
 	}
-	worker := utiltesting.Env(runPod(t, job, "worker", 1), 0)
+	worker := jobtest.Env(runPod(t, job, "worker", 1), 0)
 	bad := map[string]func(map[string]string){
 		`PADDLE_MASTER="pd-worker-0.pd.default.svc.cluster.local:37777", want "pd-master-0.pd.default.svc.cluster.local:37777"`: func(e map[string]string) { e[EnvMaster] = "pd-worker-0.pd.default.svc.cluster.local:37777" },
 		`PADDLE_NNODES="2", want "3"`:          func(e map[string]string) { e[EnvNNodes] = "2" },

@@ -8,13 +8,13 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := utiltesting.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Obj()
+	mk := jobtest.MakeTask
+	job := jobtest.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Obj()
 	defaults := Args{Master: "master", Worker: "worker", Port: 23456, NprocPerNode: "auto", RdzvBackend: "c10d", MaxRestarts: 3,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	with := func(f func(a *Args)) *Args {
@@ -82,7 +82,7 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[pytorch][0]: Invalid value: "--port=99999": plugin pytorch: --port=99999: must be between 1 and 65535`,
 		},
 		"two masters": {
-			job:     utiltesting.MakeJob("pt").Task(mk("master", 2).Obj()).Task(mk("worker", 3).Obj()).Obj(),
+			job:     jobtest.MakeJob("pt").Task(mk("master", 2).Obj()).Task(mk("worker", 3).Obj()).Obj(),
 			wantErr: `spec.plugins[pytorch]: Invalid value: "--master=master (default)": plugin pytorch: task "master" (--master) must have at most 1 replica, has 2`,
 		},
 		"worker task missing": {
@@ -91,7 +91,7 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[pytorch][0]: Invalid value: "--worker=trainer": plugin pytorch: --worker names task "trainer", which the job does not have (tasks: master, worker)`,
 		},
 		"neither task": {
-			job:     utiltesting.MakeJob("pt").Task(mk("trainer", 3).Obj()).Obj(),
+			job:     jobtest.MakeJob("pt").Task(mk("trainer", 3).Obj()).Obj(),
 			wantErr: `spec.plugins[pytorch]: Invalid value: "--master=master (default)": plugin pytorch: the job has neither a master task ("master") nor a worker task ("worker")`,
 		},
 		"min above max": {
@@ -118,7 +118,7 @@ func TestParseArgs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {

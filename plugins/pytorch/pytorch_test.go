@@ -9,19 +9,19 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 func TestEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	masterWorkers := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Plugin(Name, args...).Obj()
+		return jobtest.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).Plugin(Name, args...).Obj()
 	}
 	base := func(addr, world, nnodes, nproc, rank string) map[string]string {
 		return map[string]string{
@@ -45,11 +45,11 @@ func TestEnv(t *testing.T) {
 			job: masterWorkers("--nproc-per-node=gpu"), task: "worker", want: base("pt-master-0.pt.default.svc.cluster.local", "4", "4", "gpu", "1"),
 		},
 		"worker-only job: worker 0 is rank 0 and the master": {
-			job:  utiltesting.MakeJob("pt").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("pt").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task: "worker", index: 1, want: base("pt-worker-0.pt.default.svc.cluster.local", "2", "2", "auto", "1"),
 		},
 		"upstream spellings": {
-			job: utiltesting.MakeJob("pt").Task(mk("chief", 1).Obj()).Task(mk("trainer", 1).Obj()).
+			job: jobtest.MakeJob("pt").Task(mk("chief", 1).Obj()).Task(mk("trainer", 1).Obj()).
 				Plugin(Name, "--master=chief", "--worker=trainer", "--port=30000").Obj(),
 			task: "trainer",
 			want: map[string]string{
@@ -83,7 +83,7 @@ func TestEnv(t *testing.T) {
 			}(),
 		},
 		"pytorchjob-port on the master overrides --port": {
-			job: utiltesting.MakeJob("pt").Task(mk("master", 1).Port(PortName, 29500).Obj()).
+			job: jobtest.MakeJob("pt").Task(mk("master", 1).Port(PortName, 29500).Obj()).
 				Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: map[string]string{
@@ -93,26 +93,26 @@ func TestEnv(t *testing.T) {
 			},
 		},
 		"template hostname and subdomain": {
-			job: utiltesting.MakeJob("pt").Task(mk("master", 1).Hostname("boss").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("pt").Task(mk("master", 1).Hostname("boss").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker", want: base("boss.net.default.svc.cluster.local", "2", "2", "auto", "1"),
 		},
 		// Volcano since v1.12 counts the master and worker tasks only: a
 		// TensorBoard task is no rank.
 		"WORLD_SIZE counts master and worker pods only": {
-			job: utiltesting.MakeJob("pt").Task(mk("tensorboard", 2).Obj()).Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).
+			job: jobtest.MakeJob("pt").Task(mk("tensorboard", 2).Obj()).Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).
 				Task(mk("loader", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker", index: 1, want: base("pt-master-0.pt.default.svc.cluster.local", "3", "3", "auto", "2"),
 		},
 		"tasks that play no role are left alone": {
-			job:  utiltesting.MakeJob("pt").Task(mk("worker", 2).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("pt").Task(mk("worker", 2).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
 			task: "tensorboard", want: map[string]string{},
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pod := runPod(t, tc.job, tc.task, tc.index)
-			if diff := cmp.Diff(tc.want, utiltesting.Env(pod, 0)); diff != "" {
+			if diff := cmp.Diff(tc.want, jobtest.Env(pod, 0)); diff != "" {
 				t.Errorf("env (-want +got):\n%s", diff)
 			}
 		})
@@ -120,9 +120,9 @@ func TestEnv(t *testing.T) {
 }
 
 func TestUserEnvWinsAndInitContainersGetEnv(t *testing.T) {
-	job := utiltesting.MakeJob("pt").
-		Task(utiltesting.MakeTask("master", 1).Env("MASTER_PORT", "1234").InitContainer("prepare").Obj()).
-		Task(utiltesting.MakeTask("worker", 1).Obj()).Plugin(Name, "--wait=false").Obj()
+	job := jobtest.MakeJob("pt").
+		Task(jobtest.MakeTask("master", 1).Env("MASTER_PORT", "1234").InitContainer("prepare").Obj()).
+		Task(jobtest.MakeTask("worker", 1).Obj()).Plugin(Name, "--wait=false").Obj()
 	pod := runPod(t, job, "master", 0)
 	env := pod.Spec.Containers[0].Env
 	if env[0].Name != "MASTER_PORT" || env[0].Value != "1234" {
@@ -137,7 +137,7 @@ func TestUserEnvWinsAndInitContainersGetEnv(t *testing.T) {
 	if n != 1 {
 		t.Errorf("MASTER_PORT appears %d times", n)
 	}
-	if got := utiltesting.Env(&v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.InitContainers}}, 0)["RANK"]; got != "0" {
+	if got := jobtest.Env(&v1.Pod{Spec: v1.PodSpec{Containers: pod.Spec.InitContainers}}, 0)["RANK"]; got != "0" {
 		t.Errorf("user init container RANK = %q, want 0", got)
 	}
 	want := []v1.ContainerPort{{Name: PortName, ContainerPort: 23456, Protocol: v1.ProtocolTCP}}
@@ -147,11 +147,11 @@ func TestUserEnvWinsAndInitContainersGetEnv(t *testing.T) {
 }
 
 func TestWaitForMaster(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	withMaster := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, args...).Obj()
+		return jobtest.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, args...).Obj()
 	}
-	workerOnly := utiltesting.MakeJob("pt").Task(mk("worker", 3).Obj()).Plugin(Name).Obj()
+	workerOnly := jobtest.MakeJob("pt").Task(mk("worker", 3).Obj()).Plugin(Name).Obj()
 	cases := map[string]struct {
 		job   *batch.Job
 		task  string
@@ -189,7 +189,7 @@ func TestWaitForMaster(t *testing.T) {
 			want: ptr(wait.Container([]wait.Target{{Host: "pt-master-0.pt.default.svc.cluster.local", Port: 29500}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
 		},
 		"upstream flags in a worker-only job: worker 0's port": {
-			job: utiltesting.MakeJob("pt").Task(mk("worker", 3).Obj()).Plugin(Name, "--wait-master-enabled").Obj(), task: "worker", index: 2,
+			job: jobtest.MakeJob("pt").Task(mk("worker", 3).Obj()).Plugin(Name, "--wait-master-enabled").Obj(), task: "worker", index: 2,
 			want: ptr(wait.Container([]wait.Target{{Host: "pt-worker-0.pt.default.svc.cluster.local", Port: 23456}}, wait.Options{Enabled: true, Timeout: 300 * time.Second})),
 		},
 		"the master does not wait":            {job: withMaster(), task: "master"},
@@ -222,9 +222,9 @@ func ptr[T any](v T) *T { return &v }
 // and never overriding a user's is_host. torchrun's own guess (endpoint host
 // equal to the machine's host name or address) fails for a pod's FQDN.
 func TestRendezvousHost(t *testing.T) {
-	mk := utiltesting.MakeTask
-	elastic := func(master, worker *utiltesting.TaskWrapper, args ...string) *batch.Job {
-		j := utiltesting.MakeJob("pt")
+	mk := jobtest.MakeTask
+	elastic := func(master, worker *jobtest.TaskWrapper, args ...string) *batch.Job {
+		j := jobtest.MakeJob("pt")
 		if master != nil {
 			j = j.Task(master.Obj())
 		}
@@ -245,7 +245,7 @@ func TestRendezvousHost(t *testing.T) {
 		"merged with the user's":   {job: elastic(mk("master", 1).Env("PET_RDZV_CONF", "read_timeout=120"), mk("worker", 2)), task: "master", want: "read_timeout=120,is_host=1"},
 		"an empty user value":      {job: elastic(mk("master", 1).Env("PET_RDZV_CONF", " "), mk("worker", 2)), task: "master", want: "is_host=1"},
 		"the user's is_host wins":  {job: elastic(mk("master", 1), mk("worker", 2).Env("PET_RDZV_CONF", "timeout=9, is_host = true"), "--max-nodes=3"), task: "worker", want: "timeout=9, is_host = true"},
-		"not elastic":              {job: utiltesting.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(), task: "master", want: unset},
+		"not elastic":              {job: jobtest.MakeJob("pt").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(), task: "master", want: unset},
 		"etcd backend":             {job: elastic(mk("master", 1), mk("worker", 2), "--rdzv-backend=etcd-v2"), task: "master", want: unset},
 		"user's own backend":       {job: elastic(mk("master", 1).Env("PET_RDZV_BACKEND", "etcd"), mk("worker", 2)), task: "master", want: unset},
 		"user's own endpoint":      {job: elastic(mk("master", 1).Env("PET_RDZV_ENDPOINT", "store:2379"), mk("worker", 2)), task: "master", want: unset},
@@ -254,7 +254,7 @@ func TestRendezvousHost(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			pod := runPod(t, tc.job, tc.task, tc.index)
-			got, ok := utiltesting.Env(pod, 0)[EnvPetRdzvConf]
+			got, ok := jobtest.Env(pod, 0)[EnvPetRdzvConf]
 			if !ok {
 				got = unset
 			}
@@ -268,10 +268,10 @@ func TestRendezvousHost(t *testing.T) {
 // TestRendezvousHostUserValueFrom checks that a PET_RDZV_CONF the user takes
 // from elsewhere (valueFrom) is left alone: it cannot be merged.
 func TestRendezvousHostUserValueFrom(t *testing.T) {
-	task := utiltesting.MakeTask("master", 1)
+	task := jobtest.MakeTask("master", 1)
 	from := &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{Key: "conf", LocalObjectReference: v1.LocalObjectReference{Name: "rdzv"}}}
 	task.Template.Spec.Containers[0].Env = []v1.EnvVar{{Name: EnvPetRdzvConf, ValueFrom: from}}
-	job := utiltesting.MakeJob("pt").Task(task.Obj()).Task(utiltesting.MakeTask("worker", 1).Obj()).Plugin(Name, "--min-nodes=1").Obj()
+	job := jobtest.MakeJob("pt").Task(task.Obj()).Task(jobtest.MakeTask("worker", 1).Obj()).Plugin(Name, "--min-nodes=1").Obj()
 	pod := runPod(t, job, "master", 0)
 	var got []v1.EnvVar
 	for _, e := range pod.Spec.Containers[0].Env {

@@ -8,13 +8,13 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	psWorker := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	mk := jobtest.MakeTask
+	psWorker := jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
 	defaults := Args{PS: "ps", Worker: "worker", Chief: "chief", Evaluator: "evaluator", Port: 2222, TFConfig: Auto,
 		Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	cases := map[string]struct {
@@ -101,11 +101,11 @@ func TestParseArgs(t *testing.T) {
 		},
 		"role task has no replicas": {
 			args:    []string{"--chief=chief"},
-			job:     utiltesting.MakeJob("tf").Task(mk("chief", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("tf").Task(mk("chief", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--chief=chief": plugin tensorflow: --chief names task "chief", which has no replicas`,
 		},
 		"two chiefs": {
-			job:     utiltesting.MakeJob("tf").Task(mk("chief", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("tf").Task(mk("chief", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[tensorflow]: Invalid value: "--chief=chief (default)": plugin tensorflow: task "chief" (--chief) must have at most 1 replica, has 2`,
 		},
 		"one task, two roles": {
@@ -114,14 +114,14 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[tensorflow][0]: Invalid value: "--chief=worker": plugin tensorflow: --worker and --chief both name task "worker"; a task can play one role`,
 		},
 		"no role task at all": {
-			job:     utiltesting.MakeJob("tf").Task(mk("trainer", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("tf").Task(mk("trainer", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[tensorflow]: Invalid value: "--worker=worker (default)": plugin tensorflow: the job has none of the tasks the roles name, with replicas (--ps=ps, --worker=worker, --chief=chief, --evaluator=evaluator); its tasks: trainer`,
 		},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {

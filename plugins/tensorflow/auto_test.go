@@ -13,7 +13,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 )
 
 // jobOfClusterSize returns a job "tf" of 1 ps and some workers whose cluster
@@ -22,9 +22,9 @@ import (
 // label's 63 characters.
 func jobOfClusterSize(t *testing.T, n int) *batch.Job {
 	t.Helper()
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	for workers := int32(1); workers < 1000; workers++ {
-		job := utiltesting.MakeJob("tf").Task(mk("ps", 1).Hostname("p").Obj()).Task(mk("worker", workers).Obj()).Plugin(Name).Obj()
+		job := jobtest.MakeJob("tf").Task(mk("ps", 1).Hostname("p").Obj()).Task(mk("worker", workers).Obj()).Plugin(Name).Obj()
 		a, errs := ParseArgs(nil, job)
 		if len(errs) > 0 {
 			t.Fatal(errs)
@@ -43,9 +43,9 @@ func jobOfClusterSize(t *testing.T, n int) *batch.Job {
 // The plan (buildPlan) follows Mode, and the boundary jobs' cluster JSON,
 // as the plan builds it, is the size ClusterSize computes.
 func TestMode(t *testing.T) {
-	mk := utiltesting.MakeTask
-	small := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj()
-	large := utiltesting.MakeJob("resnet50-train").Task(mk("ps", 2).Obj()).Task(mk("worker", 2048).Obj()).Plugin(Name).Obj()
+	mk := jobtest.MakeTask
+	small := jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj()
+	large := jobtest.MakeJob("resnet50-train").Task(mk("ps", 2).Obj()).Task(mk("worker", 2048).Obj()).Plugin(Name).Obj()
 	atLimit := jobOfClusterSize(t, AutoInlineMaxBytes)
 	overLimit := jobOfClusterSize(t, AutoInlineMaxBytes+1)
 	cases := map[string]struct {
@@ -97,8 +97,8 @@ func TestMode(t *testing.T) {
 // the cluster ConfigMap, created before any pod, and pods that refer to it,
 // which the kubelet expands to the inline value.
 func TestAutoPods(t *testing.T) {
-	mk := utiltesting.MakeTask
-	large := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 60).Obj()).Plugin(Name).Obj()
+	mk := jobtest.MakeTask
+	large := jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 60).Obj()).Plugin(Name).Obj()
 	largeCluster := func() string {
 		hosts := []string{}
 		for i := range 60 {
@@ -114,7 +114,7 @@ func TestAutoPods(t *testing.T) {
 		wantTF      string // the TF_CONFIG the process sees
 	}{
 		"1 ps and 2 workers: inline": {
-			job:     utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:     jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			wantEnv: []v1.EnvVar{{Name: EnvTFConfig, Value: `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`}},
 			wantTF:  `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`,
 		},

@@ -19,9 +19,9 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // processEnv returns the environment container i of pod starts with, resolved
@@ -61,7 +61,7 @@ func processEnv(t *testing.T, kube *fake.Clientset, pod *v1.Pod, i int) map[stri
 // itself gets the inline value instead; inline, and the default auto for a
 // job this small, write only TF_CONFIG.
 func TestReferenceEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cluster := v1.EnvVar{Name: EnvCluster, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
 		LocalObjectReference: v1.LocalObjectReference{Name: "tf-tf-cluster"}, Key: ClusterKey}}}
 	inline := `{"cluster":{"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`
@@ -70,20 +70,20 @@ func TestReferenceEnv(t *testing.T) {
 		want []v1.EnvVar
 	}{
 		"reference": {
-			job: utiltesting.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name, "--tf-config=reference").Obj(),
+			job: jobtest.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name, "--tf-config=reference").Obj(),
 			want: []v1.EnvVar{{Name: "A", Value: "1"}, cluster,
 				{Name: EnvTFConfig, Value: `{"cluster":$(TF_CONFIG_CLUSTER),"task":{"type":"worker","index":1},"environment":"cloud"}`}},
 		},
 		"inline": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
 			want: []v1.EnvVar{{Name: EnvTFConfig, Value: inline}},
 		},
 		"the default auto inlines a small job": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 2).Env("A", "1").Obj()).Plugin(Name).Obj(),
 			want: []v1.EnvVar{{Name: "A", Value: "1"}, {Name: EnvTFConfig, Value: inline}},
 		},
 		"a container declaring the cluster variable itself gets the inline value": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Env(EnvCluster, "mine").Obj()).Plugin(Name, "--tf-config=reference").Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 2).Env(EnvCluster, "mine").Obj()).Plugin(Name, "--tf-config=reference").Obj(),
 			want: []v1.EnvVar{{Name: EnvCluster, Value: "mine"}, {Name: EnvTFConfig, Value: inline}},
 		},
 	}
@@ -108,7 +108,7 @@ func TestReferenceExpandsToInline(t *testing.T) {
 		for _, index := range []int{0, replicas[task.Name] - 1} {
 			ref, kube := runPod(t, withMode(job, Reference), task.Name, index)
 			in, _ := runPod(t, withMode(job, Inline), task.Name, index)
-			got, want := processEnv(t, kube, ref, 0)[EnvTFConfig], utiltesting.Env(in, 0)[EnvTFConfig]
+			got, want := processEnv(t, kube, ref, 0)[EnvTFConfig], jobtest.Env(in, 0)[EnvTFConfig]
 			if got != want {
 				t.Errorf("%s-%d: expanded reference differs from inline:\n got %.200q\nwant %.200q", task.Name, index, got, want)
 			}
@@ -128,11 +128,11 @@ func TestReferenceExpandsToInline(t *testing.T) {
 // deleted ConfigMap is recreated; OnJobDelete deletes it. Inline jobs, auto
 // jobs that resolve to inline and jobs of one pod get none.
 func TestClusterConfigMap(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	t.Run("lifecycle", func(t *testing.T) {
 		kube := fake.NewSimpleClientset()
 		client := pluginsinterface.PluginClientset{KubeClients: kube}
-		job := utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=reference").Obj()
+		job := jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=reference").Obj()
 		job.UID = types.UID(t.Name())
 		if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
 			t.Fatal(err)
@@ -173,9 +173,9 @@ func TestClusterConfigMap(t *testing.T) {
 		}
 	})
 	for name, job := range map[string]*batch.Job{
-		"inline":      utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
-		"small, auto": utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
-		"one pod":     utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name, "--tf-config=reference").Obj(),
+		"inline":      jobtest.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "--tf-config=inline").Obj(),
+		"small, auto": jobtest.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+		"one pod":     jobtest.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name, "--tf-config=reference").Obj(),
 	} {
 		t.Run(name+" gets none", func(t *testing.T) {
 			_, kube := runPod(t, job, "worker", 0)
@@ -206,7 +206,7 @@ func TestClusterConfigMapOwnedByAnother(t *testing.T) {
 	for name, h := range hooks {
 		t.Run(name, func(t *testing.T) {
 			kube := fake.NewSimpleClientset(foreign.DeepCopy())
-			job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, "--tf-config=reference").Obj()
+			job := jobtest.MakeJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin(Name, "--tf-config=reference").Obj()
 			job.UID = types.UID(t.Name())
 			err := h.call(New(pluginsinterface.PluginClientset{KubeClients: kube}, job.Spec.Plugins[Name]), job)
 			var conflict *ConflictError
@@ -218,7 +218,7 @@ func TestClusterConfigMapOwnedByAnother(t *testing.T) {
 				t.Errorf("foreign ConfigMap changed (-want +got):\n%s%v", diff, cm.OwnerReferences)
 			}
 			var got []string
-			for _, ev := range utiltesting.Events(t, kube) {
+			for _, ev := range jobtest.Events(t, kube) {
 				got = append(got, ev.Reason+": "+ev.Message)
 			}
 			want := []string{events.ReasonConfigMapConflict + ": plugin tensorflow: ConfigMap default/tf-tf-cluster exists and is not controlled by Job tf; rename or delete it; " +
@@ -235,7 +235,7 @@ func TestClusterConfigMapOwnedByAnother(t *testing.T) {
 // reference, the argument at fault named as given; inline has no such bound.
 func TestClusterTooLargeForConfigMap(t *testing.T) {
 	name := strings.Repeat("x", 40)
-	job := utiltesting.MakeJob(name).Task(utiltesting.MakeTask("worker", 20000).Obj()).Plugin(Name).Obj()
+	job := jobtest.MakeJob(name).Task(jobtest.MakeTask("worker", 20000).Obj()).Plugin(Name).Obj()
 	a, _ := ParseArgs([]string{"--tf-config=inline"}, job)
 	size := ClusterSize(job, a)
 	if size <= ownedcm.MaxConfigMapBytes {
@@ -255,7 +255,7 @@ func TestClusterTooLargeForConfigMap(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			_, errs := ParseArgs(tc.args, job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Errorf("error (-want +got):\n%s", diff)
 			}
 		})

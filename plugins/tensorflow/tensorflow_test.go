@@ -13,7 +13,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -30,7 +30,7 @@ func runPod(t *testing.T, job *batch.Job, task string, index int) (*v1.Pod, *fak
 	if err := New(client, job.Spec.Plugins[Name]).OnJobAdd(job); err != nil {
 		t.Fatalf("OnJobAdd: %v", err)
 	}
-	pod := utiltesting.MakePod(job, task, index).Obj()
+	pod := jobtest.MakePod(job, task, index).Obj()
 	if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
 		t.Fatalf("OnPodCreate: %v", err)
 	}
@@ -51,7 +51,7 @@ var runs atomic.Int64
 var modes = []TFConfigMode{Inline, Reference, Auto}
 
 func TestTFConfig(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cases := map[string]struct {
 		job   *batch.Job
 		task  string
@@ -59,61 +59,61 @@ func TestTFConfig(t *testing.T) {
 		want  string // "" means no TF_CONFIG
 	}{
 		"ps and workers, worker 1": {
-			job:   utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:   jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task:  "worker",
 			index: 1,
 			want:  `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":1},"environment":"cloud"}`,
 		},
 		"ps pod": {
-			job:  utiltesting.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("ps", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			task: "ps",
 			want: `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222","tf-worker-1.tf.default.svc.cluster.local:2222"]},"task":{"type":"ps","index":0},"environment":"cloud"}`,
 		},
 		"chief, workers and evaluator: the evaluator stays out of cluster": {
-			job: utiltesting.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("worker", 1).Obj()).
+			job: jobtest.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("worker", 1).Obj()).
 				Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj(),
 			task: "evaluator",
 			want: `{"cluster":{"chief":["tf-chief-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222"]},"task":{"type":"evaluator","index":0},"environment":"cloud"}`,
 		},
 		"chief pod": {
-			job: utiltesting.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("worker", 1).Obj()).
+			job: jobtest.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("worker", 1).Obj()).
 				Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj(),
 			task: "chief",
 			want: `{"cluster":{"chief":["tf-chief-0.tf.default.svc.cluster.local:2222"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222"]},"task":{"type":"chief","index":0},"environment":"cloud"}`,
 		},
 		"one pod in all gets no TF_CONFIG": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker",
 		},
 		"upstream spellings: renamed roles and port": {
-			job: utiltesting.MakeJob("tf").Task(mk("pserver", 1).Obj()).Task(mk("trainer", 1).Obj()).
+			job: jobtest.MakeJob("tf").Task(mk("pserver", 1).Obj()).Task(mk("trainer", 1).Obj()).
 				Plugin(Name, "--port=5000", "--worker=trainer", "--ps=pserver").Obj(),
 			task: "trainer",
 			want: `{"cluster":{"ps":["tf-pserver-0.tf.default.svc.cluster.local:5000"],"worker":["tf-trainer-0.tf.default.svc.cluster.local:5000"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"single-dash flag with separate value": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "-port", "3000").Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name, "-port", "3000").Obj(),
 			task: "worker",
 			want: `{"cluster":{"worker":["tf-worker-0.tf.default.svc.cluster.local:3000","tf-worker-1.tf.default.svc.cluster.local:3000"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"tfjob-port on a role overrides --port for that role": {
-			job: utiltesting.MakeJob("tf").Task(mk("ps", 1).Port(PortName, 3333).Obj()).Task(mk("worker", 1).Obj()).
+			job: jobtest.MakeJob("tf").Task(mk("ps", 1).Port(PortName, 3333).Obj()).Task(mk("worker", 1).Obj()).
 				Plugin(Name).Obj(),
 			task: "worker",
 			want: `{"cluster":{"ps":["tf-ps-0.tf.default.svc.cluster.local:3333"],"worker":["tf-worker-0.tf.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"template hostname and subdomain are honoured": {
-			job: utiltesting.MakeJob("tf").Task(mk("ps", 1).Hostname("params").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("tf").Task(mk("ps", 1).Hostname("params").Subdomain("net").Obj()).
 				Task(mk("worker", 1).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: `{"cluster":{"ps":["params.net.default.svc.cluster.local:2222"],"worker":["tf-worker-0.net.default.svc.cluster.local:2222"]},"task":{"type":"worker","index":0},"environment":"cloud"}`,
 		},
 		"one worker beside a task with no role is not distributed": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 1).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
 			task: "worker",
 		},
 		"tasks that play no role are left alone": {
-			job:  utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("tf").Task(mk("worker", 2).Obj()).Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj(),
 			task: "tensorboard",
 		},
 	}
@@ -133,23 +133,23 @@ func TestTFConfig(t *testing.T) {
 func TestUserSettingsWin(t *testing.T) {
 	for _, mode := range modes {
 		t.Run(string(mode), func(t *testing.T) {
-			job := utiltesting.MakeJob("tf").
-				Task(utiltesting.MakeTask("worker", 2).Env(EnvTFConfig, "mine").Port("http", 2222).
+			job := jobtest.MakeJob("tf").
+				Task(jobtest.MakeTask("worker", 2).Env(EnvTFConfig, "mine").Port("http", 2222).
 					Container("sidecar").InitContainer("prepare").Obj()).
 				Plugin(Name, "--tf-config="+string(mode)).Obj()
 			pod, _ := runPod(t, job, "worker", 0)
 
-			if got := utiltesting.Env(pod, 0)[EnvTFConfig]; got != "mine" {
+			if got := jobtest.Env(pod, 0)[EnvTFConfig]; got != "mine" {
 				t.Errorf("user TF_CONFIG overwritten: %q", got)
 			}
-			if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvCluster); n != 0 {
+			if n := jobtest.CountEnv(pod.Spec.Containers[0].Env, EnvCluster); n != 0 {
 				t.Errorf("%s given to a container that sets TF_CONFIG itself", EnvCluster)
 			}
-			if n := utiltesting.CountEnv(pod.Spec.Containers[0].Env, EnvTFConfig); n != 1 {
+			if n := jobtest.CountEnv(pod.Spec.Containers[0].Env, EnvTFConfig); n != 1 {
 				t.Errorf("TF_CONFIG appears %d times in the first container", n)
 			}
 			for _, c := range append(pod.Spec.InitContainers, pod.Spec.Containers[1]) {
-				if utiltesting.CountEnv(c.Env, EnvTFConfig) != 1 {
+				if jobtest.CountEnv(c.Env, EnvTFConfig) != 1 {
 					t.Errorf("container %s: TF_CONFIG missing", c.Name)
 				}
 			}
@@ -165,7 +165,7 @@ func TestUserSettingsWin(t *testing.T) {
 }
 
 func TestPortOpened(t *testing.T) {
-	job := utiltesting.MakeJob("tf").Task(utiltesting.MakeTask("worker", 2).Obj()).Plugin(Name, "--port=4000").Obj()
+	job := jobtest.MakeJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin(Name, "--port=4000").Obj()
 	pod, _ := runPod(t, job, "worker", 1)
 	want := []v1.ContainerPort{{Name: PortName, ContainerPort: 4000, Protocol: v1.ProtocolTCP}}
 	if diff := cmp.Diff(want, pod.Spec.Containers[0].Ports); diff != "" {
@@ -174,9 +174,9 @@ func TestPortOpened(t *testing.T) {
 }
 
 func TestWaitForPS(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	withPS := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("tf").Task(mk("ps", 2).Obj()).Task(mk("worker", 2).InitContainer("user-init").Obj()).
+		return jobtest.MakeJob("tf").Task(mk("ps", 2).Obj()).Task(mk("worker", 2).InitContainer("user-init").Obj()).
 			Task(mk("chief", 1).Obj()).Plugin(Name, args...).Obj()
 	}
 	cases := map[string]struct {
@@ -188,7 +188,7 @@ func TestWaitForPS(t *testing.T) {
 		"chief waits for ps":           {job: withPS(), task: "chief", wantWait: true},
 		"ps does not wait":             {job: withPS(), task: "ps"},
 		"--wait=false switches it off": {job: withPS("--wait=false"), task: "worker"},
-		"no ps, nothing to wait for":   {job: utiltesting.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(), task: "worker"},
+		"no ps, nothing to wait for":   {job: jobtest.MakeJob("tf").Task(mk("worker", 2).Obj()).Plugin(Name).Obj(), task: "worker"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

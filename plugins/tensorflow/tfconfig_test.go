@@ -14,7 +14,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -22,9 +22,9 @@ import (
 // task that plays none.
 func packedJob() (*batch.Job, map[string]int) {
 	replicas := map[string]int{"ps": 2, "worker": 40, "chief": 1, "evaluator": 1, "tensorboard": 1}
-	w := utiltesting.MakeJob("tf")
+	w := jobtest.MakeJob("tf")
 	for _, task := range []string{"ps", "worker", "chief", "evaluator", "tensorboard"} {
-		w.Task(utiltesting.MakeTask(task, int32(replicas[task])).Obj())
+		w.Task(jobtest.MakeTask(task, int32(replicas[task])).Obj())
 	}
 	return w.Plugin(Name).Obj(), replicas
 }
@@ -67,7 +67,7 @@ func packedPods(job *batch.Job, replicas map[string]int) []podOf {
 	var pods []podOf
 	for _, task := range job.Spec.Tasks {
 		for i := 0; i < replicas[task.Name]; i++ {
-			pods = append(pods, podOf{utiltesting.MakePod(job, task.Name, i).Obj(), task.Name, i})
+			pods = append(pods, podOf{jobtest.MakePod(job, task.Name, i).Obj(), task.Name, i})
 		}
 	}
 	return pods
@@ -130,7 +130,7 @@ func TestTFConfigEveryPod(t *testing.T) {
 			checkPods(t, kube, pods, replicas)
 
 			// A pod created again later for the same revision gets its own value.
-			again := []podOf{{utiltesting.MakePod(job, "worker", 7).Obj(), "worker", 7}}
+			again := []podOf{{jobtest.MakePod(job, "worker", 7).Obj(), "worker", 7}}
 			if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(again[0].pod, job); err != nil {
 				t.Fatal(err)
 			}
@@ -174,19 +174,19 @@ func TestTFConfigConcurrent(t *testing.T) {
 // TFConfigSize computes, without building it, the length of the TF_CONFIG
 // OnPodCreate sets, for every pod that gets one and for pods that get none.
 func TestTFConfigSize(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	packed, _ := packedJob()
 	tests := []struct {
 		name string
 		job  *batch.Job
 	}{
 		{"every role and a task without one", packed},
-		{"single worker: no TF_CONFIG", utiltesting.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj()},
-		{"workers only, 11", utiltesting.MakeJob("tf").Task(mk("worker", 11).Obj()).Plugin(Name).Obj()},
+		{"single worker: no TF_CONFIG", jobtest.MakeJob("tf").Task(mk("worker", 1).Obj()).Plugin(Name).Obj()},
+		{"workers only, 11", jobtest.MakeJob("tf").Task(mk("worker", 11).Obj()).Plugin(Name).Obj()},
 		{"named ports, hostname, subdomain, escaped characters",
-			utiltesting.MakeJob("tf").Task(mk("ps", 2).Port(PortName, 7).Hostname("p<s>").Obj()).
+			jobtest.MakeJob("tf").Task(mk("ps", 2).Port(PortName, 7).Hostname("p<s>").Obj()).
 				Task(mk("worker", 3).Subdomain("a&b\u2028").Obj()).Task(mk("evaluator", 1).Obj()).Plugin(Name, "--port=65535").Obj()},
-		{"chief and evaluator only", utiltesting.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj()},
+		{"chief and evaluator only", jobtest.MakeJob("tf").Task(mk("chief", 1).Obj()).Task(mk("evaluator", 1).Obj()).Plugin(Name).Obj()},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,16 +8,16 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 const acceptedFlags = "accepted flags: --master, --port, --wait, --wait-image, --wait-timeout, --worker"
 
 func TestParseArgs(t *testing.T) {
-	mk := utiltesting.MakeTask
-	full := utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
-	masterOnly := utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Obj()
+	mk := jobtest.MakeTask
+	full := jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Obj()
+	masterOnly := jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Obj()
 	defaults := Args{Master: "master", Worker: "worker", Port: 9999, Wait: wait.Options{Enabled: true, Timeout: 10 * time.Minute}}
 	cases := map[string]struct {
 		args    []string
@@ -29,7 +29,7 @@ func TestParseArgs(t *testing.T) {
 		"defaults without a job":      {want: &defaults},
 		"the worker task is optional": {job: masterOnly, want: &defaults},
 		"worker task without replicas counts as none": {
-			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			job:  jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			want: &defaults,
 		},
 		"every flag": {
@@ -38,7 +38,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"renamed roles fit the job": {
 			args: []string{"--master=tracker", "--worker=trainer"},
-			job:  utiltesting.MakeJob("xgb").Task(mk("tracker", 1).Obj()).Task(mk("trainer", 3).Obj()).Obj(),
+			job:  jobtest.MakeJob("xgb").Task(mk("tracker", 1).Obj()).Task(mk("trainer", 3).Obj()).Obj(),
 			want: &Args{Master: "tracker", Worker: "trainer", Port: 9999, Wait: defaults.Wait},
 		},
 		"two list items for one flag": {
@@ -84,7 +84,7 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[xgboost][0]: Invalid value: "--wait-timeout=-1": plugin xgboost: --wait-timeout=-1: must not be negative`,
 		},
 		"missing master": {
-			job:     utiltesting.MakeJob("xgb").Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("xgb").Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[xgboost]: Invalid value: "--master=master (default)": plugin xgboost: --master names task "master", which the job does not have (tasks: worker)`,
 		},
 		"renamed master missing": {
@@ -93,11 +93,11 @@ func TestParseArgs(t *testing.T) {
 			wantErr: `spec.plugins[xgboost][0]: Invalid value: "--master=tracker": plugin xgboost: --master names task "tracker", which the job does not have (tasks: master, worker)`,
 		},
 		"master without replicas": {
-			job:     utiltesting.MakeJob("xgb").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("xgb").Task(mk("master", 0).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[xgboost]: Invalid value: "--master=master (default)": plugin xgboost: --master names task "master", which has no replicas`,
 		},
 		"two masters": {
-			job:     utiltesting.MakeJob("xgb").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
+			job:     jobtest.MakeJob("xgb").Task(mk("master", 2).Obj()).Task(mk("worker", 2).Obj()).Obj(),
 			wantErr: `spec.plugins[xgboost]: Invalid value: "--master=master (default)": plugin xgboost: task "master" (--master) must have at most 1 replica, has 2`,
 		},
 		"explicit --worker naming a missing task": {
@@ -107,7 +107,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"explicit --worker naming a task without replicas": {
 			args:    []string{"--worker=worker"},
-			job:     utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
+			job:     jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Obj(),
 			wantErr: `spec.plugins[xgboost][0]: Invalid value: "--worker=worker": plugin xgboost: --worker names task "worker", which has no replicas`,
 		},
 		"one task, two roles": {
@@ -117,7 +117,7 @@ func TestParseArgs(t *testing.T) {
 		},
 		"every problem is reported": {
 			args: []string{"--port=0", "--worker=trainer"},
-			job:  utiltesting.MakeJob("xgb").Task(mk("master", 3).Obj()).Obj(),
+			job:  jobtest.MakeJob("xgb").Task(mk("master", 3).Obj()).Obj(),
 			wantErr: `[spec.plugins[xgboost][0]: Invalid value: "--port=0": plugin xgboost: --port=0: must be between 1 and 65535, ` +
 				`spec.plugins[xgboost]: Invalid value: "--master=master (default)": plugin xgboost: task "master" (--master) must have at most 1 replica, has 3, ` +
 				`spec.plugins[xgboost][1]: Invalid value: "--worker=trainer": plugin xgboost: --worker names task "trainer", which the job does not have (tasks: master)]`,
@@ -126,7 +126,7 @@ func TestParseArgs(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			got, errs := ParseArgs(tc.args, tc.job)
-			if diff := cmp.Diff(tc.wantErr, utiltesting.ErrorString(errs)); diff != "" {
+			if diff := cmp.Diff(tc.wantErr, jobtest.ErrorString(errs)); diff != "" {
 				t.Fatalf("error (-want +got):\n%s", diff)
 			}
 			if tc.want != nil {

@@ -5,22 +5,22 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 )
 
 // baseJob is the Sample's base Job: a task per role with replicas, named as
 // the role flag's default, workers scaled to workers when > 0.
 func baseJob(workers int32, args ...string) *batch.Job {
-	b := utiltesting.MakeJob("xgb")
+	b := jobtest.MakeJob("xgb")
 	for _, r := range sample.Roles {
 		n := r.Replicas
 		if r.Flag == sample.Worker && workers > 0 {
 			n = workers
 		}
 		if n > 0 {
-			b.Task(utiltesting.MakeTask(r.Flag, n).Obj())
+			b.Task(jobtest.MakeTask(r.Flag, n).Obj())
 		}
 	}
 	return b.Plugin(Name, args...).Obj()
@@ -35,7 +35,7 @@ func TestSampleCheck(t *testing.T) {
 		task, _ := jobs.Task(job, r.Flag)
 		for i := 0; i < int(task.Replicas); i++ {
 			pod := runPod(t, job, r.Flag, i)
-			c := framework.SampleCheck{Job: job, Pod: pod, Role: r.Flag, Index: i, Workers: workers, Env: utiltesting.Env(pod, 0)}
+			c := framework.SampleCheck{Job: job, Pod: pod, Role: r.Flag, Index: i, Workers: workers, Env: jobtest.Env(pod, 0)}
 			if err := sample.Check(c); err != nil {
 				t.Errorf("%s %d: %v", r.Flag, i, err)
 			}
@@ -54,7 +54,7 @@ func TestSampleCheck(t *testing.T) {
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
-			env := utiltesting.Env(pod, 0)
+			env := jobtest.Env(pod, 0)
 			tc.edit(env)
 			err := sample.Check(framework.SampleCheck{Job: job, Pod: pod, Role: "worker", Index: 2, Workers: workers, Env: env})
 			if err == nil || err.Error() != tc.want {

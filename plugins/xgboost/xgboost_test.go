@@ -13,9 +13,9 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -23,7 +23,7 @@ import (
 // Volcano's controller does, and returns the pod.
 func runPod(t *testing.T, job *batch.Job, task string, index int) *v1.Pod {
 	t.Helper()
-	return utiltesting.RunPod(t, New, Name, job, task, index)
+	return jobtest.RunPod(t, New, Name, job, task, index)
 }
 
 // xgbEnv is the env a pod gets, in order. workerAddrs "" leaves out
@@ -60,8 +60,8 @@ func xgbMasterEnv(addr, port, world, workerPort, workerAddrs string) []v1.EnvVar
 }
 
 func TestEnv(t *testing.T) {
-	mk := utiltesting.MakeTask
-	full := utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).
+	mk := jobtest.MakeTask
+	full := jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 3).Obj()).
 		Task(mk("tensorboard", 1).Obj()).Plugin(Name).Obj()
 	const addrs = "xgb-worker-0.xgb.default.svc.cluster.local,xgb-worker-1.xgb.default.svc.cluster.local,xgb-worker-2.xgb.default.svc.cluster.local"
 	cases := map[string]struct {
@@ -87,30 +87,30 @@ func TestEnv(t *testing.T) {
 			want:  xgbEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "4", "9999", addrs, 3),
 		},
 		"master alone: world of 1, no WORKER_*": {
-			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
 			task: "master",
 			want: xgbMasterEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "1", "", ""),
 		},
 		"worker task without replicas counts as none": {
-			job:  utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Plugin(Name).Obj(),
+			job:  jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 0).Obj()).Plugin(Name).Obj(),
 			task: "master",
 			want: xgbMasterEnv("xgb-master-0.xgb.default.svc.cluster.local", "9999", "1", "", ""),
 		},
 		"renamed roles and port": {
-			job: utiltesting.MakeJob("xgb").Task(mk("tracker", 1).Obj()).Task(mk("trainer", 2).Obj()).
+			job: jobtest.MakeJob("xgb").Task(mk("tracker", 1).Obj()).Task(mk("trainer", 2).Obj()).
 				Plugin(Name, "--master=tracker", "--worker=trainer", "--port=29500").Obj(),
 			task:  "trainer",
 			index: 1,
 			want:  xgbEnv("xgb-tracker-0.xgb.default.svc.cluster.local", "29500", "3", "29500", "xgb-trainer-0.xgb.default.svc.cluster.local,xgb-trainer-1.xgb.default.svc.cluster.local", 2),
 		},
 		"template hostname and subdomain are honoured": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Hostname("tracker").Subdomain("net").Obj()).
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Hostname("tracker").Subdomain("net").Obj()).
 				Task(mk("worker", 2).Subdomain("net").Obj()).Plugin(Name).Obj(),
 			task: "worker",
 			want: xgbEnv("tracker.net.default.svc.cluster.local", "9999", "3", "9999", "xgb-worker-0.net.default.svc.cluster.local,xgb-worker-1.net.default.svc.cluster.local", 1),
 		},
 		"xgboostjob-port on the master sets MASTER_PORT, on the workers WORKER_PORT": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).
 				Task(mk("worker", 1).Port(PortName, 9992).Obj()).Plugin(Name, "--port=9000").Obj(),
 			task: "worker",
 			want: xgbEnv("xgb-master-0.xgb.default.svc.cluster.local", "9991", "2", "9992", "xgb-worker-0.xgb.default.svc.cluster.local", 1),
@@ -139,8 +139,8 @@ func TestEnv(t *testing.T) {
 }
 
 func TestUserSettingsWin(t *testing.T) {
-	job := utiltesting.MakeJob("xgb").Task(utiltesting.MakeTask("master", 1).Obj()).
-		Task(utiltesting.MakeTask("worker", 2).Env(EnvTrackerURI, "10.0.0.1").Env(EnvRank, "7").
+	job := jobtest.MakeJob("xgb").Task(jobtest.MakeTask("master", 1).Obj()).
+		Task(jobtest.MakeTask("worker", 2).Env(EnvTrackerURI, "10.0.0.1").Env(EnvRank, "7").
 			Container("sidecar").InitContainer("prepare").Obj()).
 		Plugin(Name).Obj()
 	pod := runPod(t, job, "worker", 1)
@@ -172,19 +172,19 @@ func TestUserSettingsWin(t *testing.T) {
 // Every pod of a plan shares its variables' backing array: one pod's RANK
 // must not show up in another's env.
 func TestPodsDoNotShareRank(t *testing.T) {
-	job := utiltesting.MakeJob("xgb").Task(utiltesting.MakeTask("master", 1).Obj()).
-		Task(utiltesting.MakeTask("worker", 3).Obj()).Plugin(Name).Obj()
+	job := jobtest.MakeJob("xgb").Task(jobtest.MakeTask("master", 1).Obj()).
+		Task(jobtest.MakeTask("worker", 3).Obj()).Plugin(Name).Obj()
 	client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
 	var pods []*v1.Pod
 	for i := 0; i < 3; i++ {
-		pod := utiltesting.MakePod(job, "worker", i).Obj()
+		pod := jobtest.MakePod(job, "worker", i).Obj()
 		if err := New(client, job.Spec.Plugins[Name]).OnPodCreate(pod, job); err != nil {
 			t.Fatal(err)
 		}
 		pods = append(pods, pod)
 	}
 	for i, pod := range pods {
-		env := utiltesting.Env(pod, 0)
+		env := jobtest.Env(pod, 0)
 		if env[EnvRank] != strconv.Itoa(i+1) || env[EnvTaskID] != strconv.Itoa(i+1) {
 			t.Errorf("worker %d: RANK %q, DMLC_TASK_ID %q, want %d", i, env[EnvRank], env[EnvTaskID], i+1)
 		}
@@ -192,9 +192,9 @@ func TestPodsDoNotShareRank(t *testing.T) {
 }
 
 func TestPorts(t *testing.T) {
-	mk := utiltesting.MakeTask
-	job := func(master, worker *utiltesting.TaskWrapper, args ...string) *batch.Job {
-		return utiltesting.MakeJob("xgb").Task(master.Obj()).Task(worker.Obj()).Plugin(Name, args...).Obj()
+	mk := jobtest.MakeTask
+	job := func(master, worker *jobtest.TaskWrapper, args ...string) *batch.Job {
+		return jobtest.MakeJob("xgb").Task(master.Obj()).Task(worker.Obj()).Plugin(Name, args...).Obj()
 	}
 	cases := map[string]struct {
 		job  *batch.Job
@@ -238,9 +238,9 @@ func TestPorts(t *testing.T) {
 }
 
 func TestWaitForTracker(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	xgbJob := func(args ...string) *batch.Job {
-		return utiltesting.MakeJob("xgb").Task(mk("master", 1).InitContainer("user-init").Obj()).
+		return jobtest.MakeJob("xgb").Task(mk("master", 1).InitContainer("user-init").Obj()).
 			Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name, args...).Obj()
 	}
 	defaults := wait.Options{Enabled: true, Timeout: wait.DefaultTimeout}
@@ -260,7 +260,7 @@ func TestWaitForTracker(t *testing.T) {
 		"--port is not probed":            {job: xgbJob("--port=29500"), task: "worker", targets: tracker, opts: defaults},
 		"timeout and image are passed on": {job: xgbJob("--wait-timeout=30", "--wait-image=registry.local/busybox:1"), task: "worker", targets: tracker, opts: wait.Options{Enabled: true, Timeout: 30 * time.Second, Image: "registry.local/busybox:1"}},
 		"the master's xgboostjob-port is not probed either": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).
 				Task(mk("worker", 2).InitContainer("user-init").Obj()).Plugin(Name).Obj(),
 			task:    "worker",
 			targets: tracker,
@@ -293,13 +293,13 @@ func TestWaitForTracker(t *testing.T) {
 }
 
 func TestDescribe(t *testing.T) {
-	mk := utiltesting.MakeTask
+	mk := jobtest.MakeTask
 	cases := map[string]struct {
 		job  *batch.Job
 		want framework.Description
 	}{
 		"master and workers": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleMaster, Task: "master"}, {Name: RoleWorker, Task: "worker"}},
 				Waits:      []framework.Wait{{From: "worker", To: "master", FirstOnly: true}},
@@ -307,21 +307,21 @@ func TestDescribe(t *testing.T) {
 			},
 		},
 		"master alone": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Plugin(Name).Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleMaster, Task: "master"}},
 				Completion: "master",
 			},
 		},
 		"--wait=false: no edge": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--wait=false").Obj(),
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name, "--wait=false").Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleMaster, Task: "master"}, {Name: RoleWorker, Task: "worker"}},
 				Completion: "master",
 			},
 		},
 		"the master's xgboostjob-port: still a wait for the name only": {
-			job: utiltesting.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
+			job: jobtest.MakeJob("xgb").Task(mk("master", 1).Port(PortName, 9991).Obj()).Task(mk("worker", 2).Obj()).Plugin(Name).Obj(),
 			want: framework.Description{
 				Roles:      []framework.Role{{Name: RoleMaster, Task: "master"}, {Name: RoleWorker, Task: "worker"}},
 				Waits:      []framework.Wait{{From: "worker", To: "master", FirstOnly: true}},
@@ -346,7 +346,7 @@ func TestDescribe(t *testing.T) {
 			}
 			// The computed size is the built value's.
 			pod := runPod(t, tc.job, "master", 0)
-			built := utiltesting.Env(pod, 0)[EnvWorkerAddrs]
+			built := jobtest.Env(pod, 0)[EnvWorkerAddrs]
 			if diff := cmp.Diff([]framework.SizedEnv{{Name: EnvWorkerAddrs, Task: "master", ValueLen: len(built),
 				Optional: "XGBoost's collective finds the workers through the tracker (DMLC_TRACKER_URI)"}}, sizes()); diff != "" {
 				t.Errorf("sizes (-want +got):\n%s", diff)
@@ -360,13 +360,13 @@ func TestDescribe(t *testing.T) {
 func TestWorkerAddrsLen(t *testing.T) {
 	for _, n := range []int32{1, 9, 10, 11, 100, 1234} {
 		for _, hostname := range []string{"", "shared"} {
-			w := utiltesting.MakeTask("worker", n)
+			w := jobtest.MakeTask("worker", n)
 			if hostname != "" {
 				w.Hostname(hostname)
 			}
-			job := utiltesting.MakeJob("xgb").Task(utiltesting.MakeTask("master", 1).Obj()).Task(w.Obj()).Plugin(Name).Obj()
+			job := jobtest.MakeJob("xgb").Task(jobtest.MakeTask("master", 1).Obj()).Task(w.Obj()).Plugin(Name).Obj()
 			pod := runPod(t, job, "master", 0)
-			built := utiltesting.Env(pod, 0)[EnvWorkerAddrs]
+			built := jobtest.Env(pod, 0)[EnvWorkerAddrs]
 			if got := WorkerAddrsLen(job, &job.Spec.Tasks[1]); got != len(built) {
 				t.Errorf("%d workers, hostname %q: WorkerAddrsLen %d, built %d", n, hostname, got, len(built))
 			}

@@ -24,8 +24,8 @@ import (
 	intreetf "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/tensorflow"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -60,11 +60,11 @@ type Framework struct {
 	// roles (Lead, Worker) and the check of what the plugin injected.
 	Sample *framework.Sample
 	// Ours and InTree build the plugins; InTree is nil when Volcano has none.
-	Ours, InTree utiltesting.Builder
+	Ours, InTree jobtest.Builder
 }
 
 // inTree are Volcano's in-tree plugins, by framework.
-var inTree = map[string]utiltesting.Builder{
+var inTree = map[string]jobtest.Builder{
 	tensorflow.Name: intreetf.New,
 	pytorch.Name:    intreepytorch.New,
 	mpi.Name:        intreempi.New,
@@ -145,15 +145,15 @@ const JobName = "resnet50-train"
 // Lead roles and workers worker pods, each task named as its role flag, the
 // plugin enabled with its default arguments (none).
 func Job(fw Framework, workers int) *batch.Job {
-	j := utiltesting.MakeJob(JobName)
+	j := jobtest.MakeJob(JobName)
 	for _, lead := range fw.Sample.Lead {
-		j.Task(utiltesting.MakeTask(lead, 1).Obj())
+		j.Task(jobtest.MakeTask(lead, 1).Obj())
 	}
-	return j.Task(utiltesting.MakeTask(fw.Sample.Worker, int32(workers)).Obj()).Plugin(fw.Name).Obj()
+	return j.Task(jobtest.MakeTask(fw.Sample.Worker, int32(workers)).Obj()).Plugin(fw.Name).Obj()
 }
 
 // revision numbers the job revisions the benchmarks hand to the plugins, far
-// above what utiltesting.MakeJob gives out.
+// above what jobtest.MakeJob gives out.
 var revision atomic.Int64
 
 func init() { revision.Store(1 << 40) }
@@ -171,7 +171,7 @@ type Impl struct {
 	Name string
 	// Build returns the builder and the plugin arguments, nil when the
 	// framework has no such implementation.
-	Build func(fw Framework) (utiltesting.Builder, []string)
+	Build func(fw Framework) (jobtest.Builder, []string)
 }
 
 // Impls are Volcano's in-tree plugin, ours with its default arguments (the
@@ -181,10 +181,10 @@ type Impl struct {
 // so that variant shows what it costs, and tensorflow with
 // --tf-config=inline, every pod holding its whole TF_CONFIG as in-tree's do.
 var Impls = []Impl{
-	{"in-tree", func(fw Framework) (utiltesting.Builder, []string) { return fw.InTree, []string{} }},
-	{"ours", func(fw Framework) (utiltesting.Builder, []string) { return fw.Ours, []string{} }},
-	{"ours-nowait", func(fw Framework) (utiltesting.Builder, []string) { return fw.Ours, []string{"--wait=false"} }},
-	{"ours-inline", func(fw Framework) (utiltesting.Builder, []string) {
+	{"in-tree", func(fw Framework) (jobtest.Builder, []string) { return fw.InTree, []string{} }},
+	{"ours", func(fw Framework) (jobtest.Builder, []string) { return fw.Ours, []string{} }},
+	{"ours-nowait", func(fw Framework) (jobtest.Builder, []string) { return fw.Ours, []string{"--wait=false"} }},
+	{"ours-inline", func(fw Framework) (jobtest.Builder, []string) {
 		if fw.Name != tensorflow.Name {
 			return nil, nil
 		}
@@ -227,7 +227,7 @@ func BenchmarkPlugins(b *testing.B) {
 // iteration, in OnJobAdd, and reuse it for every pod.
 //
 // Untimed, and the same for both implementations: copying the job, building the
-// pods (utiltesting.MakePod copies), a fresh fake clientset, so that ConfigMaps
+// pods (jobtest.MakePod copies), a fresh fake clientset, so that ConfigMaps
 // are created, not found, in every iteration, and a garbage collection, so
 // that the garbage of the setup and of the previous iteration is not
 // collected on this one's clock (it would be charged to whichever size
@@ -238,7 +238,7 @@ func BenchmarkPlugins(b *testing.B) {
 // The first iteration checks every pod's values (Framework.Check, on the
 // environment as the kubelet resolves it) and measures the retained heap and,
 // for tensorflow, the TF_CONFIG bytes stored.
-func benchJob(b *testing.B, fw Framework, build utiltesting.Builder, base *batch.Job, inTree bool) {
+func benchJob(b *testing.B, fw Framework, build jobtest.Builder, base *batch.Job, inTree bool) {
 	args := base.Spec.Plugins[fw.Name]
 	templates := podsOf(base)
 	pods := make([]*v1.Pod, len(templates))
@@ -315,7 +315,7 @@ func podsOf(job *batch.Job) []*v1.Pod {
 	var out []*v1.Pod
 	for _, task := range job.Spec.Tasks {
 		for i := 0; i < int(task.Replicas); i++ {
-			pod := utiltesting.MakePod(job, task.Name, i).Obj()
+			pod := jobtest.MakePod(job, task.Name, i).Obj()
 			n := len(out) + 1
 			pod.Status.PodIP = fmt.Sprintf("10.244.%d.%d", n/256, n%256)
 			out = append(out, pod)

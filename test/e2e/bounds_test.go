@@ -19,9 +19,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 const (

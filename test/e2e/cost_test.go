@@ -33,7 +33,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/events"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
@@ -350,18 +350,18 @@ var _ = Describe("The cost of objects over the bounds, through the real kube-api
 		// Not in the review's list: H1's fix holds a CronJob's jobTemplate to
 		// the Job bounds, which (a), over every bound, cannot tell apart.
 		what:     "(a') a CronJob whose jobTemplate has one task more than a Job may (H1's fix: the Job bounds) is denied within 2 s, naming the tasks bound",
-		resource: "cronjobs", body: cronJobOfTasks(jobs.MaxTasks + 1), within: costAnswerWithin,
-		bound: regexp.MustCompile(`(?s)tasks.*\b` + strconv.Itoa(jobs.MaxTasks) + `\b`),
+		resource: "cronjobs", body: cronJobOfTasks(bounds.MaxTasks + 1), within: costAnswerWithin,
+		bound: regexp.MustCompile(`(?s)tasks.*\b` + strconv.Itoa(bounds.MaxTasks) + `\b`),
 	}, {
 		what:     "(b) a Job of 3,000,000 replicas with svc and ssh (H3) is denied within 2 s, naming the replicas or pod-template bound",
 		resource: "jobs", body: replicasJob("replicas-3m", `{"svc":[],"ssh":[]}`, 3_000_000), within: costAnswerWithin,
-		bound: namesBound(jobs.MaxReplicas, jobs.MaxPodTemplateBytes),
+		bound: namesBound(bounds.MaxReplicas, bounds.MaxPodTemplateBytes),
 	}, {
 		// H3 without the plugins, whose own size checks could deny it
 		// instead: only the Job-wide bound can.
 		what:     "(b') a Job of 3,000,000 replicas and no plugin (H3) is denied within 2 s, naming the replicas or pod-template bound",
 		resource: "jobs", body: replicasJob("replicas-3m-plain", `{}`, 3_000_000), within: costAnswerWithin,
-		bound: namesBound(jobs.MaxReplicas, jobs.MaxPodTemplateBytes),
+		bound: namesBound(bounds.MaxReplicas, bounds.MaxPodTemplateBytes),
 	}, {
 		// 40,000 hosts make a ~3 MB ssh config, over the 1 MiB of a Secret.
 		what:     "(c) a Job of 40,000 replicas with ssh (H4) is denied within 2 s, naming the ssh plugin's bound",

@@ -27,10 +27,10 @@ import (
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -567,9 +567,9 @@ func waitBack(ctx context.Context, f *framework.Framework, component string, at 
 // burstJob is a small tensorflow Job for KWOK nodes that asks for nothing
 // but the plugin: admitted, the webhook has added the svc plugin.
 func burstJob(name string) *batch.Job {
-	return framework.KeepRunning(vctesting.MakeJob(name).Plugin("tensorflow").
-		Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
-		Task(vctesting.MakeTask("worker", 2).Container("tensorflow").Resource("cpu", "10m").Obj()).
+	return framework.KeepRunning(jobtest.MakeJob(name).Plugin("tensorflow").
+		Task(jobtest.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+		Task(jobtest.MakeTask("worker", 2).Container("tensorflow").Resource("cpu", "10m").Obj()).
 		Obj())
 }
 
@@ -681,9 +681,9 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 	}, SpecTimeout(framework.RealSpecTimeout))
 
 	It("vc-controller-manager, while a 300-worker Job's pods are being created: every pod exactly once, one cluster ConfigMap, the Job runs", func(ctx SpecContext) {
-		job := framework.KeepRunning(vctesting.MakeJob("large-restart").Plugin("tensorflow").
-			Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
-			Task(vctesting.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
+		job := framework.KeepRunning(jobtest.MakeJob("large-restart").Plugin("tensorflow").
+			Task(jobtest.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			Task(jobtest.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
 			Obj())
 		job = f.CreateJob(ctx, job)
 		framework.Eventually(ctx, func() int { return len(f.PodsOf(job)) }, framework.PodsCreatedTimeout).
@@ -763,9 +763,9 @@ var _ = Describe("Our managers killed (SIGKILL) and started again", Label("fault
 				defer GinkgoRecover()
 				defer wg.Done()
 				for i := range next {
-					j := vctesting.MakeJob(fmt.Sprintf("many-%03d", i)).Plugin("tensorflow").
-						Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
-						Task(vctesting.MakeTask("worker", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+					j := jobtest.MakeJob(fmt.Sprintf("many-%03d", i)).Plugin("tensorflow").
+						Task(jobtest.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+						Task(jobtest.MakeTask("worker", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
 						Obj()
 					errs <- create(j)
 				}
@@ -1021,9 +1021,9 @@ var _ = Describe("Volcano's scheduler and etcd killed (SIGKILL) and started agai
 	f := framework.New("faults-volcano")
 
 	It("vc-scheduler, while a 300-worker gang is being bound: every pod bound once, none replaced, the Job completes", func(ctx SpecContext) {
-		job := vctesting.MakeJob("gang-bind").Plugin("tensorflow").
-			Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
-			Task(vctesting.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
+		job := jobtest.MakeJob("gang-bind").Plugin("tensorflow").
+			Task(jobtest.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			Task(jobtest.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
 			Obj()
 		job = f.CreateJob(ctx, job)
 		want := framework.TotalReplicas(job)

@@ -18,10 +18,10 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
-	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -583,24 +583,24 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 
 	It("give a Job written with Volcano's in-tree flag spellings the configuration this project's spellings give",
 		func(ctx SpecContext) {
-			task := func(name string, replicas int32) batch.TaskSpec { return vctesting.MakeTask(name, replicas).Obj() }
+			task := func(name string, replicas int32) batch.TaskSpec { return jobtest.MakeTask(name, replicas).Obj() }
 			// Volcano's in-tree plugins take these arguments (the examples of
 			// its documentation); this project's plugins take none for the same
 			// job, the defaults being the same.
 			pairs := []struct{ inTree, ours *batch.Job }{{
-				inTree: vctesting.MakeJob("tf-intree").Plugin("tensorflow", "--ps=ps", "--worker=worker", "--port=2222").
+				inTree: jobtest.MakeJob("tf-intree").Plugin("tensorflow", "--ps=ps", "--worker=worker", "--port=2222").
 					Task(task("ps", 1)).Task(task("worker", 2)).Obj(),
-				ours: vctesting.MakeJob("tf-ours").Plugin("tensorflow").
+				ours: jobtest.MakeJob("tf-ours").Plugin("tensorflow").
 					Task(task("ps", 1)).Task(task("worker", 2)).Obj(),
 			}, {
-				inTree: vctesting.MakeJob("pt-intree").Plugin("pytorch", "--master=master", "--worker=worker", "--port=23456").
+				inTree: jobtest.MakeJob("pt-intree").Plugin("pytorch", "--master=master", "--worker=worker", "--port=23456").
 					Task(task("master", 1)).Task(task("worker", 2)).Obj(),
-				ours: vctesting.MakeJob("pt-ours").Plugin("pytorch").
+				ours: jobtest.MakeJob("pt-ours").Plugin("pytorch").
 					Task(task("master", 1)).Task(task("worker", 2)).Obj(),
 			}, {
-				inTree: vctesting.MakeJob("mpi-intree").Plugin("mpi", "--master=master", "--worker=worker", "--port=22").
+				inTree: jobtest.MakeJob("mpi-intree").Plugin("mpi", "--master=master", "--worker=worker", "--port=22").
 					Task(task("master", 1)).Task(task("worker", 2)).Obj(),
-				ours: vctesting.MakeJob("mpi-ours").Plugin("mpi").
+				ours: jobtest.MakeJob("mpi-ours").Plugin("mpi").
 					Task(task("master", 1)).Task(task("worker", 2)).Obj(),
 			}}
 			var all []*batch.Job
@@ -636,7 +636,7 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 			if tc.Local == nil {
 				Skip("KUBECONFIG cluster: the suite cannot read its etcd")
 			}
-			task := func(name string, replicas int32) batch.TaskSpec { return vctesting.MakeTask(name, replicas).Obj() }
+			task := func(name string, replicas int32) batch.TaskSpec { return jobtest.MakeTask(name, replicas).Obj() }
 			// Pairs of the same size: reference and inline, both given: the
 			// default auto would inline both sizes (cluster JSON of about
 			// 100 and 800 bytes, under tensorflow.AutoInlineMaxBytes).
@@ -647,9 +647,9 @@ var _ = Describe("Framework plugins in the real job controller", func() {
 				workers int32
 			}{{"", 2}, {"-20", 20}} {
 				toCreate = append(toCreate,
-					vctesting.MakeJob("tf-ref"+n.suffix).Plugin(tensorflow.Name, "--tf-config=reference").
+					jobtest.MakeJob("tf-ref"+n.suffix).Plugin(tensorflow.Name, "--tf-config=reference").
 						Task(task("ps", 1)).Task(task("worker", n.workers)).Obj(),
-					vctesting.MakeJob("tf-inline"+n.suffix).Plugin(tensorflow.Name, "--tf-config=inline").
+					jobtest.MakeJob("tf-inline"+n.suffix).Plugin(tensorflow.Name, "--tf-config=inline").
 						Task(task("ps", 1)).Task(task("worker", n.workers)).Obj())
 			}
 			for i := range toCreate {

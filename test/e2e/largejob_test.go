@@ -7,7 +7,7 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	vctesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -25,9 +25,9 @@ var _ = Describe("A 300-worker Job", func() {
 	It("gets all its pods created, 5 times in a row", func(ctx SpecContext) {
 		for run := 1; run <= 5; run++ {
 			By(fmt.Sprintf("run %d: creating a TensorFlow Job of 1 ps and %d workers", run, largeJobWorkers))
-			job := framework.KeepRunning(vctesting.MakeJob(fmt.Sprintf("large-%d", run)).Plugin("tensorflow").
-				Task(vctesting.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
-				Task(vctesting.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
+			job := framework.KeepRunning(jobtest.MakeJob(fmt.Sprintf("large-%d", run)).Plugin("tensorflow").
+				Task(jobtest.MakeTask("ps", 1).Container("tensorflow").Resource("cpu", "10m").Obj()).
+				Task(jobtest.MakeTask("worker", largeJobWorkers).Container("tensorflow").Resource("cpu", "10m").Obj()).
 				Obj())
 			job = f.CreateJob(ctx, job)
 			pods := f.WaitPodsCreated(ctx, job, 0)
@@ -59,9 +59,9 @@ var _ = Describe("A 2,048-worker pytorch Job", func() {
 		{"resnet50-dist", false},
 	} {
 		It(fmt.Sprintf("named %s (%d characters): VC_WORKER_HOSTS in its pods %v", tc.name, len(tc.name), !tc.over), func(ctx SpecContext) {
-			job := framework.KeepRunning(vctesting.MakeJob(tc.name).Plugin("pytorch").MinAvailable(1).
-				Task(vctesting.MakeTask("master", 1).Container("pytorch").Resource("cpu", "10m").Obj()).
-				Task(vctesting.MakeTask("worker", 2048).Container("pytorch").Resource("cpu", "10m").Obj()).
+			job := framework.KeepRunning(jobtest.MakeJob(tc.name).Plugin("pytorch").MinAvailable(1).
+				Task(jobtest.MakeTask("master", 1).Container("pytorch").Resource("cpu", "10m").Obj()).
+				Task(jobtest.MakeTask("worker", 2048).Container("pytorch").Resource("cpu", "10m").Obj()).
 				Obj())
 			created, warnings, err := f.CreateJobWithWarnings(ctx, job)
 			Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)

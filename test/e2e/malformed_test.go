@@ -18,10 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/vcplugins/framework-plugins/internal/webhooktest"
 	"github.com/vcplugins/framework-plugins/plugins"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 	"github.com/vcplugins/framework-plugins/webhook"
-	"github.com/vcplugins/framework-plugins/webhook/webhooktest"
 )
 
 const (

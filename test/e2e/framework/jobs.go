@@ -57,7 +57,7 @@ func KeepRunning(job *batch.Job) *batch.Job {
 
 // prepare returns a copy of job ready for Create in the spec's namespace:
 // namespace set, server-set fields (UID, resourceVersion, status) cleared, as
-// the pkg/testing builders fill them for unit tests.
+// the internal/jobtest builders fill them for unit tests.
 func (f *Framework) prepare(job *batch.Job) *batch.Job {
 	j := job.DeepCopy()
 	j.Namespace = f.Namespace

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 // APIServerMaxBody is the largest request body the API server accepts, hence
@@ -117,7 +117,7 @@ func fill(item string, budget int) []string {
 
 // BoundsCases are the Jobs a security review measured (each cost the manager
 // hundreds of MB to GB, or seconds), grown to the API server's limit, and the
-// largest Jobs within jobs.CheckBounds that make the most errors, in
+// largest Jobs within bounds.Check that make the most errors, in
 // namespace ns. Together they are about 42 MB of JSON.
 func BoundsCases(ns string) []BoundsCase {
 	ptTasks := func() []map[string]any { return []map[string]any{Task("master", 1), Task("worker", 2)} }
@@ -167,7 +167,7 @@ func BoundsCases(ns string) []BoundsCase {
 		[]map[string]any{Task("ps", 1), Task("worker", 1)},
 		map[string][]string{"tensorflow": {}, strings.Repeat("p", body): {}}), "a plugin name may have at most 63", false, false})
 
-	// The pod templates' lists (jobs.MaxContainers to MaxTemplateEntries).
+	// The pod templates' lists (bounds.MaxContainers to MaxTemplateEntries).
 	// Each entry costs Volcano's validation up to 8 errors, each appended
 	// to one string (20,000 invalid env names: 7 s and 2.2 GB), and the
 	// mutation's patch diffs the lists.
@@ -210,7 +210,7 @@ func BoundsCases(ns string) []BoundsCase {
 		func(list json.RawMessage) []byte {
 			return RawJob("tolerations", ns, []map[string]any{TemplateTask("main", 1, false, "tolerations", list)}, map[string][]string{})
 		}), Want: "spec.tasks[0].template.spec.tolerations: Too many", NoFramework: true})
-	// Replicas × template bytes (jobs.MaxPodTemplateBytes): 300 pods of a
+	// Replicas × template bytes (bounds.MaxPodTemplateBytes): 300 pods of a
 	// 1 MiB template, for every Job.
 	longArg := List(1, func(int) string { return `"` + strings.Repeat("x", 1<<20) + `"` })
 	cases = append(cases, BoundsCase{Name: "no framework plugin, 300 pods of a 1 MiB template",
@@ -220,13 +220,13 @@ func BoundsCases(ns string) []BoundsCase {
 		JSON: RawJob("pod-bytes-pt", ns, []map[string]any{Task("master", 1), TemplateTask("worker", 299, true, "args", longArg)}, map[string][]string{"pytorch": {}}),
 		Want: "the job's 300 pods would carry"})
 	// Within the bounds, the most template errors: every template at
-	// jobs.MaxTemplateEntries, every env entry making 8 errors.
+	// bounds.MaxTemplateEntries, every env entry making 8 errors.
 	const badEnv = `{"name":"1 x","value":"v","valueFrom":{"fieldRef":{"fieldPath":"x"},"resourceFieldRef":{"resource":"x"},` +
 		`"configMapKeyRef":{"key":"a b"},"secretKeyRef":{"name":"A","key":"a b"}}}`
 	var errTasks []map[string]any
-	for i := 0; i < jobs.MaxJobTemplateEntries/jobs.MaxTemplateEntries; i++ {
-		containers := List(jobs.MaxTemplateEntries/jobs.MaxEnv, func(c int) string {
-			return fmt.Sprintf(`{"name":"c%d","image":"i","env":%s}`, c, List(jobs.MaxEnv-1, func(int) string { return badEnv }))
+	for i := 0; i < bounds.MaxJobTemplateEntries/bounds.MaxTemplateEntries; i++ {
+		containers := List(bounds.MaxTemplateEntries/bounds.MaxEnv, func(c int) string {
+			return fmt.Sprintf(`{"name":"c%d","image":"i","env":%s}`, c, List(bounds.MaxEnv-1, func(int) string { return badEnv }))
 		})
 		errTasks = append(errTasks, TemplateTask(fmt.Sprintf("t%d", i), 1, false, "containers", containers))
 	}
@@ -237,9 +237,9 @@ func BoundsCases(ns string) []BoundsCase {
 
 	// Within the bounds: the most errors a Job can make.
 	var full []map[string]any
-	for i := 0; i < jobs.MaxTasks; i++ {
+	for i := 0; i < bounds.MaxTasks; i++ {
 		t := Task(fmt.Sprintf("t%d", i), 1)
-		missing := make([]string, jobs.MaxDependsOn)
+		missing := make([]string, bounds.MaxDependsOn)
 		for j := range missing {
 			missing[j] = fmt.Sprintf("missing-%d-%d", i, j)
 		}
@@ -251,9 +251,9 @@ func BoundsCases(ns string) []BoundsCase {
 
 	longArgs := map[string][]string{}
 	for _, p := range []string{"tensorflow", "pytorch", "mpi", "mxnet"} {
-		args := make([]string, jobs.MaxPluginArgs)
+		args := make([]string, bounds.MaxPluginArgs)
 		for i := range args {
-			args[i] = fmt.Sprintf("--unknown-%d=%s", i, strings.Repeat("v", jobs.MaxPluginArgBytes-20))
+			args[i] = fmt.Sprintf("--unknown-%d=%s", i, strings.Repeat("v", bounds.MaxPluginArgBytes-20))
 		}
 		longArgs[p] = args
 	}

@@ -2,7 +2,7 @@
 
 // The v1.14.1 line: Kubernetes libraries v0.34.1.
 
-package kube
+package kubeline
 
 import (
 	"k8s.io/apiserver/pkg/cel/environment"

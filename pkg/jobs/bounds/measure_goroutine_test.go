@@ -1,6 +1,6 @@
 //go:build measure
 
-package jobs
+package bounds
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 // cites: the memory of one goroutine per pod, each creating its pod through a
 // client with vc-controller-manager's default rate limit (QPS 50, burst 100)
 // against an API server that never answers, as Volcano's syncJob starts them.
-// Run it by hand: go test -tags measure -run TestMeasureCreateGoroutines -v ./pkg/jobs/
+// Run it by hand: go test -tags measure -run TestMeasureCreateGoroutines -v ./pkg/jobs/bounds/
 func TestMeasureCreateGoroutines(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()

@@ -1,10 +1,10 @@
-package jobs
+package bounds
 
 import (
 	"fmt"
 	"sort"
-	"strings"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -14,7 +14,7 @@ import (
 // through. The API server accepts any Job of up to 3 MiB, and in 3 MiB a Job
 // can carry 100,000 tasks, dependsOn names or plugin arguments; every check
 // that loops over them, or quotes them in an error, would then cost in
-// proportion (or, for pairs of them, in their product). CheckBounds denies a
+// proportion (or, for pairs of them, in their product). Check denies a
 // Job over a bound before anything else reads it.
 //
 // The bounds sit far above any training Job: Volcano's own examples and
@@ -57,33 +57,13 @@ const (
 	PodOverheadBytes = 512
 )
 
-// QuoteMax is the most bytes of a user's value Abbrev keeps.
-const QuoteMax = 256
-
-// Abbrev returns s when it has at most QuoteMax bytes, else its first QuoteMax
-// bytes (cut at a rune boundary) followed by "... (N bytes)": what a message
-// may quote of a value the user wrote, so that an error about a long value is
-// not as long as the value.
-func Abbrev(s string) string {
-	if len(s) <= QuoteMax {
-		return s
-	}
-	cut := QuoteMax
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// CheckBounds reports every dimension of the Job's spec that is over its bound
+// Check reports every dimension of the Job's spec that is over its bound
 // (MaxTasks, MaxDependsOn, MaxPlugins, MaxPluginNameBytes, MaxPluginArgs,
 // MaxPluginArgBytes, the entries of the tasks' pod templates: MaxContainers
 // to MaxJobTemplateEntries, MaxReplicas and MaxPodTemplateBytes), each error
 // naming the bound:
 // ShapeOf(job).Check().
-func CheckBounds(job *batch.Job) field.ErrorList { return ShapeOf(job).Check() }
+func Check(job *batch.Job) field.ErrorList { return ShapeOf(job).Check() }
 
 // Shape is what the bounds look at in a Job: its dimensions, without the
 // contents. ShapeOf reads it from a decoded Job, ReadShape from the JSON the
@@ -210,7 +190,7 @@ func (s Shape) Check() field.ErrorList {
 	for _, p := range s.Args {
 		if len(p.Name) > MaxPluginNameBytes {
 			errs = append(errs, &field.Error{Type: field.ErrorTypeTooLong, Field: plugins.String(), BadValue: field.OmitValueType{},
-				Detail: fmt.Sprintf("plugin name %q is %d bytes; a plugin name may have at most %d", Abbrev(p.Name), len(p.Name), MaxPluginNameBytes)})
+				Detail: fmt.Sprintf("plugin name %q is %d bytes; a plugin name may have at most %d", jobs.Abbrev(p.Name), len(p.Name), MaxPluginNameBytes)})
 			continue
 		}
 		path := plugins.Key(p.Name)
@@ -309,25 +289,6 @@ func checkTemplates(tasks *field.Path, templates []TemplateShape) field.ErrorLis
 			Detail: fmt.Sprintf("the tasks' pod templates have %d list and map entries in all; a job may have at most %d", total, MaxJobTemplateEntries)})
 	}
 	return errs
-}
-
-// TaskNames returns the names of the Job's tasks in spec order, joined by ", "
-// ("none" when it has none): at most 10 names, each abbreviated (Abbrev),
-// then "and N more", so that a message that lists them stays short.
-func TaskNames(job *batch.Job) string {
-	const shown = 10
-	n := len(job.Spec.Tasks)
-	if n == 0 {
-		return "none"
-	}
-	names := make([]string, 0, min(n, shown)+1)
-	for i := 0; i < n && i < shown; i++ {
-		names = append(names, Abbrev(job.Spec.Tasks[i].Name))
-	}
-	if n > shown {
-		names = append(names, fmt.Sprintf("and %d more", n-shown))
-	}
-	return strings.Join(names, ", ")
 }
 
 // nameLength is the length of a Job's name: name's, or when it has none yet,

@@ -1,4 +1,4 @@
-package testing
+package jobtest
 
 import (
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"

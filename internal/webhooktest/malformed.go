@@ -8,6 +8,8 @@
 // as the API server accepts in one dimension, for the tests of the bounds
 // (webhook/bounds_test.go and cost_test.go, test/e2e/bounds_test.go).
 //
+// Tests only: it lives under internal/ so that neither manager links it.
+//
 // Jobs are JSON-shaped maps rather than batch.Job values, so that they can hold
 // what the typed Job cannot: a null template, a task without template.spec, a
 // null plugin list, fields the Job type does not know.

@@ -1,10 +1,12 @@
-// Package testing holds fluent builders for the objects the plugin, webhook and
-// e2e tests make: Volcano Jobs, their Tasks, and the pods the job controller
-// creates from them.
+// Package jobtest holds fluent builders for the objects the plugin, webhook,
+// e2e and tool tests make: Volcano Jobs, their Tasks, and the pods the job
+// controller creates from them; and RunPod, which runs a plugin's hooks as
+// Volcano's controller does. Tests only: it lives under internal/ so that
+// neither manager links it.
 //
-//	job := MakeJob("tf").Task(MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=2222").Obj()
-//	pod := MakePod(job, "worker", 1).Obj()
-package testing
+//	job := jobtest.MakeJob("tf").Task(jobtest.MakeTask("worker", 2).Obj()).Plugin("tensorflow", "--port=2222").Obj()
+//	pod := jobtest.MakePod(job, "worker", 1).Obj()
+package jobtest
 
 import (
 	"strconv"

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 )
 
 var (
@@ -53,62 +53,62 @@ var editTemplateLists = []struct {
 	max         int
 	entry       func(i int, bad bool) any
 }{
-	{"container", "args", jobs.MaxArgs, func(i int, _ bool) any { return "--a" + strconv.Itoa(i) }},
-	{"container", "command", jobs.MaxArgs, func(i int, _ bool) any { return "c" + strconv.Itoa(i) }},
-	{"container", "env", jobs.MaxEnv, func(i int, bad bool) any {
+	{"container", "args", bounds.MaxArgs, func(i int, _ bool) any { return "--a" + strconv.Itoa(i) }},
+	{"container", "command", bounds.MaxArgs, func(i int, _ bool) any { return "c" + strconv.Itoa(i) }},
+	{"container", "env", bounds.MaxEnv, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"name": strconv.Itoa(i), "valueFrom": map[string]any{"fieldRef": map[string]any{"fieldPath": "x"}}}
 		}
 		return map[string]any{"name": "E" + strconv.Itoa(i), "value": "v"}
 	}},
-	{"container", "envFrom", jobs.MaxEnvFrom, func(i int, bad bool) any {
+	{"container", "envFrom", bounds.MaxEnvFrom, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"prefix": "1=", "configMapRef": map[string]any{"name": "Bad Name"}}
 		}
 		return map[string]any{"configMapRef": map[string]any{"name": "cm" + strconv.Itoa(i)}}
 	}},
-	{"container", "ports", jobs.MaxPorts, func(i int, bad bool) any {
+	{"container", "ports", bounds.MaxPorts, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"containerPort": 0, "protocol": "X", "name": "Bad_Name_" + strconv.Itoa(i)}
 		}
 		return map[string]any{"containerPort": 1 + i%65535}
 	}},
-	{"container", "volumeMounts", jobs.MaxVolumeMounts, func(i int, bad bool) any {
+	{"container", "volumeMounts", bounds.MaxVolumeMounts, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"name": "missing", "mountPath": "", "subPath": "../x"}
 		}
 		return map[string]any{"name": "v", "mountPath": "/m/" + strconv.Itoa(i)}
 	}},
-	{"spec", "volumes", jobs.MaxVolumes, func(i int, bad bool) any {
+	{"spec", "volumes", bounds.MaxVolumes, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"name": "Bad Name", "hostPath": map[string]any{"path": "../x"}, "emptyDir": map[string]any{}}
 		}
 		return map[string]any{"name": "v" + strconv.Itoa(i), "emptyDir": map[string]any{}}
 	}},
-	{"spec", "containers", jobs.MaxContainers, func(i int, bad bool) any {
+	{"spec", "containers", bounds.MaxContainers, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"name": "Bad Name", "imagePullPolicy": "X"}
 		}
 		return map[string]any{"name": "c" + strconv.Itoa(i), "image": "i"}
 	}},
-	{"spec", "initContainers", jobs.MaxContainers, func(i int, _ bool) any {
+	{"spec", "initContainers", bounds.MaxContainers, func(i int, _ bool) any {
 		return map[string]any{"name": "i" + strconv.Itoa(i), "image": "i"}
 	}},
-	{"spec", "tolerations", jobs.MaxListEntries, func(i int, bad bool) any {
+	{"spec", "tolerations", bounds.MaxListEntries, func(i int, bad bool) any {
 		if bad {
 			return map[string]any{"key": "bad key " + strconv.Itoa(i), "operator": "Bad"}
 		}
 		return map[string]any{"key": "k" + strconv.Itoa(i), "operator": "Exists"}
 	}},
-	{"metadata", "labels", jobs.MaxListEntries, nil},
+	{"metadata", "labels", bounds.MaxListEntries, nil},
 }
 
 // growTemplateList grows one list or map of task t's pod template (creating
 // the template, its spec and a container where missing) to a count around
-// its bound, or to one that takes a template over jobs.MaxTemplateEntries.
+// its bound, or to one that takes a template over bounds.MaxTemplateEntries.
 func growTemplateList(c Chooser, t map[string]any) {
 	l := pick(c, editTemplateLists)
-	n := pick(c, append(editCounts(l.max), jobs.MaxTemplateEntries+1))
+	n := pick(c, append(editCounts(l.max), bounds.MaxTemplateEntries+1))
 	bad := c.IntN(2) == 0
 	tmpl, _ := t["template"].(map[string]any)
 	if tmpl == nil {
@@ -195,7 +195,7 @@ func editTask(c Chooser, name string, replicas int64) map[string]any {
 // and huge included), minAvailable, task names, null or missing templates,
 // null or empty plugin lists, plugin arguments drawn from the plugins' real
 // flags and plausible values, hostnames, dependsOn, tasks added, removed or
-// made null, and each dimension jobs.CheckBounds caps (arguments and their
+// made null, and each dimension bounds.Check caps (arguments and their
 // length, dependsOn names, tasks, plugins, and the lists and maps of a task's
 // pod template, with entries Kubernetes's validation accepts or not) around
 // and far over its bound. The
@@ -296,12 +296,12 @@ func Edit(base []byte, c Chooser) Case {
 			if len(tasks) > 0 {
 				tasks[c.IntN(len(tasks))] = nil
 			}
-		// The dimensions jobs.CheckBounds caps, around and far over each
+		// The dimensions bounds.Check caps, around and far over each
 		// bound: arguments, their length, dependsOn names, tasks, plugins.
 		case 14:
 			p := pick(c, editPlugins)
 			args, _ := plugins[p].([]any)
-			for n := pick(c, editCounts(jobs.MaxPluginArgs)); n > 0; n-- {
+			for n := pick(c, editCounts(bounds.MaxPluginArgs)); n > 0; n-- {
 				args = append(args, editArg(c, p))
 			}
 			plugins[p] = args
@@ -309,25 +309,25 @@ func Edit(base []byte, c Chooser) Case {
 			p := pick(c, editPlugins)
 			args, _ := plugins[p].([]any)
 			flag := pick(c, append([]string{"bogus"}, editFlags[p]...))
-			plugins[p] = append(args, "--"+flag+"="+strings.Repeat("v", pick(c, editCounts(jobs.MaxPluginArgBytes))))
+			plugins[p] = append(args, "--"+flag+"="+strings.Repeat("v", pick(c, editCounts(bounds.MaxPluginArgBytes))))
 		case 16:
 			if t := task(); t != nil {
 				var names []any
-				for n := pick(c, editCounts(jobs.MaxDependsOn)); n > 0; n-- {
+				for n := pick(c, editCounts(bounds.MaxDependsOn)); n > 0; n-- {
 					names = append(names, pick(c, editTaskNames))
 				}
 				t["dependsOn"] = map[string]any{"name": names}
 			}
 		case 17:
-			for n := pick(c, editCounts(jobs.MaxTasks)); n > 0 && len(tasks) < 4*jobs.MaxTasks; n-- {
+			for n := pick(c, editCounts(bounds.MaxTasks)); n > 0 && len(tasks) < 4*bounds.MaxTasks; n-- {
 				tasks = append(tasks, editTask(c, "t"+strconv.Itoa(len(tasks)), pick(c, []int64{0, 1, 2})))
 			}
 		case 18:
-			for n := pick(c, editCounts(jobs.MaxPlugins)); n > 0; n-- {
+			for n := pick(c, editCounts(bounds.MaxPlugins)); n > 0; n-- {
 				plugins["p"+strconv.Itoa(c.IntN(1000))] = []any{}
 			}
 		case 19:
-			// The pod template's lists and maps (jobs.MaxContainers to
+			// The pod template's lists and maps (bounds.MaxContainers to
 			// MaxTemplateEntries), with entries valid or not.
 			if t := task(); t != nil {
 				growTemplateList(c, t)

@@ -1,4 +1,4 @@
-package jobs
+package bounds
 
 import (
 	"encoding/json"
@@ -57,7 +57,7 @@ func TestPodBounds(t *testing.T) {
 		name string
 		raw  string
 		want []string
-		// decoded is CheckBounds's errors when they differ: the decoded
+		// decoded is Check's errors when they differ: the decoded
 		// Job encodes its template with empty fields the JSON left out.
 		decoded []string
 	}{
@@ -92,7 +92,7 @@ func TestPodBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = nil
-			for _, e := range CheckBounds(&job) {
+			for _, e := range Check(&job) {
 				got = append(got, e.Error())
 			}
 			want := tc.want
@@ -100,7 +100,7 @@ func TestPodBounds(t *testing.T) {
 				want = tc.decoded
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("CheckBounds (-want +got):\n%s", diff)
+				t.Errorf("Check (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -1,10 +1,11 @@
-package jobs
+package bounds
 
 import (
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
@@ -30,9 +31,9 @@ func SvcSizes(job *batch.Job) map[string]int {
 	sizes := make(map[string]int, 3*len(job.Spec.Tasks))
 	for i := range job.Spec.Tasks {
 		t := &job.Spec.Tasks[i]
-		n := DistinctHostCount(t)
+		n := jobs.DistinctHostCount(t)
 		// Volcano's hosts are <hostname>.<subdomain>: ours less the qualifier.
-		joined := DistinctHostsLen(job, t) - n*len(Domain("").Qualifier(job)) + max(n-1, 0)
+		joined := jobs.DistinctHostsLen(job, t) - n*len(jobs.Domain("").Qualifier(job)) + max(n-1, 0)
 		key := strings.ReplaceAll(t.Name, "-", "_")
 		sizes[fmt.Sprintf(SvcTaskHostFmt, key)] = joined
 		sizes[fmt.Sprintf(SvcEnvTaskHostFmt, strings.ToUpper(key))] = joined

@@ -1,12 +1,15 @@
 //go:build !volcano_line
 
-// Package kube holds the calls into Kubernetes' libraries whose signatures
-// differ between the lines' Kubernetes versions, for the tests that evaluate
-// objects as kube-apiserver does. One file per line, chosen by build tag, as
-// lines/controllers and lines/admissions.
+// Package kubeline holds the calls into Kubernetes' libraries whose
+// signatures differ between the Volcano lines' Kubernetes versions, for the
+// tests that evaluate objects as kube-apiserver does. One file per line,
+// chosen by build tag, as lines/controllers and lines/admissions; it sits
+// under internal/ rather than lines/ because only tests import it (in webhook,
+// installer, pkg/wait and internal/localcluster, which an internal directory
+// of lines/ would not admit).
 //
 // The default line: Kubernetes libraries v0.35.3.
-package kube
+package kubeline
 
 import (
 	"k8s.io/apiserver/pkg/cel/environment"

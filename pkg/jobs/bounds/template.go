@@ -1,4 +1,4 @@
-package jobs
+package bounds
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	v1 "k8s.io/api/core/v1"
 )
 
@@ -340,9 +341,9 @@ func (w *walker) pathString() string {
 		case st.key == nil:
 			s.WriteString("[" + strconv.Itoa(st.index) + "]")
 		case d > 0:
-			s.WriteString("." + Abbrev(string(w.key(d))))
+			s.WriteString("." + jobs.Abbrev(string(w.key(d))))
 		default:
-			s.WriteString(Abbrev(string(w.key(d))))
+			s.WriteString(jobs.Abbrev(string(w.key(d))))
 		}
 	}
 	return s.String()

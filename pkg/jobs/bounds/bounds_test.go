@@ -1,4 +1,4 @@
-package jobs
+package bounds
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	v1 "k8s.io/api/core/v1"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -173,7 +174,7 @@ func TestShapes(t *testing.T) {
 				t.Errorf("ShapeOf (-) and ReadShape (+) differ:\n%s", diff)
 			}
 			var got []string
-			for _, e := range CheckBounds(job) {
+			for _, e := range Check(job) {
 				got = append(got, e.Error())
 			}
 			if diff := cmp.Diff(tc.want, got); diff != "" {
@@ -207,7 +208,7 @@ func TestReadTemplateJSON(t *testing.T) {
 		{"env of a pod, not a container", `{"spec":{"env":` + list(MaxListEntries+1, `{}`) + `}}`,
 			TemplateShape{Entries: MaxListEntries + 1, Over: ListShape{Path: "spec.env", Entries: MaxListEntries + 1, Max: MaxListEntries}, OverLists: 1}},
 		{"a long key", `{"spec":{"` + strings.Repeat("k", 300) + `":` + list(MaxListEntries+1, `0`) + `}}`,
-			TemplateShape{Entries: MaxListEntries + 1, Over: ListShape{Path: "spec." + Abbrev(strings.Repeat("k", 300)), Entries: MaxListEntries + 1, Max: MaxListEntries}, OverLists: 1}},
+			TemplateShape{Entries: MaxListEntries + 1, Over: ListShape{Path: "spec." + jobs.Abbrev(strings.Repeat("k", 300)), Entries: MaxListEntries + 1, Max: MaxListEntries}, OverLists: 1}},
 		{"a struct of many members", `{"spec":{` + strings.TrimPrefix(strings.Repeat(`,"x":0`, MaxListEntries+1), ",") + `}}`,
 			TemplateShape{Over: ListShape{Path: "spec", Entries: MaxListEntries + 1, Max: MaxListEntries}, OverLists: 1}},
 	}
@@ -282,17 +283,5 @@ func TestReadShapeCaseSensitive(t *testing.T) {
 		if s.Tasks != tc.want || len(job.Spec.Tasks) != tc.want {
 			t.Errorf("%.40s...: shape has %d tasks, the decoder %d, want %d", tc.raw, s.Tasks, len(job.Spec.Tasks), tc.want)
 		}
-	}
-}
-
-func TestAbbrev(t *testing.T) {
-	if got := Abbrev("short"); got != "short" {
-		t.Errorf("Abbrev(short) = %q", got)
-	}
-	s := "a" + strings.Repeat("é", QuoteMax) // 2 bytes each: the cut falls inside a rune
-	got := Abbrev(s)
-	want := "a" + strings.Repeat("é", QuoteMax/2-1) + fmt.Sprintf("... (%d bytes)", len(s))
-	if got != want {
-		t.Errorf("Abbrev = %q; want %q", got, want)
 	}
 }
