@@ -10,15 +10,16 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/internal/sample"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 )
 
 var acceptedFlags = regexp.MustCompile(`accepted flags: (.*)$`)
 
 // sampleJob is the base Job of s: each role with replicas, its task named as
 // its flag, the plugin given args.
-func sampleJob(name string, s *framework.Sample, drop []string, args ...string) *batch.Job {
+func sampleJob(name string, s *sample.Sample, drop []string, args ...string) *batch.Job {
 	j := utiltesting.MakeJob("sample")
 	for _, r := range s.Roles {
 		if r.Replicas > 0 && !slices.Contains(drop, r.Flag) {
@@ -33,7 +34,7 @@ func sampleJob(name string, s *framework.Sample, drop []string, args ...string) 
 // required roles are denied on its base Job, and that Job passes as is.
 // The generated tests and the benchmarks trust the Samples.
 func TestSamples(t *testing.T) {
-	for _, f := range Frameworks {
+	for _, f := range samples.Frameworks() {
 		t.Run(f.Name, func(t *testing.T) {
 			s := f.Sample
 			if s == nil || s.Check == nil || s.Worker == "" || len(s.Roles) == 0 || len(s.ValidArgs) == 0 {

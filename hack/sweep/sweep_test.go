@@ -36,6 +36,7 @@ import (
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	utiltesting "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -120,8 +121,8 @@ func TestSweepJobs(t *testing.T) {
 				t.Errorf("job %s: admission adds plugins, which stock's and ours' runs would not share (-job +mutated):\n%s", job.Name, diff)
 			}
 			for _, task := range job.Spec.Tasks {
-				if !slices.Contains(f.Sample.RoleFlags(), task.Name) {
-					t.Errorf("job %s: task %s is not named as a role of %s (%v)", job.Name, task.Name, fw, f.Sample.RoleFlags())
+				if !slices.Contains(samples.Of(fw).RoleFlags(), task.Name) {
+					t.Errorf("job %s: task %s is not named as a role of %s (%v)", job.Name, task.Name, fw, samples.Of(fw).RoleFlags())
 				}
 			}
 			if i < len(fws) {

@@ -1,4 +1,11 @@
-package framework
+// Package sample holds the Sample type: what the project's generated tests and
+// its tools need to know of a framework beyond its framework.Framework (its
+// role flags, flags, valid and bad arguments, the roles a benchmark scales and
+// a check of an injected pod). Each framework's Sample lives in a package of
+// its own beside the plugin (plugins/<framework>/<framework>sample), paired
+// with the framework by plugins/catalog/samples, so that neither manager links
+// any of it.
+package sample
 
 import (
 	"fmt"
@@ -12,16 +19,17 @@ import (
 )
 
 // Sample describes a framework to the project's generated tests and
-// benchmarks: the malformed and edited Jobs of webhook/webhooktest (and so
-// the fuzz corpus), and the plugin benchmarks of test/bench. Each plugin
-// package fills its own, so that adding a framework needs no line in those
-// tests: they range over plugins.Frameworks.
+// tools: the malformed and edited Jobs of webhook/webhooktest (and so the fuzz
+// corpus), the plugin benchmarks of test/bench, the sweep's jobs and the
+// install test's. Each framework's sample package fills its own, so that
+// adding a framework needs no line in those tests and tools: they range over
+// samples.Frameworks.
 type Sample struct {
 	// Roles are the plugin's role flags (flags that name a task), in the
 	// order of its Args, each with whether the role is played by one pod and
 	// the replicas of its task in the generated base Job (0: the base Job
 	// has no such task; the role is optional).
-	Roles []SampleRole
+	Roles []Role
 	// ValueFlags need a non-empty value (integers, durations, choices);
 	// StringFlags take a value that may be empty; BoolFlags take none.
 	// Together with Roles' flags they are every flag the plugin parses
@@ -49,11 +57,11 @@ type Sample struct {
 	// Check returns an error unless the pod in c got what the plugin must
 	// inject, so that a benchmark cannot measure a plugin that did nothing
 	// or the wrong thing. Its messages name the variable and both values.
-	Check func(c SampleCheck) error
+	Check func(c Pod) error
 }
 
-// SampleRole is a role flag of a Sample.
-type SampleRole struct {
+// Role is a role flag of a Sample.
+type Role struct {
 	// Flag is the flag that names the role's task; its default is the task's
 	// name in the base Job.
 	Flag string
@@ -63,8 +71,9 @@ type SampleRole struct {
 	Replicas int32
 }
 
-// SampleCheck is one pod of a benchmarked Job after the plugin ran.
-type SampleCheck struct {
+// Pod is one pod of a benchmarked Job after the plugin ran, as Sample.Check
+// examines it.
+type Pod struct {
 	Job *batch.Job
 	Pod *v1.Pod
 	// Role is the role flag of the pod's task; Index the pod's index in it.
@@ -84,7 +93,7 @@ type SampleCheck struct {
 
 // Host returns the host the plugin must name the index-th pod of task by:
 // jobs.Host, or with InTree Volcano's <hostname>.<subdomain>.
-func (c SampleCheck) Host(task *batch.TaskSpec, index int) string {
+func (c Pod) Host(task *batch.TaskSpec, index int) string {
 	h := jobs.Host(c.Job, task, index)
 	if c.InTree {
 		return strings.TrimSuffix(h, jobs.Domain("").Qualifier(c.Job))

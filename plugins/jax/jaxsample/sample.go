@@ -1,16 +1,20 @@
-package jax
+// Package jaxsample is the jax plugin's Sample (internal/sample): what
+// the generated tests and the tools need to know of it. Only tests and tools
+// import it (through plugins/catalog/samples); the managers do not.
+package jaxsample
 
 import (
 	"fmt"
 	"strconv"
 
-	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/internal/sample"
+	"github.com/vcplugins/framework-plugins/plugins/jax"
 )
 
-// sample describes the jax plugin to the generated tests and the benchmarks
-// (framework.Sample): one worker task of 4 processes.
-var sample = framework.Sample{
-	Roles:       []framework.SampleRole{{Flag: "worker", Replicas: 4}},
+// Sample describes the jax plugin to the generated tests and the benchmarks
+// (sample.Sample): one worker task of 4 processes.
+var Sample = sample.Sample{
+	Roles:       []sample.Role{{Flag: "worker", Replicas: 4}},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
 	BoolFlags:   []string{"wait"},
@@ -26,17 +30,17 @@ var sample = framework.Sample{
 
 // checkSample checks a worker pod's process id (both spellings), the number
 // of processes and the coordinator's address against the Job.
-func checkSample(c framework.SampleCheck) error {
-	a, errs := ParseArgs(c.Job.Spec.Plugins[Name], c.Job)
+func checkSample(c sample.Pod) error {
+	a, errs := jax.ParseArgs(c.Job.Spec.Plugins[jax.Name], c.Job)
 	if len(errs) > 0 {
 		return fmt.Errorf("the benchmarked Job's arguments do not parse: %v", errs.ToAggregate())
 	}
-	host, port := Coordinator(c.Job, a)
+	host, port := jax.Coordinator(c.Job, a)
 	want := []struct{ name, value string }{
-		{EnvJAXProcessID, strconv.Itoa(c.Index)},
-		{EnvProcessID, strconv.Itoa(c.Index)},
-		{EnvJAXNumProcesses, strconv.Itoa(c.Workers)},
-		{EnvJAXCoordinatorAddress, host + ":" + strconv.Itoa(port)},
+		{jax.EnvJAXProcessID, strconv.Itoa(c.Index)},
+		{jax.EnvProcessID, strconv.Itoa(c.Index)},
+		{jax.EnvJAXNumProcesses, strconv.Itoa(c.Workers)},
+		{jax.EnvJAXCoordinatorAddress, host + ":" + strconv.Itoa(port)},
 	}
 	for _, w := range want {
 		if got, ok := c.Env[w.name]; !ok || got != w.value {

@@ -1,18 +1,22 @@
-package tensorflow
+// Package tensorflowsample is the tensorflow plugin's Sample (internal/sample): what
+// the generated tests and the tools need to know of it. Only tests and tools
+// import it (through plugins/catalog/samples); the managers do not.
+package tensorflowsample
 
 import (
 	"encoding/json"
 	"fmt"
 	"strconv"
 
-	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/internal/sample"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
-// sample describes the tensorflow plugin to the generated tests and the
-// benchmarks (framework.Sample).
-var sample = framework.Sample{
-	Roles: []framework.SampleRole{
+// Sample describes the tensorflow plugin to the generated tests and the
+// benchmarks (sample.Sample).
+var Sample = sample.Sample{
+	Roles: []sample.Role{
 		{Flag: "ps", Replicas: 2}, {Flag: "worker", Replicas: 4},
 		{Flag: "chief", Single: true, Replicas: 1}, {Flag: "evaluator", Single: true},
 	},
@@ -31,7 +35,7 @@ var sample = framework.Sample{
 
 // checkSample decodes TF_CONFIG as TensorFlow does and checks the pod's task
 // type and index and the workers the cluster lists.
-func checkSample(c framework.SampleCheck) error {
+func checkSample(c sample.Pod) error {
 	var tf struct {
 		Cluster map[string][]string `json:"cluster"`
 		Task    struct {
@@ -39,16 +43,16 @@ func checkSample(c framework.SampleCheck) error {
 			Index int    `json:"index"`
 		} `json:"task"`
 	}
-	if err := json.Unmarshal([]byte(c.Env[EnvTFConfig]), &tf); err != nil {
-		return fmt.Errorf("%s: %w", EnvTFConfig, err)
+	if err := json.Unmarshal([]byte(c.Env[tensorflow.EnvTFConfig]), &tf); err != nil {
+		return fmt.Errorf("%s: %w", tensorflow.EnvTFConfig, err)
 	}
 	if tf.Task.Type != c.Role || tf.Task.Index != c.Index {
-		return fmt.Errorf("%s task %s %d, want %s %d", EnvTFConfig, tf.Task.Type, tf.Task.Index, c.Role, c.Index)
+		return fmt.Errorf("%s task %s %d, want %s %d", tensorflow.EnvTFConfig, tf.Task.Type, tf.Task.Index, c.Role, c.Index)
 	}
-	worker, _ := jobs.Task(c.Job, DefaultWorker)
-	last := c.Host(worker, c.Workers-1) + ":" + strconv.Itoa(DefaultPort)
-	if w := tf.Cluster[RoleWorker]; len(w) != c.Workers || w[c.Workers-1] != last {
-		return fmt.Errorf("%s lists %d workers, want %d ending in %s", EnvTFConfig, len(w), c.Workers, last)
+	worker, _ := jobs.Task(c.Job, tensorflow.DefaultWorker)
+	last := c.Host(worker, c.Workers-1) + ":" + strconv.Itoa(tensorflow.DefaultPort)
+	if w := tf.Cluster[tensorflow.RoleWorker]; len(w) != c.Workers || w[c.Workers-1] != last {
+		return fmt.Errorf("%s lists %d workers, want %d ending in %s", tensorflow.EnvTFConfig, len(w), c.Workers, last)
 	}
 	return nil
 }

@@ -1,16 +1,20 @@
-package dask
+// Package dasksample is the dask plugin's Sample (internal/sample): what
+// the generated tests and the tools need to know of it. Only tests and tools
+// import it (through plugins/catalog/samples); the managers do not.
+package dasksample
 
 import (
 	"fmt"
 
-	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/internal/sample"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/plugins/dask"
 )
 
-// sample describes the dask plugin to the generated tests and benchmarks:
+// Sample describes the dask plugin to the generated tests and benchmarks:
 // a base Job of one scheduler, 2 workers and one client.
-var sample = framework.Sample{
-	Roles: []framework.SampleRole{
+var Sample = sample.Sample{
+	Roles: []sample.Role{
 		{Flag: "scheduler", Single: true, Replicas: 1},
 		{Flag: "worker", Replicas: 2},
 		{Flag: "client", Single: true, Replicas: 1},
@@ -30,25 +34,25 @@ var sample = framework.Sample{
 // checkSample checks a benchmarked pod: every role has the scheduler's
 // address (pod 0 of the scheduler task, the port of the Job's arguments or
 // the scheduler's tcp-comm port), and each worker its own pod name.
-func checkSample(c framework.SampleCheck) error {
-	a, errs := ParseArgs(c.Job.Spec.Plugins[Name], c.Job)
+func checkSample(c sample.Pod) error {
+	a, errs := dask.ParseArgs(c.Job.Spec.Plugins[dask.Name], c.Job)
 	if len(errs) > 0 {
 		return fmt.Errorf("dask: the benchmarked Job's arguments: %v", errs.ToAggregate())
 	}
 	scheduler, _ := jobs.Task(c.Job, a.Scheduler)
-	want := SchedulerAddress(c.Host(scheduler, 0), jobs.NamedPort(scheduler, PortName, a.Port))
-	if got := c.Env[EnvSchedulerAddress]; got != want {
-		return fmt.Errorf("dask: %s pod %d: %s=%q, want %q", c.Role, c.Index, EnvSchedulerAddress, got, want)
+	want := dask.SchedulerAddress(c.Host(scheduler, 0), jobs.NamedPort(scheduler, dask.PortName, a.Port))
+	if got := c.Env[dask.EnvSchedulerAddress]; got != want {
+		return fmt.Errorf("dask: %s pod %d: %s=%q, want %q", c.Role, c.Index, dask.EnvSchedulerAddress, got, want)
 	}
-	got, set := c.Env[EnvWorkerName]
+	got, set := c.Env[dask.EnvWorkerName]
 	if c.Role != "worker" {
 		if set {
-			return fmt.Errorf("dask: %s pod %d: %s=%q, want it unset (workers only)", c.Role, c.Index, EnvWorkerName, got)
+			return fmt.Errorf("dask: %s pod %d: %s=%q, want it unset (workers only)", c.Role, c.Index, dask.EnvWorkerName, got)
 		}
 		return nil
 	}
 	if want := jobs.PodName(c.Job.Name, a.Worker, c.Index); got != want {
-		return fmt.Errorf("dask: worker pod %d: %s=%q, want %q", c.Index, EnvWorkerName, got, want)
+		return fmt.Errorf("dask: worker pod %d: %s=%q, want %q", c.Index, dask.EnvWorkerName, got, want)
 	}
 	return nil
 }
