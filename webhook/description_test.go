@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
 )
 
 // noopPlugin is a plugin whose hooks do nothing.
@@ -23,11 +25,12 @@ func (noopPlugin) OnJobAdd(*batch.Job) error             { return nil }
 func (noopPlugin) OnJobDelete(*batch.Job) error          { return nil }
 func (noopPlugin) OnJobUpdate(*batch.Job) error          { return nil }
 
-// withFramework adds f to the frameworks the webhook handles for one test.
+// withFramework adds f to the catalog, and so to the frameworks the webhook
+// handles, for one test.
 func withFramework(t *testing.T, f *framework.Framework) {
-	saved := frameworks
-	frameworks = append(append([]*framework.Framework(nil), saved...), f)
-	t.Cleanup(func() { frameworks = saved })
+	saved := catalog.Frameworks
+	catalog.Frameworks = append(slices.Clone(saved), f)
+	t.Cleanup(func() { catalog.Frameworks = saved })
 }
 
 // The webhook knows a framework only by its description: a fifth framework

@@ -53,7 +53,11 @@ func TestShapes(t *testing.T) {
 		"paddle":     {"worker": 3},
 	}
 	got := map[string]map[string]int{}
-	for fw, tasks := range shapes {
+	for _, fw := range catalog.Names() {
+		tasks, ok := shape(fw)
+		if !ok {
+			t.Errorf("framework %s has no shape: its Sample has no role with Small pods", fw)
+		}
 		got[fw] = map[string]int{}
 		for _, task := range tasks {
 			got[fw][task.Name] = task.Replicas
@@ -62,12 +66,8 @@ func TestShapes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shapes (-want +got):\n%s", diff)
 	}
-	// A framework added to the catalog needs a shape before a sweep can
-	// run its jobs.
-	for _, fw := range catalog.Names() {
-		if _, ok := shapes[fw]; !ok {
-			t.Errorf("framework %s has no shape", fw)
-		}
+	if tasks, ok := shape("no-such-framework"); ok {
+		t.Errorf("shape(no-such-framework) = %v, want none", tasks)
 	}
 }
 

@@ -58,6 +58,23 @@ type Sample struct {
 	// inject, so that a benchmark cannot measure a plugin that did nothing
 	// or the wrong thing. Its messages name the variable and both values.
 	Check func(c Pod) error
+	// Install is the framework's Job in make test-install.
+	Install Install
+}
+
+// Install is what make test-install (hack/installtest) needs besides the
+// roles to run a framework's Job on the real node: one busybox pod for each
+// role of the small Job (Role.Small), the pods that the framework's
+// description has others wait for on a port listening there, the others
+// checking that the plugin set Env.
+type Install struct {
+	// Env is a variable the plugin sets in every pod of the small Job that
+	// no other pod waits for.
+	Env string
+	// Args are the plugin's arguments besides --wait-image, for what the
+	// install test must exercise beyond the defaults (tensorflow's
+	// ConfigMap, pytorch's wait for the master's port).
+	Args []string
 }
 
 // Role is a role flag of a Sample.
@@ -69,6 +86,10 @@ type Role struct {
 	Single bool
 	// Replicas is the replicas of the role's task in the base Job; 0: none.
 	Replicas int32
+	// Small is the role's pods in the framework's small Job, the one make
+	// sweep creates by the hundred (3 or 4 pods in all); 0: the small Job
+	// has no such task.
+	Small int32
 }
 
 // Pod is one pod of a benchmarked Job after the plugin ran, as Sample.Check

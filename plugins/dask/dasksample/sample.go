@@ -15,9 +15,9 @@ import (
 // a base Job of one scheduler, 2 workers and one client.
 var Sample = sample.Sample{
 	Roles: []sample.Role{
-		{Flag: "scheduler", Single: true, Replicas: 1},
-		{Flag: "worker", Replicas: 2},
-		{Flag: "client", Single: true, Replicas: 1},
+		{Flag: "scheduler", Single: true, Replicas: 1, Small: 1},
+		{Flag: "worker", Replicas: 2, Small: 2},
+		{Flag: "client", Single: true, Replicas: 1, Small: 1},
 	},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
@@ -29,6 +29,7 @@ var Sample = sample.Sample{
 	Worker:      "worker",
 	Lead:        []string{"scheduler", "client"},
 	Check:       checkSample,
+	Install:     sample.Install{Env: dask.EnvSchedulerAddress},
 }
 
 // checkSample checks a benchmarked pod: every role has the scheduler's

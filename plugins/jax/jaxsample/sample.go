@@ -14,7 +14,7 @@ import (
 // Sample describes the jax plugin to the generated tests and the benchmarks
 // (sample.Sample): one worker task of 4 processes.
 var Sample = sample.Sample{
-	Roles:       []sample.Role{{Flag: "worker", Replicas: 4}},
+	Roles:       []sample.Role{{Flag: "worker", Replicas: 4, Small: 3}},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
 	BoolFlags:   []string{"wait"},
@@ -23,9 +23,10 @@ var Sample = sample.Sample{
 	Required:    [][]string{{"worker"}},
 	// No edge between tasks: processes 1 to N-1 wait for pod 0 of their own
 	// task, which admission's launch-order graph leaves out.
-	Wait:   [2]string{},
-	Worker: "worker",
-	Check:  checkSample,
+	Wait:    [2]string{},
+	Worker:  "worker",
+	Check:   checkSample,
+	Install: sample.Install{Env: jax.EnvJAXCoordinatorAddress},
 }
 
 // checkSample checks a worker pod's process id (both spellings), the number

@@ -16,7 +16,7 @@ import (
 // Sample describes the mpi plugin to the generated tests and the benchmarks
 // (sample.Sample).
 var Sample = sample.Sample{
-	Roles:       []sample.Role{{Flag: "master", Single: true, Replicas: 1}, {Flag: "worker", Replicas: 4}},
+	Roles:       []sample.Role{{Flag: "master", Single: true, Replicas: 1, Small: 1}, {Flag: "worker", Replicas: 4, Small: 2}},
 	ValueFlags:  []string{"port", "mpi-implementation", "slots-per-worker", "wait-timeout", "cluster-domain"},
 	StringFlags: []string{"wait-image"},
 	BoolFlags:   []string{"wait", "launcher-as-worker"},
@@ -28,6 +28,7 @@ var Sample = sample.Sample{
 	Worker:   "worker",
 	Lead:     []string{"master"},
 	Check:    checkSample,
+	Install:  sample.Install{Env: mpi.EnvMPIHost},
 }
 
 // checkSample checks a worker's one port (sshd's) and the master's MPI_HOST

@@ -14,7 +14,7 @@ import (
 // benchmarks (sample.Sample).
 var Sample = sample.Sample{
 	Roles: []sample.Role{
-		{Flag: "scheduler", Single: true, Replicas: 1}, {Flag: "server", Replicas: 2}, {Flag: "worker", Replicas: 4},
+		{Flag: "scheduler", Single: true, Replicas: 1, Small: 1}, {Flag: "server", Replicas: 2, Small: 1}, {Flag: "worker", Replicas: 4, Small: 2},
 	},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
@@ -25,6 +25,7 @@ var Sample = sample.Sample{
 	Worker:      "worker",
 	Lead:        []string{"scheduler"},
 	Check:       checkSample,
+	Install:     sample.Install{Env: mxnet.EnvRole},
 }
 
 // checkSample checks DMLC_ROLE and, on workers, DMLC_WORKER_ID.

@@ -18,7 +18,7 @@ import (
 var Sample = sample.Sample{
 	Roles: []sample.Role{
 		{Flag: "master", Replicas: 1},
-		{Flag: "worker", Replicas: 2},
+		{Flag: "worker", Replicas: 2, Small: 3},
 	},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
@@ -31,6 +31,7 @@ var Sample = sample.Sample{
 	Worker:   "worker",
 	Lead:     []string{"master"},
 	Check:    check,
+	Install:  sample.Install{Env: paddle.EnvMaster},
 }
 
 // check verifies a benchmarked pod: PADDLE_MASTER (the rank-0 pod's own

@@ -13,7 +13,7 @@ import (
 // Sample describes the pytorch plugin to the generated tests and the
 // benchmarks (sample.Sample).
 var Sample = sample.Sample{
-	Roles: []sample.Role{{Flag: "master", Single: true, Replicas: 1}, {Flag: "worker", Replicas: 4}},
+	Roles: []sample.Role{{Flag: "master", Single: true, Replicas: 1, Small: 1}, {Flag: "worker", Replicas: 4, Small: 3}},
 	ValueFlags: []string{"port", "nproc-per-node", "min-nodes", "max-nodes", "rdzv-backend", "max-restarts",
 		"wait-timeout", "wait-master-timeout"},
 	StringFlags: []string{"wait-image", "wait-master-image"},
@@ -28,6 +28,7 @@ var Sample = sample.Sample{
 	Worker:   "worker",
 	Lead:     []string{"master"},
 	Check:    checkSample,
+	Install:  sample.Install{Env: pytorch.EnvMasterAddr, Args: []string{"--wait-master-port"}},
 }
 
 // checkSample checks RANK: 0 on the master, 1 + index on a worker.

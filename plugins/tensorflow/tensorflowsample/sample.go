@@ -17,7 +17,7 @@ import (
 // benchmarks (sample.Sample).
 var Sample = sample.Sample{
 	Roles: []sample.Role{
-		{Flag: "ps", Replicas: 2}, {Flag: "worker", Replicas: 4},
+		{Flag: "ps", Replicas: 2, Small: 1}, {Flag: "worker", Replicas: 4, Small: 2},
 		{Flag: "chief", Single: true, Replicas: 1}, {Flag: "evaluator", Single: true},
 	},
 	ValueFlags:  []string{"port", "wait-timeout", "tf-config"},
@@ -31,6 +31,7 @@ var Sample = sample.Sample{
 	Worker:   "worker",
 	Lead:     []string{"ps"},
 	Check:    checkSample,
+	Install:  sample.Install{Env: tensorflow.EnvTFConfig, Args: []string{"--tf-config=" + string(tensorflow.Reference)}},
 }
 
 // checkSample decodes TF_CONFIG as TensorFlow does and checks the pod's task

@@ -16,8 +16,8 @@ import (
 // base Job of one master and four workers.
 var Sample = sample.Sample{
 	Roles: []sample.Role{
-		{Flag: "master", Single: true, Replicas: 1},
-		{Flag: "worker", Replicas: 4},
+		{Flag: "master", Single: true, Replicas: 1, Small: 1},
+		{Flag: "worker", Replicas: 4, Small: 2},
 	},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
@@ -31,6 +31,7 @@ var Sample = sample.Sample{
 	Worker:    "worker",
 	Lead:      []string{"master"},
 	Check:     checkSample,
+	Install:   sample.Install{Env: xgboost.EnvMasterAddr},
 }
 
 // checkSample checks a pod's rank (RANK and DMLC_TASK_ID: master 0, worker
