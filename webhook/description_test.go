@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,6 +15,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	. "github.com/vcplugins/framework-plugins/pkg/testing"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/ninthtest"
 )
 
 // noopPlugin is a plugin whose hooks do nothing.
@@ -78,4 +80,39 @@ func TestFifthFrameworkFromItsDescription(t *testing.T) {
 	if diff := cmp.Diff([]string{`spec.plugins[fifth]: Invalid value: "--x": plugin fifth: no arguments`}, errorStrings(ValidateJob(bad))); diff != "" {
 		t.Errorf("ValidateJob of bad arguments (-want +got):\n%s", diff)
 	}
+}
+
+// A ninth framework registered in the catalog alone (ninthtest.Register,
+// which the controller's test registers the same way) reaches the
+// admission: its name is in the webhook configurations' match conditions,
+// the mutation gives its Job the defaults its description asks for, and the
+// validation runs its ParseArgs.
+func TestNinthFrameworkReachesTheAdmission(t *testing.T) {
+	ninthtest.Register(t)
+	if expr := FrameworksExpression(); !strings.Contains(expr, `"`+ninthtest.Name+`"`) {
+		t.Errorf("FrameworksExpression() = %s, without %s", expr, ninthtest.Name)
+	}
+	job := mkJob("nine").
+		Task(MakeTask("lead", 1).RestartPolicy("").Obj()).
+		Task(MakeTask("worker", 2).RestartPolicy("").Obj()).
+		Plugin(ninthtest.Name).Obj()
+	got, _ := MutateJob(job, Options{})
+	want := mkJob("nine").
+		Task(MakeTask("lead", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Obj()).
+		Task(MakeTask("worker", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(podFailed, terminateJob).Obj()).
+		Plugin(ninthtest.Name).Plugin("svc").Obj()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MutateJob (-want +got):\n%s", diff)
+	}
+	if errs := ValidateJob(got); len(errs) > 0 {
+		t.Errorf("ValidateJob of the mutated Job: %v", errs)
+	}
+	bad := mkJob("nine").
+		Task(MakeTask("lead", 2).Obj()).
+		Task(MakeTask("worker", 2).Obj()).
+		Plugin(ninthtest.Name, "--port=lead").Obj()
+	checkContains(t, ValidateJob(bad), []string{
+		`spec.plugins[ninth][0]: Invalid value: "--port=lead": plugin ninth: --port=lead: must be an integer`,
+		`spec.plugins[ninth]: Invalid value: "--lead=lead (default)": plugin ninth: task "lead" (--lead) must have at most 1 replica, has 2`,
+	})
 }
