@@ -99,7 +99,7 @@ func plan(frameworks, impls []string) ([]mix, error) {
 		}
 	}
 	if len(mixes) == 0 {
-		return nil, fmt.Errorf("impls %v run none of frameworks %v (stock has only %v)", impls, frameworks, measure.StockFrameworks)
+		return nil, fmt.Errorf("impls %v run none of frameworks %v (stock has only %v)", impls, frameworks, measure.StockFrameworks())
 	}
 	return mixes, nil
 }
