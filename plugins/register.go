@@ -4,7 +4,8 @@
 // factory links Volcano's scheduler): the controller, the
 // admission webhook, the demo, the benchmarks and the e2e tables take theirs
 // from it. A new framework is a package under plugins/ exporting a
-// framework.Framework, and one line in catalog.Frameworks.
+// framework.Framework, and one line in catalog.Frameworks (and its Sample's
+// line in plugins/catalog/samples, for the tests and tools).
 package plugins
 
 import (
