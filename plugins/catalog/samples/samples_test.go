@@ -1,6 +1,8 @@
 package samples
 
 import (
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -38,5 +40,23 @@ func TestFrameworksAndOf(t *testing.T) {
 	}
 	if s := Of("no-such-framework"); s != nil {
 		t.Errorf("Of(no-such-framework) = %+v, want nil", s)
+	}
+}
+
+// Samples are for the tests and tools: neither manager links one, nor this
+// package, nor the Sample type.
+func TestManagersLinkNoSample(t *testing.T) {
+	const module = "github.com/vcplugins/framework-plugins/"
+	out, err := exec.Command("go", "list", "-deps", module+"cmd/vc-controller-manager", module+"cmd/vc-webhook-manager").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if !strings.HasPrefix(pkg, module) {
+			continue
+		}
+		if strings.HasSuffix(pkg, "sample") || strings.HasSuffix(pkg, "/samples") || strings.HasSuffix(pkg, "/ninthtest") {
+			t.Errorf("the managers link %s", pkg)
+		}
 	}
 }
