@@ -15,6 +15,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/plugins"
+	fwsamples "github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -30,8 +31,7 @@ const largestJobNamespace = "ml-training"
 // pods in its Worker role (its other roles one pod each, with Lead's), in
 // largestJobNamespace, mutated as our admission mutates it.
 func largestJob(f string, name string, workers int32) *batch.Job {
-	fw := plugins.Lookup(f)
-	s := fw.Sample
+	s := fwsamples.Of(f)
 	j := jobtest.MakeJob(name).Namespace(largestJobNamespace)
 	for _, r := range s.Roles {
 		n := r.Replicas

@@ -13,6 +13,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 )
 
 // Every framework, on its Sample's base Job with each of its bad values and
@@ -20,7 +21,7 @@ import (
 // changed, and the Job gets exactly one InvalidPluginArguments Warning
 // naming the plugin, however often the hooks run.
 func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
-	for _, f := range Frameworks {
+	for _, f := range samples.Frameworks() {
 		for _, arg := range append([]string{"--no-such-flag=1"}, f.Sample.BadValues...) {
 			t.Run(f.Name+"/"+arg, func(t *testing.T) {
 				kube := fake.NewSimpleClientset()
@@ -65,7 +66,7 @@ func TestInvalidArgumentsAreReportedOnce(t *testing.T) {
 // Every framework's Job hooks may run any number of times: OnJobAdd marks
 // the Job controlled by the plugin, OnJobDelete unmarks it, twice over.
 func TestJobHooksAreIdempotent(t *testing.T) {
-	for _, f := range Frameworks {
+	for _, f := range samples.Frameworks() {
 		t.Run(f.Name, func(t *testing.T) {
 			client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
 			job := sampleJob(f.Name, f.Sample, nil)

@@ -4,7 +4,8 @@
 // factory links Volcano's scheduler): the controller, the
 // admission webhook, the demo, the benchmarks and the e2e tables take theirs
 // from it. A new framework is a package under plugins/ exporting a
-// framework.Framework, and one line in catalog.Frameworks.
+// framework.Framework, and one line in catalog.Frameworks (and its Sample's
+// line in plugins/catalog/samples, for the tests and tools).
 package plugins
 
 import (
@@ -18,8 +19,8 @@ import (
 )
 
 // Frameworks lists the framework plugins, in the order the demo, the
-// benchmarks and the documentation present them: catalog.Frameworks, the
-// same slice.
+// benchmarks and the documentation present them: catalog.Frameworks as the
+// program starts (Builders and Register read the catalog itself).
 var Frameworks = catalog.Frameworks
 
 // ByName returns Frameworks ordered by name (catalog.ByName).
@@ -32,16 +33,22 @@ func Lookup(name string) *framework.Framework { return catalog.Lookup(name) }
 func Names() []string { return catalog.Names() }
 
 // Builders maps each framework's name to its builder (Framework.New), in the
-// form Volcano's factory takes.
-var Builders = func() map[string]vcplugins.PluginBuilder {
-	m := make(map[string]vcplugins.PluginBuilder, len(Frameworks))
-	for _, f := range Frameworks {
+// form Volcano's factory takes. It reads catalog.Frameworks when called, so
+// that a framework a test adds to the catalog is among them.
+func Builders() map[string]vcplugins.PluginBuilder {
+	m := make(map[string]vcplugins.PluginBuilder, len(catalog.Frameworks))
+	for _, f := range catalog.Frameworks {
 		m[f.Name] = f.New
 	}
 	return m
-}()
+}
 
-var registerOnce sync.Once
+var (
+	registerMu sync.Mutex
+	// registered are the frameworks Register has given Volcano's factory:
+	// registering one twice would wrap our own builder as the stock one.
+	registered = map[string]bool{}
+)
 
 // Register adds the frameworks' builders to Volcano's plugin factory
 // (volcano.sh/volcano/pkg/controllers/job/plugins). Volcano registers its
@@ -51,16 +58,21 @@ var registerOnce sync.Once
 // ours refuses and stock's admission accepts (framework.StockFallback). It
 // also wraps Volcano's in-tree svc, ssh and ray plugins so that they never
 // adopt, overwrite or delete an object the Job does not control
-// (guard.Register). Safe to call more than once: the first call registers.
+// (guard.Register). Safe to call more than once: each call registers the
+// frameworks of catalog.Frameworks that no call has registered yet.
 func Register() {
-	registerOnce.Do(func() {
-		for _, f := range Frameworks {
-			b := f.New
-			if stock, ok := vcplugins.GetPluginBuilder(f.Name); ok && f.Stock != nil {
-				b = framework.StockFallback(f.New, stock)
-			}
-			vcplugins.RegisterPluginBuilder(f.Name, b)
+	registerMu.Lock()
+	defer registerMu.Unlock()
+	for _, f := range catalog.Frameworks {
+		if registered[f.Name] {
+			continue
 		}
-	})
+		b := f.New
+		if stock, ok := vcplugins.GetPluginBuilder(f.Name); ok && f.Stock != nil {
+			b = framework.StockFallback(f.New, stock)
+		}
+		vcplugins.RegisterPluginBuilder(f.Name, b)
+		registered[f.Name] = true
+	}
 	guard.Register()
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 )
 
 // Volcano's in-tree plugins of the frameworks that have a Stock, by name.
@@ -66,7 +67,7 @@ func runHooks(t *testing.T, b vcplugins.PluginBuilder, client pluginsinterface.P
 // so; a Job with valid arguments gets our plugin's, as from Framework.New.
 func TestStockFallback(t *testing.T) {
 	Register()
-	for _, f := range Frameworks {
+	for _, f := range samples.Frameworks() {
 		if f.Stock == nil {
 			continue
 		}

@@ -353,7 +353,7 @@ func overBounds(raw []byte) (field.ErrorList, string) {
 	if shape.Plugins > bounds.MaxPlugins {
 		return errs, "?"
 	}
-	for _, f := range frameworks {
+	for _, f := range frameworks() {
 		for _, p := range shape.Args {
 			if p.Name == f.Name {
 				return errs, f.Name

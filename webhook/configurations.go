@@ -91,8 +91,9 @@ const SpecChangedExpression = "request.operation != 'UPDATE' || !has(object.spec
 // schema validation rejects later): with failurePolicy Fail an evaluation
 // error would deny the request with a message about the condition.
 func FrameworksExpression() string {
-	names := make([]string, len(frameworks))
-	for i, f := range frameworks {
+	fws := frameworks()
+	names := make([]string, len(fws))
+	for i, f := range fws {
 		names[i] = strconv.Quote(f.Name)
 	}
 	return "has(object.spec) && type(object.spec) == map && has(object.spec.plugins) && type(object.spec.plugins) == map && [" +

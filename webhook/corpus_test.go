@@ -1,12 +1,13 @@
 package webhook
 
 import (
-	"k8s.io/client-go/tools/cache"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/client-go/tools/cache"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"

@@ -1,6 +1,8 @@
 package webhook
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -12,6 +14,8 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/ninthtest"
 )
 
 // noopPlugin is a plugin whose hooks do nothing.
@@ -23,11 +27,12 @@ func (noopPlugin) OnJobAdd(*batch.Job) error             { return nil }
 func (noopPlugin) OnJobDelete(*batch.Job) error          { return nil }
 func (noopPlugin) OnJobUpdate(*batch.Job) error          { return nil }
 
-// withFramework adds f to the frameworks the webhook handles for one test.
+// withFramework adds f to the catalog, and so to the frameworks the webhook
+// handles, for one test.
 func withFramework(t *testing.T, f *framework.Framework) {
-	saved := frameworks
-	frameworks = append(append([]*framework.Framework(nil), saved...), f)
-	t.Cleanup(func() { frameworks = saved })
+	saved := catalog.Frameworks
+	catalog.Frameworks = append(slices.Clone(saved), f)
+	t.Cleanup(func() { catalog.Frameworks = saved })
 }
 
 // The webhook knows a framework only by its description: a fifth framework
@@ -75,4 +80,39 @@ func TestFifthFrameworkFromItsDescription(t *testing.T) {
 	if diff := cmp.Diff([]string{`spec.plugins[fifth]: Invalid value: "--x": plugin fifth: no arguments`}, errorStrings(ValidateJob(bad))); diff != "" {
 		t.Errorf("ValidateJob of bad arguments (-want +got):\n%s", diff)
 	}
+}
+
+// A ninth framework registered in the catalog alone (ninthtest.Register,
+// which the controller's test registers the same way) reaches the
+// admission: its name is in the webhook configurations' match conditions,
+// the mutation gives its Job the defaults its description asks for, and the
+// validation runs its ParseArgs.
+func TestNinthFrameworkReachesTheAdmission(t *testing.T) {
+	ninthtest.Register(t)
+	if expr := FrameworksExpression(); !strings.Contains(expr, `"`+ninthtest.Name+`"`) {
+		t.Errorf("FrameworksExpression() = %s, without %s", expr, ninthtest.Name)
+	}
+	job := mkJob("nine").
+		Task(jobtest.MakeTask("lead", 1).RestartPolicy("").Obj()).
+		Task(jobtest.MakeTask("worker", 2).RestartPolicy("").Obj()).
+		Plugin(ninthtest.Name).Obj()
+	got, _ := MutateJob(job, Options{})
+	want := mkJob("nine").
+		Task(jobtest.MakeTask("lead", 1).RestartPolicy(v1.RestartPolicyOnFailure).Policy(taskCompleted, completeJob).Obj()).
+		Task(jobtest.MakeTask("worker", 2).RestartPolicy(v1.RestartPolicyOnFailure).Policy(podFailed, terminateJob).Obj()).
+		Plugin(ninthtest.Name).Plugin("svc").Obj()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("MutateJob (-want +got):\n%s", diff)
+	}
+	if errs := ValidateJob(got); len(errs) > 0 {
+		t.Errorf("ValidateJob of the mutated Job: %v", errs)
+	}
+	bad := mkJob("nine").
+		Task(jobtest.MakeTask("lead", 2).Obj()).
+		Task(jobtest.MakeTask("worker", 2).Obj()).
+		Plugin(ninthtest.Name, "--port=lead").Obj()
+	checkContains(t, ValidateJob(bad), []string{
+		`spec.plugins[ninth][0]: Invalid value: "--port=lead": plugin ninth: --port=lead: must be an integer`,
+		`spec.plugins[ninth]: Invalid value: "--lead=lead (default)": plugin ninth: task "lead" (--lead) must have at most 1 replica, has 2`,
+	})
 }

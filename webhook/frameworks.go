@@ -13,9 +13,11 @@ import (
 // checked against the limits (checkSvc).
 const svcPlugin = framework.SvcPlugin
 
-// frameworks are the framework plugins in the order the webhook examines a
-// Job's plugins (plugins.ByName).
-var frameworks = plugins.ByName()
+// frameworks returns the framework plugins in the order the webhook examines
+// a Job's plugins (plugins.ByName). It reads the catalog on every call, so
+// that a framework a test adds to it is handled like the others; sorting
+// eight names costs nothing beside a review.
+func frameworks() []*framework.Framework { return plugins.ByName() }
 
 // UsesFrameworks reports whether the Job uses one of the framework plugins
 // (plugins.Frameworks).
@@ -26,7 +28,7 @@ func UsesFrameworks(job *batch.Job) bool {
 // firstFramework returns the first framework, in name order (frameworks),
 // that the Job uses, or nil.
 func firstFramework(job *batch.Job) *framework.Framework {
-	for _, f := range frameworks {
+	for _, f := range frameworks() {
 		if _, ok := job.Spec.Plugins[f.Name]; ok {
 			return f
 		}
@@ -73,7 +75,7 @@ func (u *use) waits() []edge {
 // order (frameworks). It reads the Job and never changes it.
 func analyze(job *batch.Job) []use {
 	var out []use
-	for _, f := range frameworks {
+	for _, f := range frameworks() {
 		argv, ok := job.Spec.Plugins[f.Name]
 		if !ok {
 			continue

@@ -95,6 +95,6 @@ func checkContains(t *testing.T, errs field.ErrorList, want []string) {
 	}
 }
 
-// mkJob is MakeJob without a resourceVersion, as a Job is on CREATE; MakeJob
+// mkJob is jobtest.MakeJob without a resourceVersion, as a Job is on CREATE; jobtest.MakeJob
 // gives each Job a fresh one, which would make equal Jobs differ.
 func mkJob(name string) *jobtest.JobWrapper { return jobtest.MakeJob(name).ResourceVersion("") }

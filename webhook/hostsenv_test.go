@@ -83,7 +83,7 @@ func TestOptionalHostVariablesOverArgStrlenWarned(t *testing.T) {
 			}
 			// What the controller's plugin gives the lead's pod.
 			var build jobtest.Builder
-			for _, f := range frameworks {
+			for _, f := range frameworks() {
 				if f.Name == tc.plugin {
 					build = f.NewUncached
 				}

@@ -103,7 +103,7 @@ func jobPatch(raw []byte, job, mutated *batch.Job) ([]byte, error) {
 // (framework.Framework.VolcanoPlugins: svc, and ssh for mpi), as Volcano's own
 // job mutation does for tensorflow, pytorch and mpi.
 func addPlugins(job *batch.Job) {
-	for _, f := range frameworks {
+	for _, f := range frameworks() {
 		if _, ok := job.Spec.Plugins[f.Name]; !ok {
 			continue
 		}

@@ -124,7 +124,7 @@ func stripFrameworks(ar admissionv1.AdmissionReview) *admissionv1.AdmissionRevie
 	spec, _ := obj["spec"].(map[string]any)
 	plugins, _ := spec["plugins"].(map[string]any)
 	removed := false
-	for _, f := range frameworks {
+	for _, f := range frameworks() {
 		if _, ok := plugins[f.Name]; ok {
 			delete(plugins, f.Name)
 			removed = true

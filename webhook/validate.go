@@ -92,7 +92,7 @@ func validateJob(job *batch.Job, admit bool) (field.ErrorList, string, field.Err
 // plugin instead, as stock does, and records an InvalidPluginArguments
 // event (framework.StockFallback).
 func asStock(job *batch.Job) bool {
-	for _, f := range frameworks {
+	for _, f := range frameworks() {
 		argv, ok := job.Spec.Plugins[f.Name]
 		if !ok {
 			continue

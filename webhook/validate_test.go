@@ -19,7 +19,7 @@ import (
 
 // newTF builds the tensorflow plugin with the job's arguments for it.
 func newTF(job *batch.Job) pluginsinterface.PluginInterface {
-	return plugins.Builders[tensorflow.Name](pluginsinterface.PluginClientset{}, job.Spec.Plugins[tensorflow.Name])
+	return plugins.Builders()[tensorflow.Name](pluginsinterface.PluginClientset{}, job.Spec.Plugins[tensorflow.Name])
 }
 
 // longName returns a DNS-label-safe name of n characters.

@@ -19,11 +19,13 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
-// The two tasks of the install test's Jobs: TensorFlow's default ps and
-// worker, which the other frameworks' flags name as their lead and workers.
+// The two tasks of the install test's Jobs but the frameworks' own
+// (frameworkJob): TensorFlow's default ps and worker, for the Jobs of
+// Volcano's in-tree tensorflow plugin and the plain Jobs.
 const (
 	leadTask   = tensorflow.DefaultPS
 	workerTask = tensorflow.DefaultWorker
@@ -33,27 +35,14 @@ const (
 // Volcano's in-tree plugin and ours share.
 var tfArgs = []string{"--ps=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort)}
 
-// job runs a Job of tasks leadTask, workerTask and extraTasks with plugin on the real
-// node: the lead accepts a connection on port once for each other task (each
-// for at most 20 s), the others check that env var is set. This project's
-// plugins hold the other tasks back in a wait init container until the lead
-// answers there (or resolves, for PyTorch), Volcano's do not. Records the
-// result.
-//
-// One connection per waiting task: busybox's nc -l serves one and exits, so
-// with Dask's worker and client both waiting, the second wait could find the
-// port closed for good and the Job stayed Pending (seen once in CI).
-func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int, extraTasks ...string) {
-	j := realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) i=0; while [ $i -lt %[4]d ]; do timeout 20 nc -l -p %[2]d || true; i=$((i+1)); done;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`,
-		env, port, leadTask, 1+len(extraTasks)))
-	// A role beyond the two (Dask's client) runs what workerTask runs.
-	for _, name := range extraTasks {
-		task := *j.Spec.Tasks[1].DeepCopy()
-		task.Name = name
-		j.Spec.Tasks = append(j.Spec.Tasks, task)
-		j.Spec.MinAvailable++
-	}
-	x.runJob(ctx, plugin, j)
+// job runs a Job of tasks leadTask and workerTask with plugin on the real
+// node: the lead accepts a connection on port once (for at most 20 s), the
+// worker checks that env var is set. This project's plugins hold the worker
+// back in a wait init container until the lead answers there, Volcano's do
+// not. Records the result.
+func (x *t) job(ctx context.Context, name, plugin string, args []string, env string, port int) {
+	x.runJob(ctx, plugin, realNodeJob(name, plugin, args, fmt.Sprintf(`case $(hostname) in *-%[3]s-0) timeout 20 nc -l -p %[2]d || true;; *) test -n "$%[1]s" && echo %[1]s="$%[1]s";; esac`,
+		env, port, leadTask)))
 }
 
 // verifyJob runs docs/install.md's Verify Job, example/tensorflow/tensorflow.yaml,
@@ -157,31 +146,89 @@ func (x *t) printKubectl(commands ...[]string) {
 // realNodeJob is a Job of tasks leadTask and workerTask (one pod each) on the real node
 // running busybox sh -c script, with plugin and the svc plugin ("" for none).
 func realNodeJob(name, plugin string, args []string, script string) *batch.Job {
-	task := func(n string) batch.TaskSpec {
-		return batch.TaskSpec{
-			Name: n, Replicas: 1,
-			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
-				RestartPolicy: corev1.RestartPolicyNever,
-				NodeSelector:  map[string]string{localcluster.RealNodeLabel: "true"},
-				Tolerations:   []corev1.Toleration{localcluster.RealNodeToleration()},
-				Containers: []corev1.Container{{
-					Name: "main", Image: localcluster.WaitImage, ImagePullPolicy: corev1.PullNever,
-					Command: []string{"sh", "-c", script},
-					Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
-						corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
-				}},
-			}},
-		}
-	}
 	j := &batch.Job{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: batch.JobSpec{
 			SchedulerName: "volcano", MinAvailable: 2,
-			Tasks: []batch.TaskSpec{task(leadTask), task(workerTask)},
+			Tasks: []batch.TaskSpec{realNodeTask(leadTask, script), realNodeTask(workerTask, script)},
 		},
 	}
 	if plugin != "" {
 		j.Spec.Plugins = map[string][]string{plugin: args, framework.SvcPlugin: {}}
 	}
 	return j
+}
+
+// realNodeTask is a task of one pod on the real node running busybox sh -c
+// script.
+func realNodeTask(name, script string) batch.TaskSpec {
+	return batch.TaskSpec{
+		Name: name, Replicas: 1,
+		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			NodeSelector:  map[string]string{localcluster.RealNodeLabel: "true"},
+			Tolerations:   []corev1.Toleration{localcluster.RealNodeToleration()},
+			Containers: []corev1.Container{{
+				Name: "main", Image: localcluster.WaitImage, ImagePullPolicy: corev1.PullNever,
+				Command: []string{"sh", "-c", script},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")}},
+			}},
+		}},
+	}
+}
+
+// frameworkJob returns the Job make test-install runs for framework f with
+// this project's plugin, named ours-<framework>, from f's Sample alone: one
+// pod on the real node for each role of the Sample's small Job
+// (sample.Role.Small), each task named as its role flag's default; f's
+// plugin given --wait-image=waitImage (the node pulls nothing) and the
+// Sample's Install.Args, and the Volcano plugins f needs. Pod 0 of a task
+// that others wait for on a port (f.Describe's wait edges) accepts a
+// connection there once for each pod that waits (each for at most 20 s:
+// busybox's nc -l serves one and exits, so with two tasks waiting one
+// listener could leave the second waiting for good); every other pod checks
+// that the plugin set Install.Env. It returns an error when f's plugin
+// refuses the Job or its waits need two ports of one task.
+func frameworkJob(f samples.Framework, waitImage string) (*batch.Job, error) {
+	s := f.Sample
+	args := append([]string{"--wait-image=" + waitImage}, s.Install.Args...)
+	j := &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "ours-" + f.Name},
+		Spec:       batch.JobSpec{SchedulerName: "volcano", Plugins: map[string][]string{f.Name: args}},
+	}
+	for _, p := range f.VolcanoPlugins {
+		j.Spec.Plugins[p] = []string{}
+	}
+	for _, r := range s.Roles {
+		if r.Small > 0 {
+			j.Spec.Tasks = append(j.Spec.Tasks, batch.TaskSpec{Name: r.Flag, Replicas: 1})
+			j.Spec.MinAvailable++
+		}
+	}
+	d := f.Describe(args, j)
+	if len(d.Errs) > 0 {
+		return nil, fmt.Errorf("%s refuses its install Job: %v", f.Name, d.Errs.ToAggregate())
+	}
+	port, waiters := map[string]int{}, map[string]int{}
+	for _, w := range d.Waits {
+		// Each task has one pod, so a task waiting for its own pod 0 has
+		// nobody waiting.
+		if w.Port == 0 || w.From == w.To {
+			continue
+		}
+		if p, ok := port[w.To]; ok && p != w.Port {
+			return nil, fmt.Errorf("%s: task %s is waited for on ports %d and %d", f.Name, w.To, p, w.Port)
+		}
+		port[w.To] = w.Port
+		waiters[w.To]++
+	}
+	for i, task := range j.Spec.Tasks {
+		script := fmt.Sprintf(`test -n "$%[1]s" && echo %[1]s="$%[1]s"`, s.Install.Env)
+		if p, ok := port[task.Name]; ok {
+			script = fmt.Sprintf(`i=0; while [ $i -lt %d ]; do timeout 20 nc -l -p %d || true; i=$((i+1)); done`, waiters[task.Name], p)
+		}
+		j.Spec.Tasks[i] = realNodeTask(task.Name, script)
+	}
+	return j, nil
 }

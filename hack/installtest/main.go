@@ -43,8 +43,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -53,14 +51,8 @@ import (
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
-	"github.com/vcplugins/framework-plugins/plugins/dask"
-	"github.com/vcplugins/framework-plugins/plugins/jax"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/mxnet"
-	"github.com/vcplugins/framework-plugins/plugins/paddle"
-	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
-	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
 
 type options struct {
@@ -311,24 +303,19 @@ func (x *t) steps(ctx context.Context) error {
 	// its --wait-image stays the public default: each Job names the local
 	// one (imported with the node's images) in its plugin's arguments.
 	wi := "--wait-image=" + localcluster.WaitImage
-	// By reference, which the default (auto) does not use for a job this
-	// small: the controller writes <job>-tf-cluster through the chart's
-	// RBAC and ConfigMap policy, and the kubelet expands TF_CONFIG from it.
-	// The Verify Job below runs the default.
-	x.job(ctx, "ours-"+tensorflow.Name, tensorflow.Name, append(slices.Clone(tfArgs), wi, "--tf-config="+string(tensorflow.Reference)), tensorflow.EnvTFConfig, tensorflow.DefaultPort)
-	x.job(ctx, "ours-"+pytorch.Name, pytorch.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, "--port=" + strconv.Itoa(pytorch.DefaultPort),
-		"--wait-master-image=" + localcluster.WaitImage}, pytorch.EnvMasterAddr, pytorch.DefaultPort)
-	x.job(ctx, "ours-"+mxnet.Name, mxnet.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask, wi}, mxnet.EnvRole, mxnet.DefaultPort)
-	// The MPI launcher (workerTask) waits for its worker's ssh port
-	// (leadTask listens there) and gets the worker hosts in MPI_HOST.
-	x.job(ctx, "ours-"+mpi.Name, mpi.Name, []string{"--master=" + workerTask, "--worker=" + leadTask, "--port=" + strconv.Itoa(tensorflow.DefaultPort), wi},
-		mpi.EnvMPIHost, tensorflow.DefaultPort)
-	// The other four frameworks, each with its lead role on leadTask (which
-	// listens on the framework's port) and its workers on workerTask.
-	x.job(ctx, "ours-"+xgboost.Name, xgboost.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, wi}, xgboost.EnvMasterAddr, xgboost.DefaultPort)
-	x.job(ctx, "ours-"+dask.Name, dask.Name, []string{"--scheduler=" + leadTask, "--worker=" + workerTask, wi}, dask.EnvSchedulerAddress, dask.DefaultPort, dask.DefaultClient)
-	x.job(ctx, "ours-"+jax.Name, jax.Name, []string{"--worker=" + workerTask, wi}, jax.EnvJAXCoordinatorAddress, jax.DefaultPort)
-	x.job(ctx, "ours-"+paddle.Name, paddle.Name, []string{"--master=" + leadTask, "--worker=" + workerTask, wi}, paddle.EnvMaster, paddle.DefaultPort)
+	// Each framework's Job comes from its Sample (frameworkJob): with
+	// tensorflow's, by reference, which the default (auto) does not use for
+	// a job this small: the controller writes <job>-tf-cluster through the
+	// chart's RBAC and ConfigMap policy, and the kubelet expands TF_CONFIG
+	// from it. The Verify Job below runs the default.
+	for _, f := range samples.Frameworks() {
+		j, err := frameworkJob(f, localcluster.WaitImage)
+		if err != nil {
+			x.record(false, "job ours-"+f.Name+": "+err.Error())
+			continue
+		}
+		x.runJob(ctx, f.Name, j)
+	}
 	heading("docs/install.md's Verify Job (example/tensorflow/tensorflow.yaml)")
 	x.verifyJob(ctx, wi)
 	heading("the chart's policy on claims of a Job's objects (kube-apiserver, dry run)")

@@ -13,7 +13,8 @@
 // managers' client QPS and burst raised to --qps and --burst; kube-apiserver
 // writing an audit log), creates --jobs Volcano Jobs at once (--parallel
 // create calls in flight), the mix's frameworks taking turns, records the
-// figures below and stops the cluster. The jobs (mix.go's shapes):
+// figures below and stops the cluster. The jobs (each framework's Sample's
+// small Job, mix.go's shape):
 // tensorflow 1 ps + 2 workers, pytorch 1 master + 3 workers, mpi 1 master
 // (launcher) + 2 workers, mxnet 1 scheduler + 1 server + 2 workers, xgboost
 // 1 master + 2 workers, dask 1 scheduler + 2 workers + 1 client, jax 3
@@ -221,7 +222,8 @@ func fits(mixes []mix, jobs, nodes int) error {
 	for _, mx := range mixes {
 		pods := 0
 		for i := range jobs {
-			for _, t := range shapes[mx.Frameworks[i%len(mx.Frameworks)]] {
+			tasks, _ := shape(mx.Frameworks[i%len(mx.Frameworks)])
+			for _, t := range tasks {
 				pods += t.Replicas
 			}
 		}

@@ -9,31 +9,26 @@ import (
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
-	"github.com/vcplugins/framework-plugins/plugins/dask"
-	"github.com/vcplugins/framework-plugins/plugins/jax"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/mxnet"
-	"github.com/vcplugins/framework-plugins/plugins/paddle"
-	"github.com/vcplugins/framework-plugins/plugins/pytorch"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
-	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
 
-// shapes are the tasks of each framework's job in a sweep: small jobs of 3
-// or 4 pods, their tasks named as the defaults of the plugin's role flags,
-// so that the plugin needs no arguments but those of measure.Plugins.
-// Paddle's has no master: collective mode; JAX's one task is its processes.
-var shapes = map[string][]measure.TaskReplicas{
-	tensorflow.Name: {{Name: tensorflow.DefaultPS, Replicas: 1}, {Name: tensorflow.DefaultWorker, Replicas: 2}},
-	pytorch.Name:    {{Name: pytorch.DefaultMaster, Replicas: 1}, {Name: pytorch.DefaultWorker, Replicas: 3}},
-	mpi.Name:        {{Name: mpi.DefaultMaster, Replicas: 1}, {Name: mpi.DefaultWorker, Replicas: 2}},
-	mxnet.Name: {{Name: mxnet.DefaultScheduler, Replicas: 1}, {Name: mxnet.DefaultServer, Replicas: 1},
-		{Name: mxnet.DefaultWorker, Replicas: 2}},
-	xgboost.Name: {{Name: xgboost.DefaultMaster, Replicas: 1}, {Name: xgboost.DefaultWorker, Replicas: 2}},
-	dask.Name: {{Name: dask.DefaultScheduler, Replicas: 1}, {Name: dask.DefaultWorker, Replicas: 2},
-		{Name: dask.DefaultClient, Replicas: 1}},
-	jax.Name:    {{Name: jax.DefaultWorker, Replicas: 3}},
-	paddle.Name: {{Name: paddle.DefaultWorker, Replicas: 3}},
+// shape returns the tasks of framework fw's job in a sweep: its Sample's
+// small Job (sample.Role.Small: 3 or 4 pods), the tasks named as the defaults
+// of the plugin's role flags, so that the plugin needs no arguments but those
+// of measure.Plugins. ok is false for a framework without a Sample (not in
+// the catalog).
+func shape(fw string) (tasks []measure.TaskReplicas, ok bool) {
+	s := samples.Of(fw)
+	if s == nil {
+		return nil, false
+	}
+	for _, r := range s.Roles {
+		if r.Small > 0 {
+			tasks = append(tasks, measure.TaskReplicas{Name: r.Flag, Replicas: int(r.Small)})
+		}
+	}
+	return tasks, len(tasks) > 0
 }
 
 // mixAll names the mix of every framework of catalog.Frameworks.
@@ -66,7 +61,7 @@ func plan(frameworks, impls []string) ([]mix, error) {
 		return nil, fmt.Errorf("no frameworks: want some of %v", catalog.Names())
 	}
 	for i, fw := range frameworks {
-		if _, ok := shapes[fw]; !ok {
+		if _, ok := shape(fw); !ok {
 			return nil, fmt.Errorf("unknown framework %q: want some of %v", fw, catalog.Names())
 		}
 		if slices.Contains(frameworks[:i], fw) {
@@ -104,7 +99,7 @@ func plan(frameworks, impls []string) ([]mix, error) {
 		}
 	}
 	if len(mixes) == 0 {
-		return nil, fmt.Errorf("impls %v run none of frameworks %v (stock has only %v)", impls, frameworks, measure.StockFrameworks)
+		return nil, fmt.Errorf("impls %v run none of frameworks %v (stock has only %v)", impls, frameworks, measure.StockFrameworks())
 	}
 	return mixes, nil
 }
@@ -119,7 +114,7 @@ func sweepJobs(frameworks []string, n int, impl string) ([]*batch.Job, error) {
 	out := make([]*batch.Job, 0, n)
 	for i := range n {
 		fw := frameworks[i%len(frameworks)]
-		tasks, ok := shapes[fw]
+		tasks, ok := shape(fw)
 		if !ok {
 			return nil, fmt.Errorf("unknown framework %q: want some of %v", fw, catalog.Names())
 		}

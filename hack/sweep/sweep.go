@@ -315,7 +315,7 @@ func admissionLatency(before, after map[string]*dto.MetricFamily, res *Measureme
 // plugins stanza that has a shape (a framework plugin, not svc or ssh).
 func jobFramework(job *batch.Job) string {
 	for name := range job.Spec.Plugins {
-		if _, ok := shapes[name]; ok {
+		if _, ok := shape(name); ok {
 			return name
 		}
 	}

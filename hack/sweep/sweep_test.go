@@ -36,6 +36,8 @@ import (
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/ninthtest"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/webhook"
 )
 
@@ -52,7 +54,11 @@ func TestShapes(t *testing.T) {
 		"paddle":     {"worker": 3},
 	}
 	got := map[string]map[string]int{}
-	for fw, tasks := range shapes {
+	for _, fw := range catalog.Names() {
+		tasks, ok := shape(fw)
+		if !ok {
+			t.Errorf("framework %s has no shape: its Sample has no role with Small pods", fw)
+		}
 		got[fw] = map[string]int{}
 		for _, task := range tasks {
 			got[fw][task.Name] = task.Replicas
@@ -61,12 +67,8 @@ func TestShapes(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("shapes (-want +got):\n%s", diff)
 	}
-	// A framework added to the catalog needs a shape before a sweep can
-	// run its jobs.
-	for _, fw := range catalog.Names() {
-		if _, ok := shapes[fw]; !ok {
-			t.Errorf("framework %s has no shape", fw)
-		}
+	if tasks, ok := shape("no-such-framework"); ok {
+		t.Errorf("shape(no-such-framework) = %v, want none", tasks)
 	}
 }
 
@@ -120,8 +122,8 @@ func TestSweepJobs(t *testing.T) {
 				t.Errorf("job %s: admission adds plugins, which stock's and ours' runs would not share (-job +mutated):\n%s", job.Name, diff)
 			}
 			for _, task := range job.Spec.Tasks {
-				if !slices.Contains(f.Sample.RoleFlags(), task.Name) {
-					t.Errorf("job %s: task %s is not named as a role of %s (%v)", job.Name, task.Name, fw, f.Sample.RoleFlags())
+				if !slices.Contains(samples.Of(fw).RoleFlags(), task.Name) {
+					t.Errorf("job %s: task %s is not named as a role of %s (%v)", job.Name, task.Name, fw, samples.Of(fw).RoleFlags())
 				}
 			}
 			if i < len(fws) {
@@ -593,5 +595,43 @@ func TestWaitAuditQuiet(t *testing.T) {
 	}
 	if err := waitAuditQuiet(ctx, dir, "vc-scheduler", 200*time.Millisecond, 20*time.Millisecond, 500*time.Millisecond); err == nil {
 		t.Errorf("waitAuditQuiet of a client that never stops: no error")
+	}
+}
+
+// A ninth framework registered in the catalog alone (its Sample with it)
+// is in the sweep: in the mix of all frameworks, with the jobs of its
+// Sample's small Job, which admission accepts as they are.
+func TestNinthFrameworkInTheSweep(t *testing.T) {
+	ninthtest.Register(t)
+	mixes, err := plan(catalog.Names(), []string{measure.ImplOurs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mix{{Name: mixAll, Frameworks: catalog.Names(), Impls: []string{measure.ImplOurs}}}
+	if diff := cmp.Diff(want, mixes); diff != "" {
+		t.Errorf("plan (-want +got):\n%s", diff)
+	}
+	if !slices.Contains(mixes[0].Frameworks, ninthtest.Name) {
+		t.Errorf("the mix of all frameworks %v has no %s", mixes[0].Frameworks, ninthtest.Name)
+	}
+	jobs, err := sweepJobs([]string{ninthtest.Name}, 2, measure.ImplOurs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, job := range jobs {
+		got := map[string]int32{}
+		for _, task := range job.Spec.Tasks {
+			got[task.Name] = task.Replicas
+		}
+		if diff := cmp.Diff(map[string]int32{"lead": 1, "worker": 2}, got); diff != "" {
+			t.Errorf("job %s's tasks (-want +got):\n%s", job.Name, diff)
+		}
+		mutated, _ := webhook.MutateJob(job, webhook.Options{})
+		if errs := webhook.ValidateJob(mutated); len(errs) > 0 {
+			t.Errorf("job %s: admission denies it: %v", job.Name, errs.ToAggregate())
+		}
+		if diff := cmp.Diff(job.Spec.Plugins, mutated.Spec.Plugins); diff != "" {
+			t.Errorf("job %s: admission adds plugins (-job +mutated):\n%s", job.Name, diff)
+		}
 	}
 }

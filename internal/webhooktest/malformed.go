@@ -23,8 +23,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/internal/sample"
 	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 )
 
 // MaxReplicas is webhook.MaxReplicas, the most pods a framework Job may ask
@@ -38,13 +39,13 @@ const maxConfigMapBytes = 1 << 20
 
 // Plugins are the framework plugins (plugins.Names), in the order Cases
 // cycles through them. Each describes itself to the generator with its
-// framework.Sample (its roles, flags, valid arguments, bad values, required
+// sample.Sample (its roles, flags, valid arguments, bad values, required
 // roles and wait); plugins.TestSamples checks the Samples against the
 // plugins' parsers.
 var Plugins = plugins.Names()
 
-// sampleOf returns plugin's Sample.
-func sampleOf(plugin string) *framework.Sample { return plugins.Lookup(plugin).Sample }
+// sampleOf returns plugin's Sample (samples.Of).
+func sampleOf(plugin string) *sample.Sample { return samples.Of(plugin) }
 
 // Kind is the defect a generated Job carries.
 type Kind string
@@ -279,7 +280,7 @@ func Applies(plugin string, kind Kind) bool {
 	case KindDuplicateRole:
 		return len(s.Roles) > 1
 	case KindSingleRole:
-		return slices.ContainsFunc(s.Roles, func(r framework.SampleRole) bool { return r.Single })
+		return slices.ContainsFunc(s.Roles, func(r sample.Role) bool { return r.Single })
 	}
 	return true
 }

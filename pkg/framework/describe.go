@@ -36,19 +36,10 @@ type Framework struct {
 	// VolcanoPlugins are the Volcano plugins the framework's Jobs need (svc
 	// for the DNS names, ssh for mpi); the webhook adds those missing.
 	VolcanoPlugins []string
-	// Sample describes the framework to the generated tests and the
-	// benchmarks (Framework.WithSample); every framework has one.
-	Sample *Sample
 	// Stock is Volcano's in-tree plugin of the same name, as the webhook
 	// and the controller treat it (Framework.WithStock); nil for the
 	// frameworks Volcano has no plugin for.
 	Stock *Stock
-}
-
-// WithSample returns f with its Sample set.
-func (f Framework) WithSample(s *Sample) Framework {
-	f.Sample = s
-	return f
 }
 
 // Description is what one framework plugin makes of its arguments and a Job:

@@ -5,8 +5,8 @@
 // what each plugin says of a Job to the webhook (Framework, Description,
 // Describer); the wait containers of a launch order (Waiters); Volcano's
 // in-tree plugin of the same name where there is one (Stock,
-// StockFallback); and the Sample each framework describes itself by to the
-// tests and tools.
+// StockFallback). What the tests and tools need besides (a framework's
+// Sample) is in internal/sample, which the managers do not link.
 package framework
 
 import (

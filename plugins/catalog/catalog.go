@@ -26,7 +26,9 @@ import (
 
 // Frameworks lists the framework plugins, in the order the demo, the
 // benchmarks and the documentation present them. A new framework is a
-// package under plugins/ exporting a framework.Framework, and one line here.
+// package under plugins/ exporting a framework.Framework, and one line here;
+// its Sample, for the tests and tools, is a package beside it and one line in
+// samples.Samples (plugins/catalog/samples), which the managers do not link.
 var Frameworks = []*framework.Framework{
 	&tensorflow.Framework,
 	&pytorch.Framework,

@@ -77,7 +77,7 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // (plugins.Frameworks). Volcano's job mutation knows no dask; the webhook
 // adds svc for it all the same.
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample)
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
 
 // describe: workers and the client wait for the scheduler's port; the
 // client's completion ends the job (scheduler and workers serve until

@@ -70,7 +70,7 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // (plugins.Frameworks). Volcano's job mutation knows no jax; the webhook
 // adds svc for it all the same.
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample)
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
 
 // describe: processes 1 to N-1 wait for process 0's coordinator port (an edge
 // within the worker task); the worker task's completion, every process's,

@@ -170,7 +170,7 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // Framework describes the mpi plugin to the rest of the project
 // (plugins.Frameworks).
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin, framework.SSHPlugin).WithSample(&sample).WithStock(&framework.Stock{Admits: stockAdmits})
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin, framework.SSHPlugin).WithStock(&framework.Stock{Admits: stockAdmits})
 
 // describe: the master (launcher) waits for every worker's sshd and its
 // completion ends training.

@@ -70,7 +70,7 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // (plugins.Frameworks). Volcano's job mutation knows no mxnet; the webhook
 // adds svc for it all the same.
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample)
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
 
 // describe: servers and workers wait for the scheduler's port; the workers'
 // completion ends training (servers and scheduler run until stopped).

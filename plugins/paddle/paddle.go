@@ -82,11 +82,11 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // (plugins.Frameworks). Volcano's job mutation knows no paddle; the webhook
 // adds svc for it all the same.
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample)
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
 
-// rank0Task returns the task whose pod 0 hosts the rendezvous: the master
+// Rank0Task returns the task whose pod 0 hosts the rendezvous: the master
 // task in parameter-server mode, else the worker task.
-func rank0Task(a *Args, job *batch.Job) (task string, ps bool) {
+func Rank0Task(a *Args, job *batch.Job) (task string, ps bool) {
 	if jobs.Present(job, a.Master) {
 		return a.Master, true
 	}
@@ -99,7 +99,7 @@ func rank0Task(a *Args, job *batch.Job) (task string, ps bool) {
 func describe(a *Args, job *batch.Job) framework.Description {
 	var d framework.Description
 	d.AddRoles(job, framework.Role{Name: RoleMaster, Task: a.Master}, framework.Role{Name: RoleWorker, Task: a.Worker})
-	rank0, _ := rank0Task(a, job)
+	rank0, _ := Rank0Task(a, job)
 	t, ok := jobs.PresentTask(job, rank0)
 	if !ok {
 		return d
@@ -143,8 +143,8 @@ func buildPlan(argv []string, job *batch.Job) (*plan, field.ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	rank0, ps := rank0Task(a, job)
-	// ParseArgs guarantees one of the two tasks, and rank0Task picks a present one.
+	rank0, ps := Rank0Task(a, job)
+	// ParseArgs guarantees one of the two tasks, and Rank0Task picks a present one.
 	t, _ := jobs.Task(job, rank0)
 	p := &plan{
 		roles: map[string]string{},

@@ -1,7 +1,6 @@
 package paddle
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +11,6 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
@@ -299,62 +297,5 @@ func TestDescribe(t *testing.T) {
 				t.Errorf("Describe (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// sampleJob is the Sample's base Job: each role's task under its flag's
-// default name, with the Sample's replicas.
-func sampleJob(args ...string) *batch.Job {
-	w := jobtest.MakeJob("pd")
-	for _, r := range sample.Roles {
-		if r.Replicas > 0 {
-			w.Task(jobtest.MakeTask(r.Flag, r.Replicas).Obj())
-		}
-	}
-	return w.Plugin(Name, args...).Obj()
-}
-
-// The Sample's Check accepts every pod the plugin made and names what is
-// wrong with one it did not.
-func TestSampleCheck(t *testing.T) {
-	job := sampleJob("--port=37777")
-	check := func(role string, index int, env map[string]string) error {
-		task, _ := jobs.Task(job, role)
-		pod := jobs.NewPod(job, task, index)
-		return sample.Check(framework.SampleCheck{Job: job, Pod: pod, Role: role, Index: index, Workers: 2, Env: env})
-	}
-	for _, tc := range []struct {
-		role  string
-		index int
-	}{{"master", 0}, {"worker", 0}, {"worker", 1}} {
-		pod := runPod(t, job, tc.role, tc.index)
-		env := jobtest.Env(pod, 0)
-		if err := check(tc.role, tc.index, env); err != nil {
-			t.Errorf("%s %d: %v", tc.role, tc.index, err)
-		}
-		env[EnvPodIP] = "10.0.0.1"
-		if tc.role == "master" {
-			env[EnvMaster] = "10.0.0.1:37777"
-		}
-		if err := check(tc.role, tc.index, env); err != nil {
-			t.Errorf("%s %d with POD_IP resolved: %v", tc.role, tc.index, err)
-		}
-	}
-	worker := jobtest.Env(runPod(t, job, "worker", 1), 0)
-	bad := map[string]func(map[string]string){
-		`PADDLE_MASTER="pd-worker-0.pd.default.svc.cluster.local:37777", want "pd-master-0.pd.default.svc.cluster.local:37777"`: func(e map[string]string) { e[EnvMaster] = "pd-worker-0.pd.default.svc.cluster.local:37777" },
-		`PADDLE_NNODES="2", want "3"`:          func(e map[string]string) { e[EnvNNodes] = "2" },
-		`PADDLE_JOB_ID="", want "pd"`:          func(e map[string]string) { delete(e, EnvJobID) },
-		`PADDLE_SERVER_NUM="1", want it unset`: func(e map[string]string) { e[EnvServerNum] = "1" },
-	}
-	for want, edit := range bad {
-		env := map[string]string{}
-		for k, v := range worker {
-			env[k] = v
-		}
-		edit(env)
-		if err := check("worker", 1, env); err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("Check = %v, want an error containing %q", err, want)
-		}
 	}
 }

@@ -58,7 +58,7 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // Framework describes the pytorch plugin to the rest of the project
 // (plugins.Frameworks).
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample).WithStock(&framework.Stock{})
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithStock(&framework.Stock{})
 
 // describe: workers wait for the master's address (for pod 0 of the workers
 // without a master task, which is then rank 0); the master's completion ends

@@ -93,7 +93,7 @@ func ConfigMapName(job *batch.Job) string { return job.Name + ConfigMapSuffix }
 // Framework describes the tensorflow plugin to the rest of the project
 // (plugins.Frameworks).
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample).WithStock(&framework.Stock{})
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithStock(&framework.Stock{})
 
 // describe: chief, workers and evaluator wait for every ps; the chief's
 // completion ends training, the workers' when there is no chief.

@@ -102,7 +102,7 @@ var definition = framework.Definition[*plan]{Name: Name, Build: buildPlan}
 // (plugins.Frameworks). Volcano's job mutation knows no xgboost; the webhook
 // adds svc for it all the same.
 var Framework = definition.Framework(func(b framework.Base[*plan]) pluginsinterface.PluginInterface { return &Plugin{b} },
-	framework.Describer(ParseArgs, describe), framework.SvcPlugin).WithSample(&sample)
+	framework.Describer(ParseArgs, describe), framework.SvcPlugin)
 
 // describe: workers wait for the master's name to resolve, not for the
 // tracker's port: XGBoost 1.7's Python tracker (xgboost/tracker.py,

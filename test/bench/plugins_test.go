@@ -25,8 +25,8 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
-	"github.com/vcplugins/framework-plugins/pkg/framework"
-	"github.com/vcplugins/framework-plugins/plugins"
+	"github.com/vcplugins/framework-plugins/internal/sample"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -56,9 +56,9 @@ const RetainedUnit = "retained-B/op"
 // Framework is one benchmarked framework: the job shape and the two builders.
 type Framework struct {
 	Name string
-	// Sample is the framework's framework.Sample: the benchmarked job's
+	// Sample is the framework's sample.Sample: the benchmarked job's
 	// roles (Lead, Worker) and the check of what the plugin injected.
-	Sample *framework.Sample
+	Sample *sample.Sample
 	// Ours and InTree build the plugins; InTree is nil when Volcano has none.
 	Ours, InTree jobtest.Builder
 }
@@ -127,10 +127,10 @@ func tfConfigStored(pods []*v1.Pod, configMaps map[string]*v1.ConfigMap, job *ba
 }
 
 // Frameworks lists the benchmarked frameworks: every one of
-// plugins.Frameworks, in its order, each with its own Sample.
+// samples.Frameworks, in its order, each with its own Sample.
 var Frameworks = func() []Framework {
 	var out []Framework
-	for _, f := range plugins.Frameworks {
+	for _, f := range samples.Frameworks() {
 		out = append(out, Framework{Name: f.Name, Sample: f.Sample, Ours: f.New, InTree: inTree[f.Name]})
 	}
 	return out
@@ -349,7 +349,7 @@ func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.P
 			i++
 			env, err := processEnv(pod, configMaps)
 			if err == nil {
-				err = fw.Sample.Check(framework.SampleCheck{Job: base, Pod: pod, Role: task.Name, Index: index,
+				err = fw.Sample.Check(sample.Pod{Job: base, Pod: pod, Role: task.Name, Index: index,
 					Workers: workers, Env: env, ConfigMaps: configMaps, InTree: inTree})
 			}
 			if err != nil {

@@ -18,14 +18,22 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
-// StockFrameworks are the frameworks Volcano's stock controller manager has
-// a plugin for (its in-tree distributed-framework plugins), in
-// catalog.Frameworks order; it has none for the others.
-var StockFrameworks = []string{tensorflow.Name, pytorch.Name, mpi.Name}
+// StockFrameworks returns the frameworks Volcano's stock controller manager
+// has a plugin for (its in-tree distributed-framework plugins: those with a
+// framework.Stock), in catalog.Frameworks order; it has none for the others.
+func StockFrameworks() []string {
+	var out []string
+	for _, f := range catalog.Frameworks {
+		if f.Stock != nil {
+			out = append(out, f.Name)
+		}
+	}
+	return out
+}
 
 // StockHas reports whether Volcano's stock controller manager has a plugin
 // for framework fw.
-func StockHas(fw string) bool { return slices.Contains(StockFrameworks, fw) }
+func StockHas(fw string) bool { return slices.Contains(StockFrameworks(), fw) }
 
 // TaskReplicas is one task of a measured job: its name and pod count.
 type TaskReplicas struct {
@@ -107,7 +115,7 @@ func task(name, container string, replicas int) batch.TaskSpec {
 // same Job runs under both controller managers; their tasks must have those
 // default names (tensorflow: ps and worker; pytorch and mpi: master and
 // worker). The others get no arguments: their tasks have the default names
-// of their role flags (framework.Sample).
+// of their role flags (sample.Sample).
 //
 // inline adds --tf-config=inline to a TensorFlow job (our plugin only: the
 // in-tree one does not know the flag); it changes no other framework's job.

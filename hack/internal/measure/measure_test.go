@@ -286,3 +286,14 @@ func TestPodTally(t *testing.T) {
 		}
 	}
 }
+
+// Stock has the frameworks with a framework.Stock: Volcano's in-tree
+// tensorflow, pytorch and mpi plugins, in the catalog's order.
+func TestStockFrameworks(t *testing.T) {
+	if diff := cmp.Diff([]string{"tensorflow", "pytorch", "mpi"}, StockFrameworks()); diff != "" {
+		t.Errorf("StockFrameworks() (-want +got):\n%s", diff)
+	}
+	if StockHas("dask") || !StockHas("mpi") || StockHas("no-such-framework") {
+		t.Errorf("StockHas: dask %v, mpi %v, no-such-framework %v; want false, true, false", StockHas("dask"), StockHas("mpi"), StockHas("no-such-framework"))
+	}
+}

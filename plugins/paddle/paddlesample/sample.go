@@ -1,20 +1,24 @@
-package paddle
+// Package paddlesample is the paddle plugin's Sample (internal/sample): what
+// the generated tests and the tools need to know of it. Only tests and tools
+// import it (through plugins/catalog/samples); the managers do not.
+package paddlesample
 
 import (
 	"fmt"
 	"strconv"
 
-	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/internal/sample"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/plugins/paddle"
 )
 
-// sample describes the plugin to the generated tests and the benchmarks:
+// Sample describes the plugin to the generated tests and the benchmarks:
 // the base Job runs in parameter-server mode (one master, two workers), so
 // that both roles and the workers' wait for master 0 are exercised.
-var sample = framework.Sample{
-	Roles: []framework.SampleRole{
+var Sample = sample.Sample{
+	Roles: []sample.Role{
 		{Flag: "master", Replicas: 1},
-		{Flag: "worker", Replicas: 2},
+		{Flag: "worker", Replicas: 2, Small: 3},
 	},
 	ValueFlags:  []string{"port", "wait-timeout"},
 	StringFlags: []string{"wait-image"},
@@ -27,19 +31,20 @@ var sample = framework.Sample{
 	Worker:   "worker",
 	Lead:     []string{"master"},
 	Check:    check,
+	Install:  sample.Install{Env: paddle.EnvMaster},
 }
 
 // check verifies a benchmarked pod: PADDLE_MASTER (the rank-0 pod's own
 // address, or the DNS name of the rank-0 pod), PADDLE_NNODES, PADDLE_JOB_ID,
 // and the parameter-server count of its role.
-func check(c framework.SampleCheck) error {
-	a, errs := ParseArgs(c.Job.Spec.Plugins[Name], c.Job)
+func check(c sample.Pod) error {
+	a, errs := paddle.ParseArgs(c.Job.Spec.Plugins[paddle.Name], c.Job)
 	if len(errs) > 0 {
 		return fmt.Errorf("arguments: %v", errs.ToAggregate())
 	}
-	rank0, ps := rank0Task(a, c.Job)
+	rank0, ps := paddle.Rank0Task(a, c.Job)
 	t, _ := jobs.Task(c.Job, rank0)
-	port := strconv.Itoa(jobs.NamedPort(t, PortName, a.Port))
+	port := strconv.Itoa(jobs.NamedPort(t, paddle.PortName, a.Port))
 	task := a.Worker
 	if c.Role == "master" {
 		task = a.Master
@@ -47,23 +52,23 @@ func check(c framework.SampleCheck) error {
 	master := c.Host(t, 0) + ":" + port
 	if task == rank0 && c.Index == 0 {
 		// The rank-0 pod's own IP.
-		master = framework.OwnIP(c.Env, EnvPodIP) + ":" + port
+		master = sample.OwnIP(c.Env, paddle.EnvPodIP) + ":" + port
 	}
 	nnodes := c.Workers
 	if ps {
 		nnodes += jobs.Replicas(c.Job, a.Master)
 	}
 	want := map[string]string{
-		EnvMaster: master,
-		EnvNNodes: strconv.Itoa(nnodes),
-		EnvJobID:  c.Job.Name,
+		paddle.EnvMaster: master,
+		paddle.EnvNNodes: strconv.Itoa(nnodes),
+		paddle.EnvJobID:  c.Job.Name,
 	}
 	if ps && task == a.Master {
-		want[EnvServerNum] = "1"
+		want[paddle.EnvServerNum] = "1"
 	} else if ps {
-		want[EnvTrainerNum] = "1"
+		want[paddle.EnvTrainerNum] = "1"
 	}
-	for _, name := range []string{EnvMaster, EnvNNodes, EnvJobID, EnvServerNum, EnvTrainerNum} {
+	for _, name := range []string{paddle.EnvMaster, paddle.EnvNNodes, paddle.EnvJobID, paddle.EnvServerNum, paddle.EnvTrainerNum} {
 		w, expected := want[name]
 		got, set := c.Env[name]
 		switch {

@@ -1,17 +1,22 @@
-package mpi
+// Package mpisample is the mpi plugin's Sample (internal/sample): what
+// the generated tests and the tools need to know of it. Only tests and tools
+// import it (through plugins/catalog/samples); the managers do not.
+package mpisample
 
 import (
 	"fmt"
 	"strings"
 
+	"github.com/vcplugins/framework-plugins/internal/sample"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
-// sample describes the mpi plugin to the generated tests and the benchmarks
-// (framework.Sample).
-var sample = framework.Sample{
-	Roles:       []framework.SampleRole{{Flag: "master", Single: true, Replicas: 1}, {Flag: "worker", Replicas: 4}},
+// Sample describes the mpi plugin to the generated tests and the benchmarks
+// (sample.Sample).
+var Sample = sample.Sample{
+	Roles:       []sample.Role{{Flag: "master", Single: true, Replicas: 1, Small: 1}, {Flag: "worker", Replicas: 4, Small: 2}},
 	ValueFlags:  []string{"port", "mpi-implementation", "slots-per-worker", "wait-timeout", "cluster-domain"},
 	StringFlags: []string{"wait-image"},
 	BoolFlags:   []string{"wait", "launcher-as-worker"},
@@ -23,19 +28,20 @@ var sample = framework.Sample{
 	Worker:   "worker",
 	Lead:     []string{"master"},
 	Check:    checkSample,
+	Install:  sample.Install{Env: mpi.EnvMPIHost},
 }
 
 // checkSample checks a worker's one port (sshd's) and the master's MPI_HOST
 // (none of ours when too long for a container to start) and, where the plugin writes one, the hostfile: one line per worker, in
 // index order.
-func checkSample(c framework.SampleCheck) error {
+func checkSample(c sample.Pod) error {
 	if c.Role != "master" {
 		if len(c.Pod.Spec.Containers[0].Ports) != 1 {
 			return fmt.Errorf("worker ports %v, want the ssh port", c.Pod.Spec.Containers[0].Ports)
 		}
 		return nil
 	}
-	worker, _ := jobs.Task(c.Job, DefaultWorker)
+	worker, _ := jobs.Task(c.Job, mpi.DefaultWorker)
 	hosts := make([]string, c.Workers)
 	lines := make([]string, c.Workers)
 	for i := range hosts {
@@ -43,23 +49,23 @@ func checkSample(c framework.SampleCheck) error {
 		lines[i] = hosts[i] + " slots=1\n"
 	}
 	switch mpiHost := strings.Join(hosts, ","); {
-	case c.InTree || !framework.OverArgLimit(EnvMPIHost, len(mpiHost)):
-		if err := framework.WantEnv(c.Env, EnvMPIHost, mpiHost); err != nil {
+	case c.InTree || !framework.OverArgLimit(mpi.EnvMPIHost, len(mpiHost)):
+		if err := sample.WantEnv(c.Env, mpi.EnvMPIHost, mpiHost); err != nil {
 			return err
 		}
-	case c.Env[EnvMPIHost] != "":
-		return fmt.Errorf("%s of %d bytes, over the limit a container starts with", EnvMPIHost, len(c.Env[EnvMPIHost]))
+	case c.Env[mpi.EnvMPIHost] != "":
+		return fmt.Errorf("%s of %d bytes, over the limit a container starts with", mpi.EnvMPIHost, len(c.Env[mpi.EnvMPIHost]))
 	}
-	cm, ok := c.ConfigMaps[ConfigMapName(c.Job)]
+	cm, ok := c.ConfigMaps[mpi.ConfigMapName(c.Job)]
 	if !ok {
 		// Volcano's in-tree plugin, benchmarked with the same check, writes
 		// no hostfile; ours always points at one.
-		if _, points := c.Env[EnvOMPIHostfile]; points {
-			return fmt.Errorf("the master points at a hostfile, but there is no ConfigMap %s", ConfigMapName(c.Job))
+		if _, points := c.Env[mpi.EnvOMPIHostfile]; points {
+			return fmt.Errorf("the master points at a hostfile, but there is no ConfigMap %s", mpi.ConfigMapName(c.Job))
 		}
 		return nil
 	}
-	if got, want := cm.Data[HostfileKey], strings.Join(lines, ""); got != want {
+	if got, want := cm.Data[mpi.HostfileKey], strings.Join(lines, ""); got != want {
 		return fmt.Errorf("hostfile of %d bytes differs from the %d bytes of %d workers", len(got), len(want), c.Workers)
 	}
 	return nil

@@ -1,14 +1,19 @@
-package pytorch
+// Package pytorchsample is the pytorch plugin's Sample (internal/sample): what
+// the generated tests and the tools need to know of it. Only tests and tools
+// import it (through plugins/catalog/samples); the managers do not.
+package pytorchsample
 
 import (
-	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"strconv"
+
+	"github.com/vcplugins/framework-plugins/internal/sample"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 )
 
-// sample describes the pytorch plugin to the generated tests and the
-// benchmarks (framework.Sample).
-var sample = framework.Sample{
-	Roles: []framework.SampleRole{{Flag: "master", Single: true, Replicas: 1}, {Flag: "worker", Replicas: 4}},
+// Sample describes the pytorch plugin to the generated tests and the
+// benchmarks (sample.Sample).
+var Sample = sample.Sample{
+	Roles: []sample.Role{{Flag: "master", Single: true, Replicas: 1, Small: 1}, {Flag: "worker", Replicas: 4, Small: 3}},
 	ValueFlags: []string{"port", "nproc-per-node", "min-nodes", "max-nodes", "rdzv-backend", "max-restarts",
 		"wait-timeout", "wait-master-timeout"},
 	StringFlags: []string{"wait-image", "wait-master-image"},
@@ -23,13 +28,14 @@ var sample = framework.Sample{
 	Worker:   "worker",
 	Lead:     []string{"master"},
 	Check:    checkSample,
+	Install:  sample.Install{Env: pytorch.EnvMasterAddr, Args: []string{"--wait-master-port"}},
 }
 
 // checkSample checks RANK: 0 on the master, 1 + index on a worker.
-func checkSample(c framework.SampleCheck) error {
+func checkSample(c sample.Pod) error {
 	rank := 0
 	if c.Role == "worker" {
 		rank = c.Index + 1
 	}
-	return framework.WantEnv(c.Env, EnvRank, strconv.Itoa(rank))
+	return sample.WantEnv(c.Env, pytorch.EnvRank, strconv.Itoa(rank))
 }

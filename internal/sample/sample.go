@@ -1,4 +1,11 @@
-package framework
+// Package sample holds the Sample type: what the project's generated tests and
+// its tools need to know of a framework beyond its framework.Framework (its
+// role flags, flags, valid and bad arguments, the roles a benchmark scales and
+// a check of an injected pod). Each framework's Sample lives in a package of
+// its own beside the plugin (plugins/<framework>/<framework>sample), paired
+// with the framework by plugins/catalog/samples, so that neither manager links
+// any of it.
+package sample
 
 import (
 	"fmt"
@@ -12,16 +19,17 @@ import (
 )
 
 // Sample describes a framework to the project's generated tests and
-// benchmarks: the malformed and edited Jobs of internal/webhooktest (and so
-// the fuzz corpus), and the plugin benchmarks of test/bench. Each plugin
-// package fills its own, so that adding a framework needs no line in those
-// tests: they range over plugins.Frameworks.
+// tools: the malformed and edited Jobs of webhook/webhooktest (and so the fuzz
+// corpus), the plugin benchmarks of test/bench, the sweep's jobs and the
+// install test's. Each framework's sample package fills its own, so that
+// adding a framework needs no line in those tests and tools: they range over
+// samples.Frameworks.
 type Sample struct {
 	// Roles are the plugin's role flags (flags that name a task), in the
 	// order of its Args, each with whether the role is played by one pod and
 	// the replicas of its task in the generated base Job (0: the base Job
 	// has no such task; the role is optional).
-	Roles []SampleRole
+	Roles []Role
 	// ValueFlags need a non-empty value (integers, durations, choices);
 	// StringFlags take a value that may be empty; BoolFlags take none.
 	// Together with Roles' flags they are every flag the plugin parses
@@ -49,11 +57,28 @@ type Sample struct {
 	// Check returns an error unless the pod in c got what the plugin must
 	// inject, so that a benchmark cannot measure a plugin that did nothing
 	// or the wrong thing. Its messages name the variable and both values.
-	Check func(c SampleCheck) error
+	Check func(c Pod) error
+	// Install is the framework's Job in make test-install.
+	Install Install
 }
 
-// SampleRole is a role flag of a Sample.
-type SampleRole struct {
+// Install is what make test-install (hack/installtest) needs besides the
+// roles to run a framework's Job on the real node: one busybox pod for each
+// role of the small Job (Role.Small), the pods that the framework's
+// description has others wait for on a port listening there, the others
+// checking that the plugin set Env.
+type Install struct {
+	// Env is a variable the plugin sets in every pod of the small Job that
+	// no other pod waits for.
+	Env string
+	// Args are the plugin's arguments besides --wait-image, for what the
+	// install test must exercise beyond the defaults (tensorflow's
+	// ConfigMap, pytorch's wait for the master's port).
+	Args []string
+}
+
+// Role is a role flag of a Sample.
+type Role struct {
 	// Flag is the flag that names the role's task; its default is the task's
 	// name in the base Job.
 	Flag string
@@ -61,10 +86,15 @@ type SampleRole struct {
 	Single bool
 	// Replicas is the replicas of the role's task in the base Job; 0: none.
 	Replicas int32
+	// Small is the role's pods in the framework's small Job, the one make
+	// sweep creates by the hundred (3 or 4 pods in all); 0: the small Job
+	// has no such task.
+	Small int32
 }
 
-// SampleCheck is one pod of a benchmarked Job after the plugin ran.
-type SampleCheck struct {
+// Pod is one pod of a benchmarked Job after the plugin ran, as Sample.Check
+// examines it.
+type Pod struct {
 	Job *batch.Job
 	Pod *v1.Pod
 	// Role is the role flag of the pod's task; Index the pod's index in it.
@@ -84,7 +114,7 @@ type SampleCheck struct {
 
 // Host returns the host the plugin must name the index-th pod of task by:
 // jobs.Host, or with InTree Volcano's <hostname>.<subdomain>.
-func (c SampleCheck) Host(task *batch.TaskSpec, index int) string {
+func (c Pod) Host(task *batch.TaskSpec, index int) string {
 	h := jobs.Host(c.Job, task, index)
 	if c.InTree {
 		return strings.TrimSuffix(h, jobs.Domain("").Qualifier(c.Job))
