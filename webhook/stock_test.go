@@ -183,8 +183,6 @@ func TestStockJobsDeniedBeyondArguments(t *testing.T) {
 		reason: metrics.ReasonArguments, denial: "a pod hostname is a DNS label of at most 63",
 		warned: "--nproc-per-node=0",
 	}, {
-		// Not svc's ConfigMap bound: for an mpi Job the ssh config (three
-		// lines a host, bounds.MaxSSHConfigBytes) is over its bound first.
 		name: "mpi: hostnames over 63 characters and an argument problem",
 		job: mkJob(longName("mpi", 55)).Task(jobtest.MakeTask("master", 1).Obj()).Task(jobtest.MakeTask("worker", 1000).Obj()).
 			Plugin("mpi", "--port=0").Plugin("svc").Plugin("ssh").Obj(),

@@ -32,8 +32,10 @@ const (
 // ClusterSize, the "cluster" object every pod shares, not the whole
 // TF_CONFIG (which adds the task, about 70 bytes).
 //
-// 1 KiB is about 20 pods with typical names (host:port entries of some 45
-// bytes: resnet50-train with 1 ps and 20 workers is 991 bytes). Up to there
+// 1 KiB is 10 to 20 pods with typical names (host:port entries of 50 to 105
+// bytes with namespace-qualified hosts: resnet50-train in namespace default
+// with 1 ps and 20 workers is 1,537 bytes; docs/tfconfig_test.go keeps the
+// table of docs/plugins/tensorflow.md equal to this code). Up to there
 // a pod's inline TF_CONFIG takes at most about 850 bytes more in etcd than
 // reference's two variables (about 330 bytes with their managedFields; a
 // 3-pod job's inline TF_CONFIG is about 270, less), against one object fewer
