@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vcplugins/framework-plugins/internal/jobtest"
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
+	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
+	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/test/e2e/framework"
+)
+
+// The largest Jobs (issue "Large jobs"): an mpi Job of 8,192 workers whose
+// name has 40 characters passes every per-host list's old ceiling at once:
+// svc's VC_WORKER_HOSTS (over MAX_ARG_STRLEN: left out), its ConfigMap with
+// that key (over 1 MiB: written without it), the ssh plugin's per-host
+// config (over MaxSSHConfigBytes: one entry per task) and the hostfile with
+// the wait targets (over 1 MiB: ranges). Not in make test (its pods take
+// about 3 minutes to create at the controller's 50 QPS): make test-large.
+const (
+	largeMPIWorkers = 8192
+	// largeMPIPodsTimeout: 8,193 creations at vc-controller-manager's
+	// --kube-api-qps 50 take 164 s at the least.
+	largeMPIPodsTimeout = 8 * time.Minute
+)
+
+var _ = Describe("An 8,192-worker mpi Job with a 40-character name", Label("large"), func() {
+	f := framework.New("largempi")
+
+	It("is admitted, all 8,193 pods are created, no object is over its limit, and its launcher starts on the real node with a hostfile of 8,192 workers", func(ctx SpecContext) {
+		framework.RequireRealNode()
+		name := "llama-70b-mpi-sweep-20261205-a1b2c3d4e5f"
+		Expect(name).To(HaveLen(40))
+		// The launcher on the real node prints what mpirun would read; the
+		// workers are KWOK pods. No wait: the KWOK workers run no sshd.
+		master := jobtest.MakeTask("master", 1).Obj()
+		master.Template.Spec.Containers = []corev1.Container{{Name: "launcher", Image: localcluster.WaitImage,
+			Command: []string{"sh", "-c", `echo "hostfile lines: $(wc -l < ` + mpi.HostfilePath + `)"; head -n 1 ` + mpi.HostfilePath + `; tail -n 1 ` + mpi.HostfilePath}}}
+		master.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+		job := jobtest.MakeJob(name).Plugin("mpi", "--wait=false").MinAvailable(1).
+			Task(master).
+			Task(jobtest.MakeTask("worker", largeMPIWorkers).Container("mpi").Resource("cpu", "10m").Obj()).Obj()
+		framework.KeepRunning(job)
+		job.Spec.Tasks[0].Template.Annotations = nil
+		job = framework.OnRealNode(job)
+		job.Spec.Tasks[1].Template.Spec.NodeSelector = nil
+		job.Spec.Tasks[1].Template.Spec.Tolerations = nil
+
+		cpu0 := controllerCPU()
+		start := time.Now()
+		created, warnings, err := f.CreateJobWithWarnings(ctx, job)
+		Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
+		DeferCleanup(f.DeleteJobAndPods, created)
+		GinkgoWriter.Printf("admitted with warnings %q\n", warnings)
+		Expect(containsSubstring(warnings, "environment variable VC_WORKER_HOSTS would be")).To(BeTrue(), "warnings %q", warnings)
+
+		Eventually(ctx, func() int { return len(f.PodsOf(created)) }).WithTimeout(largeMPIPodsTimeout).WithPolling(5*time.Second).
+			Should(Equal(largeMPIWorkers+1), func() string {
+				return "pods of Job " + created.Name + "; FailedCreate events:\n" + framework.DescribeEvents(f.Events(ctx, "FailedCreate"))
+			})
+		took := time.Since(start)
+		cpu := controllerCPU() - cpu0
+		line := fmt.Sprintf("%d pods of Job %s created in %s; vc-controller-manager used %s of CPU meanwhile", largeMPIWorkers+1, created.Name, took.Round(time.Second), cpu.Round(10*time.Millisecond))
+		GinkgoWriter.Println(line)
+		AddReportEntry("8,192-worker mpi Job", line)
+
+		By("every object the plugins wrote is within its limit")
+		hostfile, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, mpi.ConfigMapName(created), metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(hostfile.Data).To(HaveKey(mpi.HostfileRangesKey), "the hostfile ConfigMap holds ranges")
+		svc, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, created.Name+"-svc", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(svc.Data).NotTo(HaveKey("VC_WORKER_HOSTS"))
+		Expect(strings.Count(svc.Data["worker.host"], "\n")).To(Equal(largeMPIWorkers - 1))
+		secret, err := f.Kube.CoreV1().Secrets(f.Namespace).Get(ctx, created.Name+"-ssh", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(secret.Data["config"])).To(Equal(bounds.CompactSSHConfig(created, bounds.DefaultSSHPort)), "the ssh config, one entry a task")
+		for _, o := range []struct {
+			what string
+			data map[string]string
+		}{{"hostfile ConfigMap", hostfile.Data}, {"svc ConfigMap", svc.Data}} {
+			n := 0
+			for _, v := range o.data {
+				n += len(v)
+			}
+			GinkgoWriter.Printf("%s: %d bytes of data\n", o.what, n)
+			Expect(n).To(BeNumerically("<=", ownedcm.MaxConfigMapBytes), o.what)
+		}
+
+		By("the launcher starts on the real node and reads 8,192 workers")
+		f.WaitJobPhaseOrDump(ctx, created, "Completed", framework.JobCompletedTimeout)
+		var launcher *corev1.Pod
+		for _, p := range f.PodsOf(created) {
+			if strings.HasSuffix(p.Name, "-master-0") {
+				launcher = p
+			}
+		}
+		Expect(launcher).NotTo(BeNil())
+		log := f.PodLog(ctx, launcher, "launcher")
+		GinkgoWriter.Printf("launcher:\n%s", log)
+		Expect(log).To(ContainSubstring(fmt.Sprintf("hostfile lines: %d\n", largeMPIWorkers)))
+		Expect(log).To(ContainSubstring(fmt.Sprintf("%s-worker-%d.%s.%s.svc.%s slots=1\n", created.Name, largeMPIWorkers-1, created.Name, f.Namespace, localcluster.ClusterDomain)))
+		Expect(f.PodLog(ctx, launcher, mpi.HostfileContainerName)).To(ContainSubstring(fmt.Sprintf("%s: %d lines", mpi.HostfilePath, largeMPIWorkers)))
+	}, SpecTimeout(2*largeMPIPodsTimeout))
+})
+
+// controllerCPU returns the CPU time (user and system) the local cluster's
+// vc-controller-manager has used, from /proc/<pid>/stat (0 on a KUBECONFIG
+// cluster).
+func controllerCPU() time.Duration {
+	GinkgoHelper()
+	tc := framework.Cluster()
+	if tc.Local == nil {
+		return 0
+	}
+	raw, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pids", localcluster.ControllerManager+".pid"))
+	Expect(err).NotTo(HaveOccurred())
+	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(raw)) + "/stat")
+	Expect(err).NotTo(HaveOccurred())
+	// Fields 14 and 15 (utime, stime, in clock ticks of 1/100 s) after the
+	// command in parentheses, which may hold spaces.
+	s := bufio.NewScanner(strings.NewReader(string(stat[strings.LastIndexByte(string(stat), ')')+2:])))
+	s.Split(bufio.ScanWords)
+	var ticks int64
+	for i := 3; s.Scan(); i++ {
+		if i == 14 || i == 15 {
+			n, err := strconv.ParseInt(s.Text(), 10, 64)
+			Expect(err).NotTo(HaveOccurred())
+			ticks += n
+		}
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond
+}
