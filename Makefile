@@ -62,7 +62,7 @@ endif
 # (hack/installer.mk) come from it.
 VERSION := $(LINE)-fp.1
 
-.PHONY: all build vet test test-unit test-lines test-fuzz test-e2e test-e2e-beside test-large demo bench scale sweep startup chaos conformance clean help fuzz
+.PHONY: all build vet disk-check test test-unit test-lines test-fuzz test-e2e test-e2e-beside test-large demo bench scale sweep startup chaos conformance clean help fuzz
 
 all: build
 
@@ -75,7 +75,19 @@ build: ## Build vc-controller-manager (and vc-webhook-manager) into _output/bin.
 vet: ## go vet every package.
 	$(GO) vet ./...
 
-test: vet test-unit test-e2e-beside test-install ## Unit tests, every Volcano line's managers built and their link test, a short fuzzing of admission, the e2e suite on a local cluster, then the install test (Volcano's chart, upgrade to ours) on the real node.
+test: disk-check vet test-unit test-e2e-beside test-install ## Unit tests, every Volcano line's managers built and their link test, a short fuzzing of admission, the e2e suite on a local cluster, then the install test (Volcano's chart, upgrade to ours) on the real node.
+
+# From empty Go caches make test writes about 20 GB (Go's build cache, both
+# lines, the images, the clusters). With less free the real node's kubelet
+# reaches its eviction threshold or a write fails mid-suite, and the e2e
+# failures that follow do not say why (5 December 2026: 9 GB free, the
+# suite timed out), so say it first.
+DISK_NEEDED_GB ?= 20
+disk-check:
+	@free=$$(df --output=avail -B1G . | tail -n 1 | tr -d ' '); \
+	if [ "$$free" -lt $(DISK_NEEDED_GB) ]; then \
+		echo "warning: $$free GB free on $$(df --output=target . | tail -n 1); make test needs about $(DISK_NEEDED_GB) GB from empty Go caches" >&2; \
+	else echo "disk: $$free GB free (make test needs about $(DISK_NEEDED_GB) GB from empty Go caches)"; fi
 
 # make test runs the other lines' check, the fuzzing and the install test's
 # builds beside the e2e suite, at nice 19: they only compile and compute (the
