@@ -174,3 +174,70 @@ func TestWithinTolerance(t *testing.T) {
 		t.Errorf("thousands: %s", got)
 	}
 }
+
+// layerOf returns the layer of a package of the module (its path without
+// the module's): 0 pkg/, 1 plugins/, 2 webhook/, 3 cmd/, -1 lines/ (which
+// imports none of ours), and 9 for tooling and tests (internal/, hack/,
+// test/, docs, installer, and the samples and test-only frameworks under
+// plugins/, which no manager links).
+func layerOf(p string) int {
+	top, _, _ := strings.Cut(p, "/")
+	switch {
+	case strings.HasPrefix(p, "plugins/") && (strings.HasSuffix(p, "sample") || p == "plugins/catalog/samples" || p == "plugins/catalog/ninthtest"):
+		return 9
+	case top == "pkg":
+		return 0
+	case top == "plugins":
+		return 1
+	case top == "webhook":
+		return 2
+	case top == "cmd":
+		return 3
+	case top == "lines":
+		return -1
+	}
+	return 9
+}
+
+// The product's code imports downward only, as the package map says: pkg/
+// none of the other layers, plugins/ pkg/, webhook/ both, cmd/ all three and
+// lines/; lines/ none of ours; and no product package imports tooling (go
+// list's non-test imports; Go itself forbids cycles).
+func TestImportsRunDownward(t *testing.T) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = ".."
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	checked := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		from := strings.TrimPrefix(strings.TrimPrefix(f[0], modulePath), "/")
+		lf := layerOf(from)
+		if lf == 9 {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if !strings.HasPrefix(imp, modulePath+"/") {
+				continue
+			}
+			to := strings.TrimPrefix(imp, modulePath+"/")
+			lt := layerOf(to)
+			checked++
+			switch {
+			case lt == 9:
+				t.Errorf("%s (product) imports %s (tooling or tests)", from, to)
+			case lf == -1:
+				t.Errorf("%s (lines/) imports %s: lines/ imports none of ours", from, to)
+			case lt == -1 && lf != 3:
+				t.Errorf("%s imports %s: only cmd/ imports lines/", from, to)
+			case lt > lf:
+				t.Errorf("%s imports %s, a layer above it", from, to)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d imports of the module's own packages checked; the listing is wrong", checked)
+	}
+}
