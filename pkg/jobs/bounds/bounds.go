@@ -86,15 +86,6 @@ type Shape struct {
 	// Replicas is the replicas of each of the first MaxTasks tasks; a
 	// negative number counts as 0.
 	Replicas []int64
-	// NameBytes is the length in bytes of metadata.name; when it is empty
-	// (a Job named by generateName, on the mutation), that of the name the
-	// API server will generate from generateName (nameLength); 0 when both
-	// are empty, which the ssh bound counts as MaxGeneratedNameBytes, the
-	// longest name the API server generates.
-	NameBytes int
-	// TaskNameBytes is the length in bytes of the name of each of the
-	// first MaxTasks tasks.
-	TaskNameBytes []int
 }
 
 // PluginShape is one entry of spec.plugins.
@@ -108,7 +99,7 @@ type PluginShape struct {
 
 // ShapeOf returns the Shape of a decoded Job.
 func ShapeOf(job *batch.Job) Shape {
-	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins), NameBytes: nameLength(len(job.Name), len(job.GenerateName))}
+	s := Shape{Tasks: len(job.Spec.Tasks), Plugins: len(job.Spec.Plugins)}
 	for i := 0; i < len(job.Spec.Tasks) && i < MaxTasks; i++ {
 		n := 0
 		if d := job.Spec.Tasks[i].DependsOn; d != nil {
@@ -117,7 +108,6 @@ func ShapeOf(job *batch.Job) Shape {
 		s.DependsOn = append(s.DependsOn, n)
 		s.Templates = append(s.Templates, templateShapeOf(&job.Spec.Tasks[i].Template))
 		s.Replicas = append(s.Replicas, max(int64(job.Spec.Tasks[i].Replicas), 0))
-		s.TaskNameBytes = append(s.TaskNameBytes, len(job.Spec.Tasks[i].Name))
 	}
 	if s.Plugins > MaxPlugins {
 		return s
@@ -289,15 +279,4 @@ func checkTemplates(tasks *field.Path, templates []TemplateShape) field.ErrorLis
 			Detail: fmt.Sprintf("the tasks' pod templates have %d list and map entries in all; a job may have at most %d", total, MaxJobTemplateEntries)})
 	}
 	return errs
-}
-
-// nameLength is the length of a Job's name: name's, or when it has none yet,
-// that of the name the API server generates from a generateName of
-// generateName bytes (at most 58 of them, then 5 random characters:
-// apiserver's SimpleNameGenerator); 0 when both are 0.
-func nameLength(name, generateName int) int {
-	if name > 0 || generateName == 0 {
-		return name
-	}
-	return min(generateName, MaxGeneratedNameBytes-5) + 5
 }

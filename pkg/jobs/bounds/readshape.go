@@ -9,30 +9,24 @@ import (
 )
 
 // ReadShape returns the Shape of a Job given as JSON (an admission review's
-// object), reading no more of it than the bounds need: the length of its
-// name, of every task the length of its name, its replicas, its dependsOn
-// names and the entries of its template's lists and maps (counted by walking
-// the JSON, nothing decoded), of every plugin its name and its
-// arguments, each argument and name read for its length alone (a JSON string
-// at most MaxPluginArgBytes long, quotes aside, is never decoded). It allocates a few bytes per task,
-// list element and plugin, a small part of what decoding the Job would (about
-// 60 times its JSON for a Job of many tasks, each with a pod template). An
-// error means raw is not a JSON object of the expected types; decoding it as a
-// Job then fails too.
+// object), reading no more of it than the bounds need: of every task its
+// replicas, its dependsOn names and the entries of its template's lists and
+// maps (counted by walking the JSON, nothing decoded), of every plugin its
+// name and its arguments, each argument and name read for its length alone
+// (a JSON string at most MaxPluginArgBytes long, quotes aside, is never
+// decoded). It allocates a few bytes per task, list element and plugin, a
+// small part of what decoding the Job would (about 60 times its JSON for a
+// Job of many tasks, each with a pod template). An error means raw is not a
+// JSON object of the expected types; decoding it as a Job then fails too.
 //
 // Member names match case-sensitively, as the API machinery's decoder
 // (sigs.k8s.io/json) matches them: "SPEC" is not spec, so a review cannot
 // show the bounds one Job and the decoder another. A member given twice
-// where the shape reads it (the Job, metadata, spec, one of the first
-// MaxTasks tasks, dependsOn) is a
-// *DuplicateFieldError: the API server never sends one (it encodes the
-// object it decoded), so such JSON came from elsewhere.
+// where the shape reads it (the Job, spec, one of the first MaxTasks tasks,
+// dependsOn) is a *DuplicateFieldError: the API server never sends one (it
+// encodes the object it decoded), so such JSON came from elsewhere.
 func ReadShape(raw []byte) (Shape, error) {
 	var view struct {
-		Metadata struct {
-			Name         nameBytes `json:"name"`
-			GenerateName nameBytes `json:"generateName"`
-		} `json:"metadata"`
 		Spec struct {
 			Tasks   tasksShape   `json:"tasks"`
 			Plugins pluginsShape `json:"plugins"`
@@ -46,8 +40,7 @@ func ReadShape(raw []byte) (Shape, error) {
 		return Shape{}, &DuplicateFieldError{Err: strict[0]}
 	}
 	tasks := view.Spec.Tasks.first
-	s := Shape{Tasks: view.Spec.Tasks.n, Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args,
-		NameBytes: nameLength(int(view.Metadata.Name), int(view.Metadata.GenerateName))}
+	s := Shape{Tasks: view.Spec.Tasks.n, Plugins: view.Spec.Plugins.n, Args: view.Spec.Plugins.args}
 	for i := range tasks {
 		n := 0
 		if d := tasks[i].DependsOn; d != nil {
@@ -55,7 +48,6 @@ func ReadShape(raw []byte) (Shape, error) {
 		}
 		s.DependsOn = append(s.DependsOn, n)
 		s.Templates = append(s.Templates, TemplateShape(tasks[i].Template))
-		s.TaskNameBytes = append(s.TaskNameBytes, int(tasks[i].Name))
 		// Within int32, as the decoder reads it (larger fails there).
 		s.Replicas = append(s.Replicas, min(max(tasks[i].Replicas, 0), math.MaxInt32))
 	}
@@ -71,7 +63,6 @@ type tasksShape struct {
 }
 
 type taskShape struct {
-	Name      nameBytes `json:"name"`
 	DependsOn *struct {
 		Name []length `json:"name"`
 	} `json:"dependsOn"`
@@ -175,22 +166,6 @@ func (p *pluginsShape) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	p.args = pluginShapes(plugins, func(n length) int { return int(n) })
-	return nil
-}
-
-// nameBytes reads a JSON string (a name) for its length in bytes, as
-// decoded; null is 0.
-type nameBytes int
-
-func (n *nameBytes) UnmarshalJSON(b []byte) error {
-	switch {
-	case string(b) == "null":
-		*n = 0
-	case b[0] == '"':
-		*n = nameBytes(stringBytes(b))
-	default:
-		return &json.UnmarshalTypeError{Value: "non-string", Type: reflect.TypeOf(""), Field: "name"}
-	}
 	return nil
 }
 

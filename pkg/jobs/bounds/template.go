@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	v1 "k8s.io/api/core/v1"
@@ -75,9 +74,6 @@ type TemplateShape struct {
 	// Bytes is the length of the template's JSON without whitespace outside
 	// strings: as the API server and encoding/json write it.
 	Bytes int
-	// Hostname and Subdomain are the lengths in bytes of spec.hostname and
-	// spec.subdomain (0 when unset), which the ssh config's size depends on.
-	Hostname, Subdomain int
 }
 
 // ListShape is a list or map of a pod template that is over its bound.
@@ -172,16 +168,7 @@ func (w *walker) value(i int) int {
 	case '[':
 		return w.array(i + 1)
 	case '"':
-		end := w.str(i + 1)
-		if len(w.path) == 2 && w.is(0, "spec") {
-			switch {
-			case w.is(1, "hostname"):
-				w.shape.Hostname = stringBytes(w.b[i:end])
-			case w.is(1, "subdomain"):
-				w.shape.Subdomain = stringBytes(w.b[i:end])
-			}
-		}
-		return end
+		return w.str(i + 1)
 	}
 	// A number, true, false or null.
 	for i < len(w.b) {
@@ -258,23 +245,6 @@ func (w *walker) str(i int) int {
 		i++
 	}
 	return i
-}
-
-// stringBytes returns the length in bytes of the string the JSON string b
-// (quotes included) decodes to. Only a string with escapes or invalid UTF-8
-// (which decodes to U+FFFD) is decoded.
-func stringBytes(b []byte) int {
-	if len(b) < 2 {
-		return 0
-	}
-	if bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b) {
-		return len(b) - 2
-	}
-	var s string
-	if json.Unmarshal(b, &s) != nil {
-		return len(b)
-	}
-	return len(s)
 }
 
 func (w *walker) space(i int) int {
