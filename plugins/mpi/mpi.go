@@ -527,27 +527,25 @@ func (p *Plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 // waiting switched off) rewrites the data, and the kubelet stops refreshing a
 // volume one of whose items has no key.
 func hostfileVolume(configMap string) v1.Volume {
-	mode := int32(0o444)
-	return v1.Volume{
-		Name: VolumeName,
-		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
-			LocalObjectReference: v1.LocalObjectReference{Name: configMap},
-			Items:                []v1.KeyToPath{{Key: HostfileKey, Path: HostfileKey}, {Key: WaitTargetsKey, Path: WaitTargetsKey}},
-			DefaultMode:          &mode,
-		}},
-	}
+	return configMapVolume(VolumeName, configMap, v1.KeyToPath{Key: HostfileKey, Path: HostfileKey}, v1.KeyToPath{Key: WaitTargetsKey, Path: WaitTargetsKey})
 }
 
 // rangesVolume is the master's volume of ConfigMap configMap with ranges:
 // the ranges of the hostfile and of the wait targets, under the names of the
 // files the hostfile container writes from them.
 func rangesVolume(configMap string) v1.Volume {
+	return configMapVolume(RangesVolumeName, configMap, v1.KeyToPath{Key: HostfileRangesKey, Path: HostfileKey}, v1.KeyToPath{Key: WaitTargetRangesKey, Path: WaitTargetsKey})
+}
+
+// configMapVolume is volume name of ConfigMap configMap's items, read-only
+// for all (0444).
+func configMapVolume(name, configMap string, items ...v1.KeyToPath) v1.Volume {
 	mode := int32(0o444)
 	return v1.Volume{
-		Name: RangesVolumeName,
+		Name: name,
 		VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{
 			LocalObjectReference: v1.LocalObjectReference{Name: configMap},
-			Items:                []v1.KeyToPath{{Key: HostfileRangesKey, Path: HostfileKey}, {Key: WaitTargetRangesKey, Path: WaitTargetsKey}},
+			Items:                items,
 			DefaultMode:          &mode,
 		}},
 	}

@@ -65,11 +65,18 @@ const (
 // (0 on a KUBECONFIG cluster, where memory is not measured).
 func webhookManagerPID() int {
 	GinkgoHelper()
+	return managerPID(localcluster.WebhookManager)
+}
+
+// managerPID is the pid of the local cluster's component name (0 on a
+// KUBECONFIG cluster).
+func managerPID(name string) int {
+	GinkgoHelper()
 	tc := framework.Cluster()
 	if tc.Local == nil {
 		return 0
 	}
-	raw, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pids", localcluster.WebhookManager+".pid"))
+	raw, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pids", name+".pid"))
 	Expect(err).NotTo(HaveOccurred())
 	pid, err := strconv.Atoi(strings.TrimSpace(string(raw)))
 	Expect(err).NotTo(HaveOccurred())

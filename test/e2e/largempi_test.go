@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -121,13 +120,11 @@ var _ = Describe("An 8,192-worker mpi Job with a 40-character name", Label("larg
 // cluster).
 func controllerCPU() time.Duration {
 	GinkgoHelper()
-	tc := framework.Cluster()
-	if tc.Local == nil {
+	pid := managerPID(localcluster.ControllerManager)
+	if pid == 0 {
 		return 0
 	}
-	raw, err := os.ReadFile(filepath.Join(tc.Local.RootDir, "pids", localcluster.ControllerManager+".pid"))
-	Expect(err).NotTo(HaveOccurred())
-	stat, err := os.ReadFile("/proc/" + strings.TrimSpace(string(raw)) + "/stat")
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	Expect(err).NotTo(HaveOccurred())
 	// Fields 14 and 15 (utime, stime, in clock ticks of 1/100 s) after the
 	// command in parentheses, which may hold spaces.
