@@ -133,7 +133,7 @@ test-lines: ## Every other Volcano line (lines/README.md): both managers build a
 test-e2e: binaries node-training ## The Ginkgo e2e suite against a real local Volcano cluster.
 	$(if $(KUBE),$(E2E_KUBE_ENV) )$(GO) test -count=1 -timeout 45m ./test/e2e/... -ginkgo.v -ginkgo.label-filter='!large' -ginkgo.json-report=$(CURDIR)/_output/e2e-report.json
 
-# Not part of `make test` (its pods alone take about 3 minutes to create).
+# Not part of `make test`: deleting its 8,193 pods would load the cluster under the specs that follow.
 test-large: binaries node-training ## The largest Jobs (the e2e specs labelled "large"): an mpi Job of 8,192 workers with a 40-character name, past every per-host list's old ceiling, on a local cluster; its time and the controller's CPU are in the report (_output/e2e-large-report.json).
 	$(GO) test -count=1 -timeout 30m ./test/e2e/ -ginkgo.v -ginkgo.label-filter=large -ginkgo.json-report=$(CURDIR)/_output/e2e-large-report.json
 
