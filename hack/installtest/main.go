@@ -47,9 +47,9 @@ import (
 	"time"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 
+	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -170,17 +170,13 @@ func run(o options) (code int) {
 	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig, "REGISTRY="+cl.RegistryAddress(),
 		"VOLCANO_VERSION="+strings.TrimPrefix(version, "v"), "VOLCANO_NAMESPACE=volcano-system"),
 		containerd: cl.RealNode.ContainerdSocket, registry: cl.RegistryAddress(), digests: map[string]string{}}
-	if x.kube, err = kubernetes.NewForConfig(cl.RESTConfig); err != nil {
+	// kubeutil.Warnings drops the one warning every Job created through the
+	// typed client draws (its null creationTimestamp) and prints the rest.
+	clients, err := kubeutil.NewClients(cl.RESTConfig, kubeutil.Warnings{Prefix: "installtest: API server warning: "})
+	if err != nil {
 		return fail(err)
 	}
-	// The typed client sends the tasks' empty template metadata as
-	// "creationTimestamp": null, which the Job CRD's schema warns about on
-	// every create; the log would be those warnings.
-	vcConfig := rest.CopyConfig(cl.RESTConfig)
-	vcConfig.WarningHandler = rest.NoWarnings{}
-	if x.vc, err = vcclientset.NewForConfig(vcConfig); err != nil {
-		return fail(err)
-	}
+	x.kube, x.vc = clients.Kube, clients.Volcano
 	// Volcano's own images, as the user's cluster has them already: imported
 	// into the node. Ours take the user's path: pushed to a registry, pulled
 	// from it by the node's containerd, by digest.
