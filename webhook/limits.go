@@ -88,15 +88,20 @@ func checkHostnames(job *batch.Job) field.ErrorList {
 
 // checkSvc checks what Volcano's svc plugin derives from the Job
 // (svc.GenerateHosts): its ConfigMap, as the guarded svc writes it
-// (bounds.SvcConfigMapBytes: computed, not built). A VC_<TASK>_HOSTS variable
-// over MaxArgStrlen is no error: the pods get none and the ConfigMap has no
-// such key (SvcHostsWarnings).
+// (bounds.SvcConfigMapBytes, or with the host files as ranges
+// bounds.SvcRangesConfigMapBytes: computed, not built). A VC_<TASK>_HOSTS
+// variable over MaxArgStrlen is no error: the pods get none and the
+// ConfigMap has no such key; nor are host files over a ConfigMap: it holds
+// their ranges (SvcHostsWarnings).
 func checkSvc(job *batch.Job) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("spec", "plugins").Key(svcPlugin)
-	if total := bounds.SvcConfigMapBytes(job); total > ownedcm.MaxConfigMapBytes {
+	if !bounds.SvcHostsAsRanges(job) {
+		return nil
+	}
+	if total := bounds.SvcRangesConfigMapBytes(job); total > ownedcm.MaxConfigMapBytes {
 		errs = append(errs, tooLong(p, fmt.Sprintf(
-			"plugin svc: the host lists of ConfigMap %q would be %d bytes, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer replicas or shorter names",
+			"plugin svc: ConfigMap %q would be %d bytes with its host files as ranges, more than the %d bytes a ConfigMap holds, so it could not be created: use fewer tasks or shorter names",
 			job.Name+"-svc", total, ownedcm.MaxConfigMapBytes)))
 	}
 	return errs
@@ -130,6 +135,11 @@ func SvcHostsWarnings(job *batch.Job) []string {
 	sort.Strings(out)
 	if len(out) > maxHostWarnings {
 		out = append(out[:maxHostWarnings], fmt.Sprintf("and %d more such variables", len(out)-maxHostWarnings))
+	}
+	if bounds.SvcHostsAsRanges(job) {
+		out = append(out, fmt.Sprintf(
+			"plugin svc: the host files of ConfigMap %s would be %d bytes, more than the %d bytes a ConfigMap holds: it holds them as ranges, and an init container %s, first in every pod, writes /etc/volcano/<task>.host from them (/etc/volcano then has no VC_* files; the variables stay)",
+			job.Name+"-svc", bounds.SvcConfigMapBytes(job), ownedcm.MaxConfigMapBytes, bounds.SvcHostsContainerName))
 	}
 	return out
 }

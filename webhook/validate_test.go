@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -345,12 +346,29 @@ func TestValidateJobEnvironmentLimits(t *testing.T) {
 			t.Errorf("denied: %v", errs)
 		}
 	})
-	t.Run("svc: host list ConfigMap", func(t *testing.T) {
+	t.Run("svc: host files over 1 MiB are no problem (its ConfigMap holds ranges)", func(t *testing.T) {
 		// 12,000 hosts of about 114 bytes: the <task>.host file alone is over 1 MiB
 		// (VC_WORKER_HOSTS, over MAX_ARG_STRLEN, is left out).
 		job := mkJob(longName("s", 50)).Task(jobtest.MakeTask("worker", 12000).Obj()).Plugin("pytorch", "--wait=false").Plugin("svc").Obj()
+		if errs := ValidateJob(job); len(errs) > 0 {
+			t.Errorf("denied: %v", errs)
+		}
+		want := "plugin svc: the host files of ConfigMap " + job.Name + "-svc would be"
+		if !slices.ContainsFunc(SvcHostsWarnings(job), func(w string) bool { return strings.HasPrefix(w, want) }) {
+			t.Errorf("warnings %q, want one starting %q", SvcHostsWarnings(job), want)
+		}
+	})
+	t.Run("svc: the variables that fit over 1 MiB", func(t *testing.T) {
+		// 10 tasks of 1,100 hosts of about 110 bytes: each VC_<TASK>_HOSTS
+		// (121 KB) fits in a pod's environment, and together they pass the
+		// 1 MiB of the ConfigMap, host files as ranges or not.
+		b := mkJob(longName("s", 45))
+		for i := range 10 {
+			b = b.Task(jobtest.MakeTask(fmt.Sprintf("worker%d", i), 1100).Obj())
+		}
+		job := b.Plugin("pytorch", "--wait=false", "--worker=worker0").Plugin("svc").Obj()
 		checkContains(t, ValidateJob(job), []string{
-			`spec.plugins[svc]: Too long: plugin svc: the host lists of ConfigMap "` + job.Name + `-svc" would be`,
+			`spec.plugins[svc]: Too long: plugin svc: ConfigMap "` + job.Name + `-svc" would be`,
 		})
 	})
 }

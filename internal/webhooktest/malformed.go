@@ -88,7 +88,10 @@ const (
 	// A pod hostname longer than 63 characters, or a job name (the pods'
 	// subdomain) that is not a DNS label.
 	KindHostname Kind = "hostname"
-	// A host list over what a container's environment or a ConfigMap holds.
+	// A host list over what a container's environment or a ConfigMap holds
+	// (svc's VC_<TASK>_HOSTS and <task>.host files, TF_CONFIG). Such a Job
+	// is denied, or admitted with warnings that say what its pods get
+	// instead (Warned).
 	KindTooLarge Kind = "too-large"
 	// A task playing roles in two framework plugins.
 	KindTwoFrameworks Kind = "two-frameworks"
@@ -107,6 +110,14 @@ func (k Kind) Arguments() bool {
 	}
 	return false
 }
+
+// Warned reports whether a Job of the defect may be admitted with warnings
+// instead of denied: a defect of the arguments (Arguments) where Volcano's
+// admission accepts it, or host lists over a limit, which the plugins write
+// in another form (the svc plugin's files as ranges, its variables and the
+// optional host variables left out) or, for tensorflow's TF_CONFIG, which
+// Volcano's in-tree plugin configures as on stock.
+func (k Kind) Warned() bool { return k.Arguments() || k == KindTooLarge }
 
 // Kinds lists every defect, in the order Cases cycles through them.
 var Kinds = []Kind{
@@ -544,11 +555,12 @@ func (b *job) defect(kind Kind) {
 
 	case KindTooLarge:
 		// The svc plugin (which the mutation adds) lists every host in
-		// its ConfigMap <job>-svc (the <task>.host file; VC_<TASK>_HOSTS
-		// too, but one over MAX_ARG_STRLEN is only a warning: the pods and
-		// the ConfigMap get none): r hosts "<job>-worker-<i>.<job>", at
-		// least 28 characters each with a 10-character job name, so 37,450
-		// replicas make it over the 1 MiB a ConfigMap holds.
+		// its ConfigMap <job>-svc (the <task>.host file, VC_<TASK>_HOSTS):
+		// r hosts "<job>-worker-<i>.<job>", at least 28 characters each
+		// with a 10-character job name, so 37,450 replicas make the file
+		// pass the 1 MiB a ConfigMap holds (it is then written as ranges,
+		// with a warning) and the variable MAX_ARG_STRLEN (left out, with
+		// a warning).
 		t := b.taskOf("worker")
 		r := between(c, maxConfigMapBytes/28+1, MaxReplicas-b.total())
 		t["replicas"] = r

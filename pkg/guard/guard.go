@@ -44,6 +44,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
 // InTree names Volcano's in-tree job plugins that write objects for a Job; Register
@@ -102,6 +103,9 @@ func (p *plugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	}
 	if p.name == "svc" {
 		DropOversizedHostVariables(pod, job)
+		if bounds.SvcHostsAsRanges(job) {
+			return ExpandHostsInPod(pod, job)
+		}
 	}
 	return nil
 }
@@ -459,26 +463,51 @@ func (c *configMaps) Update(ctx context.Context, cm *v1.ConfigMap, opts metav1.U
 // hosts (<job>-svc), a copy without the VC_<TASK>_HOSTS keys that
 // DropOversizedHostVariables leaves out of the pods (bounds.SvcHostsEnvDropped):
 // they would only take room, and with them the ConfigMap of a Job with some
-// 5,000 to 13,000 hosts would pass the 1 MiB a ConfigMap may hold, whose
-// <task>.host files alone fit. Other ConfigMaps as they are.
+// 5,000 to 13,000 hosts would pass the 1 MiB a ConfigMap may hold. When the
+// <task>.host values alone pass it (bounds.SvcHostsAsRanges), each is
+// written as its ranges (bounds.SvcHostRanges, wait.RangesFile), which
+// ExpandHostsInPod's init container turns back into the file; a value that
+// is not its ranges' lines is left as it is (the API server then refuses
+// the ConfigMap, and the Job's sync reports it). Other ConfigMaps as they
+// are.
 func (g *guard) written(cm *v1.ConfigMap) *v1.ConfigMap {
 	if g.plugin != "svc" || cm == nil || cm.Name != g.job.Name+"-svc" {
 		return cm
 	}
-	var drop []string
+	var ranges map[string][]wait.Range
+	if bounds.SvcHostsAsRanges(g.job) {
+		ranges = bounds.SvcHostRanges(g.job)
+	}
+	var out *v1.ConfigMap
 	for k, v := range cm.Data {
-		if bounds.SvcHostsEnvDropped(k, len(v)) {
-			drop = append(drop, k)
+		r, isHost := ranges[k]
+		switch {
+		case bounds.SvcHostsEnvDropped(k, len(v)):
+			if out == nil {
+				out = cm.DeepCopy()
+			}
+			delete(out.Data, k)
+		case isHost && hostLines(v) == wait.ExpandRanges(r):
+			if out == nil {
+				out = cm.DeepCopy()
+			}
+			out.Data[k] = wait.RangesFile(r)
 		}
 	}
-	if len(drop) == 0 {
+	if out == nil {
 		return cm
 	}
-	out := cm.DeepCopy()
-	for _, k := range drop {
-		delete(out.Data, k)
-	}
 	return out
+}
+
+// hostLines returns a host file as Volcano's svc writes it (hosts joined by
+// newlines) with each line ending in a newline, as wait.ExpandRanges writes
+// lines.
+func hostLines(v string) string {
+	if v == "" {
+		return ""
+	}
+	return v + "\n"
 }
 
 type secrets struct {

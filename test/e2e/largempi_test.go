@@ -12,11 +12,15 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"volcano.sh/volcano/pkg/controllers/job/plugins/svc"
+
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/jobs/bounds"
 	"github.com/vcplugins/framework-plugins/pkg/ownedcm"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -70,15 +74,7 @@ var _ = Describe("An 8,192-worker mpi Job with a 40-character name", Label("larg
 		GinkgoWriter.Printf("admitted with warnings %q\n", warnings)
 		Expect(containsSubstring(warnings, "environment variable VC_WORKER_HOSTS would be")).To(BeTrue(), "warnings %q", warnings)
 
-		Eventually(ctx, func() int { return len(f.PodsOf(created)) }).WithTimeout(largeMPIPodsTimeout).WithPolling(5*time.Second).
-			Should(Equal(largeMPIWorkers+1), func() string {
-				return "pods of Job " + created.Name + "; FailedCreate events:\n" + framework.DescribeEvents(f.Events(ctx, "FailedCreate"))
-			})
-		took := time.Since(start)
-		cpu := controllerCPU() - cpu0
-		line := fmt.Sprintf("%d pods of Job %s created in %s; vc-controller-manager used %s of CPU meanwhile", largeMPIWorkers+1, created.Name, took.Round(time.Second), cpu.Round(10*time.Millisecond))
-		GinkgoWriter.Println(line)
-		AddReportEntry("8,192-worker mpi Job", line)
+		waitAllPods(ctx, f, created, largeMPIWorkers+1, start, cpu0, "8,192-worker mpi Job")
 
 		By("every object the plugins wrote is within its limit")
 		hostfile, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, mpi.ConfigMapName(created), metav1.GetOptions{})
@@ -104,16 +100,7 @@ var _ = Describe("An 8,192-worker mpi Job with a 40-character name", Label("larg
 		}
 
 		By("the launcher starts on the real node and reads 8,192 workers")
-		// Its pod, not the Job: completing the Job deletes 8,192 pods first.
-		var launcher *corev1.Pod
-		for _, p := range f.PodsOf(created) {
-			if strings.HasSuffix(p.Name, "-master-0") {
-				launcher = p
-			}
-		}
-		Expect(launcher).NotTo(BeNil())
-		Eventually(ctx, func() corev1.PodPhase { return f.PodPhase(ctx, launcher) }).WithTimeout(framework.JobCompletedTimeout).
-			Should(Equal(corev1.PodSucceeded), func() string { f.DumpPods(created); return "the launcher pod " + launcher.Name })
+		launcher := waitPodSucceeded(ctx, f, created, "-master-0")
 		log := f.PodLog(ctx, launcher, "launcher")
 		GinkgoWriter.Printf("launcher:\n%s", log)
 		Expect(log).To(ContainSubstring(fmt.Sprintf("hostfile lines: %d\n", largeMPIWorkers)))
@@ -121,6 +108,103 @@ var _ = Describe("An 8,192-worker mpi Job with a 40-character name", Label("larg
 		Expect(f.PodLog(ctx, launcher, mpi.HostfileContainerName)).To(ContainSubstring(fmt.Sprintf("%s: %d lines", mpi.HostfilePath, largeMPIWorkers)))
 	}, SpecTimeout(2*largeMPIPodsTimeout))
 })
+
+// largeSvcWorkers makes the svc plugin's worker host file pass the 1 MiB a
+// ConfigMap holds with a 40-character Job name and a 16-character task name
+// (the longest that keeps the hostname <job>-<task>-<index> a DNS label):
+// 10,240 hosts of 104 characters, 1.08 MB.
+const largeSvcWorkers = 10240
+
+// The largest pytorch Job: its svc host file is over a ConfigMap, so the
+// ConfigMap holds ranges and every pod's first init container writes
+// /etc/volcano from them; the master on the real node reads every worker
+// there. Not in make test, as above.
+var _ = Describe("A 10,240-worker pytorch Job with 40- and 16-character names", Label("large"), func() {
+	f := framework.New("largesvc")
+
+	It("is admitted with a warning, all 10,241 pods are created, svc's ConfigMap holds ranges, and its master on the real node reads 10,240 workers from /etc/volcano", func(ctx SpecContext) {
+		framework.RequireRealNode()
+		name, worker := "gpt-neox-20b-pretrain-20261205-a1b2c3d4e", "trainer-gpu-a100"
+		Expect(name).To(HaveLen(40))
+		Expect(worker).To(HaveLen(16))
+		hostFile := svc.ConfigMapMountPath + "/" + strings.ReplaceAll(worker, "-", "_") + ".host"
+		master := jobtest.MakeTask("master", 1).Obj()
+		master.Template.Spec.Containers = []corev1.Container{{Name: "pytorch", Image: localcluster.WaitImage,
+			Command: []string{"sh", "-c", `echo "host lines: $(wc -l < ` + hostFile + `)"; head -n 1 ` + hostFile + `; tail -n 1 ` + hostFile + `; echo "VC_MASTER_HOSTS=$VC_MASTER_HOSTS"; env | grep -c '^VC_TRAINER_GPU_A100_HOSTS=' || true`}}}
+		master.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+		job := jobtest.MakeJob(name).Plugin("pytorch", "--worker="+worker).MinAvailable(1).
+			Task(master).
+			Task(jobtest.MakeTask(worker, largeSvcWorkers).Container("pytorch").Resource("cpu", "10m").Obj()).Obj()
+		framework.KeepRunning(job)
+		job.Spec.Tasks[0].Template.Annotations = nil
+		job = framework.OnRealNode(job)
+		job.Spec.Tasks[1].Template.Spec.NodeSelector = nil
+		job.Spec.Tasks[1].Template.Spec.Tolerations = nil
+
+		cpu0 := controllerCPU()
+		start := time.Now()
+		created, warnings, err := f.CreateJobWithWarnings(ctx, job)
+		Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
+		DeferCleanup(f.DeleteJob, created, metav1.DeletePropagationBackground)
+		GinkgoWriter.Printf("admitted with warnings %q\n", warnings)
+		Expect(containsSubstring(warnings, "plugin svc: the host files of ConfigMap "+created.Name+"-svc would be")).To(BeTrue(), "warnings %q", warnings)
+		waitAllPods(ctx, f, created, largeSvcWorkers+1, start, cpu0, "10,240-worker pytorch Job")
+
+		By("svc's ConfigMap holds the ranges, within its limit")
+		cm, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, created.Name+"-svc", metav1.GetOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		key := strings.ReplaceAll(worker, "-", "_") + ".host"
+		Expect(cm.Data[key]).To(Equal(wait.RangesFile(bounds.SvcHostRanges(created)[key])))
+		n := 0
+		for _, v := range cm.Data {
+			n += len(v)
+		}
+		GinkgoWriter.Printf("svc ConfigMap: %d bytes of data; its host file expanded: %d bytes\n", n, wait.ExpandedLen(bounds.SvcHostRanges(created)[key]))
+		Expect(n).To(BeNumerically("<=", ownedcm.MaxConfigMapBytes))
+
+		By("the master starts on the real node and reads 10,240 workers in /etc/volcano")
+		pod := waitPodSucceeded(ctx, f, created, "-master-0")
+		log := f.PodLog(ctx, pod, "pytorch")
+		GinkgoWriter.Printf("master:\n%s", log)
+		Expect(log).To(ContainSubstring(fmt.Sprintf("host lines: %d\n", largeSvcWorkers)))
+		Expect(log).To(ContainSubstring(fmt.Sprintf("%s-%s-0.%s\n", created.Name, worker, created.Name)))
+		Expect(log).To(ContainSubstring(fmt.Sprintf("%s-%s-%d.%s\n", created.Name, worker, largeSvcWorkers-1, created.Name)))
+		Expect(log).To(ContainSubstring(fmt.Sprintf("VC_MASTER_HOSTS=%s-master-0.%s\n0\n", created.Name, created.Name)), "VC_MASTER_HOSTS kept, VC_TRAINER_GPU_A100_HOSTS left out")
+		Expect(f.PodLog(ctx, pod, bounds.SvcHostsContainerName)).To(ContainSubstring(fmt.Sprintf("%s: %d lines", hostFile, largeSvcWorkers)))
+	}, SpecTimeout(2*largeMPIPodsTimeout))
+})
+
+// waitAllPods waits until job has n pods and reports, as entry what, the
+// time since start and the controller's CPU since cpu0.
+func waitAllPods(ctx SpecContext, f *framework.Framework, job *batch.Job, n int, start time.Time, cpu0 time.Duration, what string) {
+	GinkgoHelper()
+	Eventually(ctx, func() int { return len(f.PodsOf(job)) }).WithTimeout(largeMPIPodsTimeout).WithPolling(5*time.Second).
+		Should(Equal(n), func() string {
+			return "pods of Job " + job.Name + "; FailedCreate events:\n" + framework.DescribeEvents(f.Events(ctx, "FailedCreate"))
+		})
+	took := time.Since(start)
+	cpu := controllerCPU() - cpu0
+	line := fmt.Sprintf("%d pods of Job %s created in %s; vc-controller-manager used %s of CPU meanwhile", n, job.Name, took.Round(time.Second), cpu.Round(10*time.Millisecond))
+	GinkgoWriter.Println(line)
+	AddReportEntry(what, line)
+}
+
+// waitPodSucceeded waits for the pod of job whose name ends in suffix to
+// succeed, and returns it. Its pod, not the Job: completing a large Job
+// deletes thousands of pods first.
+func waitPodSucceeded(ctx SpecContext, f *framework.Framework, job *batch.Job, suffix string) *corev1.Pod {
+	GinkgoHelper()
+	var pod *corev1.Pod
+	for _, p := range f.PodsOf(job) {
+		if strings.HasSuffix(p.Name, suffix) {
+			pod = p
+		}
+	}
+	Expect(pod).NotTo(BeNil(), "a pod of Job %s named *%s", job.Name, suffix)
+	Eventually(ctx, func() corev1.PodPhase { return f.PodPhase(ctx, pod) }).WithTimeout(framework.JobCompletedTimeout).
+		Should(Equal(corev1.PodSucceeded), func() string { f.DumpPods(job); return "pod " + pod.Name })
+	return pod
+}
 
 // controllerCPU returns the CPU time (user and system) the local cluster's
 // vc-controller-manager has used, from /proc/<pid>/stat (0 on a KUBECONFIG
