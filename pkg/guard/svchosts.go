@@ -15,7 +15,6 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 )
 
-
 // ExpandHostsInPod turns the pod Volcano's svc plugin set up for a Job whose
 // host files are ranges (bounds.SvcHostsAsRanges) into one that reads the
 // hosts as on stock: the ConfigMap volume <job>-svc projects only the
