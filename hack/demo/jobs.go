@@ -25,6 +25,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
@@ -54,12 +55,14 @@ type example struct {
 	stock bool
 }
 
-// loadRealExamples loads the examples of package training, placed on the
-// real node.
+// loadRealExamples loads the examples that run for real (samples.Examples:
+// each framework Sample's Training, in catalog order), placed on the real
+// node.
 func loadRealExamples(root, namespace string) ([]*example, error) {
 	var out []*example
-	for i := range training.Examples {
-		ex := &training.Examples[i]
+	exs := samples.Examples()
+	for i := range exs {
+		ex := &exs[i]
 		job, err := training.LoadJob(root, ex.File)
 		if err != nil {
 			return nil, err

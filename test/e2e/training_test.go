@@ -15,6 +15,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -113,7 +114,7 @@ func podLogs(ctx context.Context, f *framework.Framework, pods []*corev1.Pod, co
 var _ = Describe("Training on the real node", func() {
 	f := framework.New("training")
 
-	for _, ex := range training.Examples {
+	for _, ex := range samples.Examples() {
 		It(fmt.Sprintf("runs the %s example to a good result: %s (%s)", ex.Framework, ex.What, ex.File), func(ctx SpecContext) {
 			framework.RequireRealNode()
 			requireTrainingImage()

@@ -1,4 +1,4 @@
-package training
+package paddlesample
 
 import (
 	"fmt"
@@ -10,12 +10,14 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
 )
 
 func TestJudgePaddle(t *testing.T) {
-	ex := example(t, "example/paddle/paddle-contract.yaml")
-	job, pods := examplePods(t, ex, paddle.New)
+	ex := trainingtest.Example(t, Sample.Training, "example/paddle/paddle-contract.yaml")
+	job, pods := trainingtest.Pods(t, ex, paddle.New)
 	for i, p := range pods {
 		p.Status.PodIP = fmt.Sprintf("10.245.0.%d", i+2)
 	}
@@ -117,8 +119,8 @@ func TestJudgePaddle(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := good()
 			tc.edit(logs)
-			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
-			checkJudged(t, summary, err, tc.wantErr)
+			summary, err := ex.Judge(training.Run{Pods: pods, Logs: logs})
+			trainingtest.CheckJudged(t, summary, err, tc.wantErr)
 		})
 	}
 }
@@ -126,15 +128,7 @@ func TestJudgePaddle(t *testing.T) {
 // The hello example's success lines, as its script prints them in a pod of
 // each rank, and what must not pass for them.
 func TestPaddleHello(t *testing.T) {
-	var h Hello
-	for _, x := range Hellos {
-		if x.Source == "example/paddle/paddle.yaml" {
-			h = x
-		}
-	}
-	if h.Name != "paddle-dist" {
-		t.Fatalf("no Hello for example/paddle/paddle.yaml")
-	}
+	h := trainingtest.Hello(t, Sample.Hellos, "example/paddle/paddle.yaml")
 	pod := func(i int) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("paddle-dist-worker-%d", i), Annotations: map[string]string{batch.TaskSpecKey: "worker"}}}
 	}
@@ -147,7 +141,7 @@ func TestPaddleHello(t *testing.T) {
 		"paddle-dist-worker-1": node(1),
 		"paddle-dist-worker-2": node(2),
 	}
-	if lines, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || lines != 3 {
+	if lines, err := h.Judge(training.Run{Pods: pods, Logs: good}); err != nil || lines != 3 {
 		t.Errorf("Judge = %d, %v; want 3 lines", lines, err)
 	}
 	for name, log := range map[string]string{
@@ -156,8 +150,23 @@ func TestPaddleHello(t *testing.T) {
 		"rank 0 exited with the node count": "registered paddle-dist-worker-2\nrank 0: only 2 of 3 nodes registered\n",
 	} {
 		logs := map[string]string{"paddle-dist-worker-0": log, "paddle-dist-worker-1": node(1), "paddle-dist-worker-2": node(2)}
-		if _, err := h.Judge(Run{Pods: pods, Logs: logs}); err == nil {
+		if _, err := h.Judge(training.Run{Pods: pods, Logs: logs}); err == nil {
 			t.Errorf("%s: Judge passed", name)
 		}
 	}
+}
+
+// The first lines and listening lines of each example as its program (or
+// its framework's daemon) prints them: Joined.Line must match the first,
+// Listening the second, and neither a line printed before.
+func TestExampleLines(t *testing.T) {
+	trainingtest.CheckLines(t, Sample.Training, map[string]trainingtest.Lines{
+		"example/paddle/paddle-contract.yaml": {
+			Joined: []string{
+				"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)",
+				"paddle collective rank 2 of 3 on paddle-check-worker-2: OK, job paddle-check, rendezvous 10.88.0.5:36543 hosted by a, nodes a,b,c; x",
+			},
+			Listening: []string{"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)"},
+		},
+	})
 }

@@ -1,4 +1,4 @@
-package training
+package jaxsample
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
 )
 
 func TestJudgeJAX(t *testing.T) {
-	ex := example(t, "example/jax/jax-contract.yaml")
-	job, pods := examplePods(t, ex, jax.New)
+	ex := trainingtest.Example(t, Sample.Training, "example/jax/jax-contract.yaml")
+	job, pods := trainingtest.Pods(t, ex, jax.New)
 	if len(pods) != 3 {
 		t.Fatalf("%d pods, want 3", len(pods))
 	}
@@ -117,13 +119,13 @@ func TestJudgeJAX(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			logs := good()
 			tc.edit(logs)
-			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
-			checkJudged(t, summary, err, tc.wantErr)
+			summary, err := ex.Judge(training.Run{Pods: pods, Logs: logs})
+			trainingtest.CheckJudged(t, summary, err, tc.wantErr)
 		})
 	}
 	// Without the pod injected as process 0.
 	bare := []*corev1.Pod{pods[1].DeepCopy(), pods[2].DeepCopy()}
-	if _, err := ex.Judge(Run{Pods: bare, Logs: good()}); err == nil || !strings.Contains(err.Error(), "no pod has JAX_PROCESS_ID=0") {
+	if _, err := ex.Judge(training.Run{Pods: bare, Logs: good()}); err == nil || !strings.Contains(err.Error(), "no pod has JAX_PROCESS_ID=0") {
 		t.Errorf("Judge without process 0 = %v", err)
 	}
 }
@@ -132,15 +134,7 @@ func TestJudgeJAX(t *testing.T) {
 // example/jax/jax.yaml's script, and none of the lines of a failed or
 // misplaced process.
 func TestJAXHelloSuccess(t *testing.T) {
-	var h Hello
-	for _, x := range Hellos {
-		if x.Source == "example/jax/jax.yaml" {
-			h = x
-		}
-	}
-	if h.Success == nil {
-		t.Fatal("no Hello of example/jax/jax.yaml")
-	}
+	h := trainingtest.Hello(t, Sample.Hellos, "example/jax/jax.yaml")
 	for _, line := range []string{
 		"process 0 of 3: OK, all 3 processes registered at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
 		"process 1 of 3: OK, registered with the coordinator at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
@@ -160,4 +154,20 @@ func TestJAXHelloSuccess(t *testing.T) {
 			t.Errorf("Success %q matches %q", h.Success, line)
 		}
 	}
+}
+
+// The first lines and listening lines of each example as its program (or
+// its framework's daemon) prints them: Joined.Line must match the first,
+// Listening the second, and neither a line printed before.
+func TestExampleLines(t *testing.T) {
+	trainingtest.CheckLines(t, Sample.Training, map[string]trainingtest.Lines{
+		"example/jax/jax-contract.yaml": {
+			Joined: []string{
+				"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
+				"process 2 of 3: OK, registered with the coordinator at jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
+			},
+			Listening: []string{"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666"},
+			Neither:   []string{"process 1 of 3: the coordinator at a:6666 unreachable: refused"},
+		},
+	})
 }
