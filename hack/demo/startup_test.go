@@ -17,6 +17,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/ninthtest"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
@@ -605,5 +606,24 @@ func TestLastWords(t *testing.T) {
 		if got := lastWords(tc.log); got != tc.want {
 			t.Errorf("lastWords(%q) = %q, want %q", tc.log, got, tc.want)
 		}
+	}
+}
+
+// A ninth framework's example (ninthtest.Register: the catalog and the
+// samples alone) is among the demo's real examples, last, and the first
+// of each framework make startup picks by default.
+func TestNinthFrameworkExample(t *testing.T) {
+	ninthtest.Register(t)
+	all := realExamples(t)
+	last := all[len(all)-1]
+	if last.framework != ninthtest.Name || last.file != ninthtest.Example.File || last.real.What != ninthtest.Example.What {
+		t.Errorf("the last real example is %s %s (%s), want the ninth framework's", last.framework, last.file, last.real.What)
+	}
+	picked, err := selectExamples(all, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := picked[len(picked)-1]; got != last {
+		t.Errorf("make startup's default examples end with %s %s, not the ninth framework's", got.framework, got.file)
 	}
 }
