@@ -63,6 +63,11 @@ type Example struct {
 	// contract checks, a process that serves others, such as the chief or
 	// process 0, prints it once it serves).
 	Joined Joined
+	// PluginConfigMaps, if set, names the ConfigMaps of the Job (as
+	// created) that its plugin writes and Judge reads (Run.ConfigMaps).
+	// Whoever runs the example keeps their data as last seen: a completed
+	// Job's plugin deletes them.
+	PluginConfigMaps func(job *batch.Job) []string
 	// Listening, if set, matches the line a pod that others wait for
 	// (pkg/wait) prints once its port accepts connections: the moment that
 	// dependency answers. Nil where the program prints nothing at that
@@ -77,9 +82,9 @@ type Run struct {
 	// Logs are their Container logs by pod name ("" for a pod whose log
 	// could not be read).
 	Logs map[string]string
-	// Hostfile is the content of the mpi plugin's hostfile ConfigMap as the
-	// Job had it ("" for a Job without the mpi plugin).
-	Hostfile string
+	// ConfigMaps are the data of the Example's PluginConfigMaps as last
+	// seen, by name; one never seen is missing.
+	ConfigMaps map[string]map[string]string
 }
 
 // LoadJob reads the Volcano Job of file (relative to root) strictly.

@@ -33,7 +33,6 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -388,10 +387,7 @@ func (r *slowRun) judge(ctx context.Context) string {
 		}
 	}
 	pods := r.f.PodsOf(r.job)
-	run := training.Run{Pods: pods, Logs: podLogs(ctx, r.f, pods, r.ex.Container, followed)}
-	if cm := r.f.ConfigMapSeen(mpi.ConfigMapName(r.job)); cm != nil {
-		run.Hostfile = cm.Data[mpi.HostfileKey]
-	}
+	run := training.Run{Pods: pods, Logs: podLogs(ctx, r.f, pods, r.ex.Container, followed), ConfigMaps: pluginConfigMaps(r.f, r.ex, r.job)}
 	summary, err := r.ex.Judge(run)
 	Expect(err).NotTo(HaveOccurred(), "the training run of Job %s", r.job.Name)
 	return summary

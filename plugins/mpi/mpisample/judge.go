@@ -24,7 +24,7 @@ var (
 
 // judgeMPI judges a run of example/mpi/train_mpi.py from its launcher's log
 // (mpirun and mpiexec gather every rank's output there) against the hostfile
-// the Job had: the world has as many ranks as the hostfile has slots, every
+// the Job had (of the ConfigMap the launcher mounts, in run.ConfigMaps): the world has as many ranks as the hostfile has slots, every
 // rank joined once on a host of the hostfile with as many ranks per host as
 // it has slots, every rank ended with the same parameters, rank 0 learned
 // (training.JudgeLearned) and its parameters are the serial run's within 1e-9.
@@ -33,19 +33,27 @@ func judgeMPI(run training.Run) (string, error) {
 		return "", err
 	}
 	var launcher *corev1.Pod
+	var hostfileCM string
 	for _, pod := range run.Pods {
 		for _, v := range pod.Spec.Volumes {
 			if v.Name == mpi.VolumeName {
 				launcher = pod
+				if v.ConfigMap != nil {
+					hostfileCM = v.ConfigMap.Name
+				}
 			}
 		}
 	}
 	if launcher == nil {
 		return "", fmt.Errorf("no pod mounts the hostfile: no launcher")
 	}
+	hostfile, ok := run.ConfigMaps[hostfileCM][mpi.HostfileKey]
+	if !ok {
+		return "", fmt.Errorf("launcher %s: no hostfile seen (ConfigMap %q, key %s)", launcher.Name, hostfileCM, mpi.HostfileKey)
+	}
 	log := run.Logs[launcher.Name]
 	slots, world := map[string]int{}, 0
-	for _, line := range strings.Split(strings.TrimSpace(run.Hostfile), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(hostfile), "\n") {
 		m := hostfileLine.FindStringSubmatch(line)
 		if m == nil {
 			return "", fmt.Errorf("hostfile line %q", line)

@@ -58,10 +58,25 @@ func TestJudgeMPI(t *testing.T) {
 					hostfile: hostfile,
 					wantErr:  "differ from the serial run's by 0.0125",
 				},
+				{
+					name:    "the hostfile's ConfigMap was never seen",
+					log:     mpiLog(func(r int) string { return hosts[r] }, "7.77e-16"),
+					wantErr: fmt.Sprintf("launcher %s: no hostfile seen (ConfigMap %q, key hostfile)", launcher, mpi.ConfigMapName(job)),
+				},
+			}
+			// The judge reads the hostfile of the ConfigMap the example
+			// names, the one the launcher mounts.
+			names := ex.PluginConfigMaps(job)
+			if len(names) != 1 {
+				t.Fatalf("PluginConfigMaps = %q, want the hostfile's", names)
 			}
 			for _, tc := range tests {
 				t.Run(tc.name, func(t *testing.T) {
-					summary, err := ex.Judge(training.Run{Pods: pods, Logs: map[string]string{launcher: tc.log}, Hostfile: tc.hostfile})
+					run := training.Run{Pods: pods, Logs: map[string]string{launcher: tc.log}}
+					if tc.hostfile != "" {
+						run.ConfigMaps = map[string]map[string]string{names[0]: {mpi.HostfileKey: tc.hostfile}}
+					}
+					summary, err := ex.Judge(run)
 					trainingtest.CheckJudged(t, summary, err, tc.wantErr)
 				})
 			}

@@ -3,6 +3,8 @@ package mpisample
 import (
 	"regexp"
 
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
@@ -19,6 +21,7 @@ func openMPIOrMPICH(what, file string, stock bool) training.Example {
 		Framework: mpi.Name, What: what, File: file, Stock: stock, ConfigMap: "mpi-digits",
 		Programs: []string{"example/mpi/train_mpi.py"}, Container: "mpi",
 		Judge: judgeMPI, Joined: training.Joined{Line: training.DigitsJoinedLine}, Listening: sshdListening,
+		PluginConfigMaps: func(job *batch.Job) []string { return []string{mpi.ConfigMapName(job)} },
 	}
 }
 
