@@ -83,6 +83,32 @@ func CheckJudged(t *testing.T, summary string, err error, wantErr string) {
 	}
 }
 
+// LogEdit is a case of a judge's table test: Edit changes the logs of a good
+// run (nil: none); WantErr is what the judge must then say ("": a good
+// verdict, as CheckJudged has it).
+type LogEdit struct {
+	Name    string
+	Edit    func(logs map[string]string)
+	WantErr string
+}
+
+// JudgeEdits runs, as a subtest per case, ex.Judge on pods with the logs of
+// good (a new map each call) as the case edits them, and checks the verdict
+// (CheckJudged).
+func JudgeEdits(t *testing.T, ex training.Example, pods []*corev1.Pod, good func() map[string]string, cases []LogEdit) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			logs := good()
+			if tc.Edit != nil {
+				tc.Edit(logs)
+			}
+			summary, err := ex.Judge(training.Run{Pods: pods, Logs: logs})
+			CheckJudged(t, summary, err, tc.WantErr)
+		})
+	}
+}
+
 // Lines are log lines of an example's program, as its pods print them, for
 // its Joined.Line and Listening.
 type Lines struct {

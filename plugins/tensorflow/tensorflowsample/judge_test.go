@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -23,48 +22,36 @@ func TestJudgeTFConfig(t *testing.T) {
 			pods[2].Name: done("worker:0", 3, cluster), pods[3].Name: "worker:1 serves x:2222\n",
 		}
 	}
-	tests := []struct {
-		name    string
-		edit    func(map[string]string)
-		wantErr string
-	}{
-		{name: "the chief and two others finished, one was stopped", edit: func(map[string]string) {}},
+	trainingtest.JudgeEdits(t, ex, pods, good, []trainingtest.LogEdit{
+		{Name: "the chief and two others finished, one was stopped"},
 		{
-			name: "a task found its address is another pod",
-			edit: func(l map[string]string) {
+			Name: "a task found its address is another pod",
+			Edit: func(l map[string]string) {
 				l[pods[3].Name] += "MISMATCH worker:1: my address x resolves to y, not to this pod\n"
 			},
-			wantErr: "pod " + pods[3].Name + ": MISMATCH worker:1: my address",
+			WantErr: "pod " + pods[3].Name + ": MISMATCH worker:1: my address",
 		},
 		{
-			name:    "a pod ran as another index",
-			edit:    func(l map[string]string) { l[pods[2].Name] = done("worker:1", 3, cluster) },
-			wantErr: "ran as worker:1",
+			Name:    "a pod ran as another index",
+			Edit:    func(l map[string]string) { l[pods[2].Name] = done("worker:1", 3, cluster) },
+			WantErr: "ran as worker:1",
 		},
 		{
-			name:    "the chief never finished",
-			edit:    func(l map[string]string) { l[pods[0].Name] = "chief:0 serves x:2222\n" },
-			wantErr: "the chief never finished",
+			Name:    "the chief never finished",
+			Edit:    func(l map[string]string) { l[pods[0].Name] = "chief:0 serves x:2222\n" },
+			WantErr: "the chief never finished",
 		},
 		{
-			name: "TF_CONFIG's cluster is larger than the job",
-			edit: func(l map[string]string) {
+			Name: "TF_CONFIG's cluster is larger than the job",
+			Edit: func(l map[string]string) {
 				big := strings.Replace(cluster, `"ps": [`, `"ps": ["extra:1", `, 1)
 				for name, log := range l {
 					l[name] = strings.ReplaceAll(log, cluster, big)
 				}
 			},
-			wantErr: "TF_CONFIG's cluster has 5 tasks",
+			WantErr: "TF_CONFIG's cluster has 5 tasks",
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			logs := good()
-			tc.edit(logs)
-			summary, err := ex.Judge(training.Run{Pods: pods, Logs: logs})
-			trainingtest.CheckJudged(t, summary, err, tc.wantErr)
-		})
-	}
+	})
 }
 
 // The first lines and listening lines of each example as its program (or
