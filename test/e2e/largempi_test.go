@@ -182,6 +182,35 @@ func createLargeJob(ctx SpecContext, f *framework.Framework, job *batch.Job, wha
 	line := fmt.Sprintf("%d pods of Job %s created in %s; vc-controller-manager used %s of CPU meanwhile", n, created.Name, took.Round(time.Second), cpu.Round(10*time.Millisecond))
 	GinkgoWriter.Println(line)
 	AddReportEntry(what, line)
+
+	By("every container of every pod gets an environment that passes execve")
+	largest, largestPod := 0, ""
+	cms := map[string]map[string]string{}
+	for _, p := range f.PodsOf(created) {
+		for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+			total := 0
+			for _, e := range c.Env {
+				n := len(e.Value)
+				if r := e.ValueFrom; r != nil && r.ConfigMapKeyRef != nil {
+					name := r.ConfigMapKeyRef.Name
+					if _, ok := cms[name]; !ok {
+						cm, err := f.Kube.CoreV1().ConfigMaps(created.Namespace).Get(ctx, name, metav1.GetOptions{})
+						Expect(err).NotTo(HaveOccurred(), "ConfigMap %s of pod %s", name, p.Name)
+						cms[name] = cm.Data
+					}
+					v, ok := cms[name][r.ConfigMapKeyRef.Key]
+					Expect(ok).To(BeTrue(), "pod %s, container %s: %s reads key %s, which ConfigMap %s does not have", p.Name, c.Name, e.Name, r.ConfigMapKeyRef.Key, name)
+					n = len(v)
+				}
+				Expect(bounds.EnvBytes(e.Name, n)).To(BeNumerically("<=", bounds.MaxArgStrlen), "pod %s, container %s: %s", p.Name, c.Name, e.Name)
+				total += bounds.EnvBytes(e.Name, n)
+			}
+			if total > largest {
+				largest, largestPod = total, p.Name+"/"+c.Name
+			}
+		}
+	}
+	GinkgoWriter.Printf("the largest environment: %d bytes (%s); every variable within MAX_ARG_STRLEN\n", largest, largestPod)
 	return created, warnings
 }
 
