@@ -158,7 +158,7 @@ demo: binaries node-training ## Bring up a local cluster, train the examples on 
 	$(call local_go_build,$(BIN)/demo,./hack/demo)
 	@KEEP='$(KEEP)' DEMO_MODE='$(DEMO_MODE)' $(BIN)/demo
 
-bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones.
+bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones (impl in-tree; for pytorch also in-tree-wait, stock's --wait-master-enabled).
 	$(GO) run ./test/bench/report -go $(GO) -out $(CURDIR)/_output/bench
 
 # Not part of `make test`: it starts a 100-node cluster 4 times (2 rounds) and takes ~30 minutes.

@@ -1,11 +1,19 @@
 package bench
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 )
 
 // TestBenchmarkedJobsInject runs each benchmarked implementation once on a
@@ -34,10 +42,68 @@ func TestBenchmarkedJobsInject(t *testing.T) {
 						t.Fatalf("OnPodCreate %s: %v", pod.Name, err)
 					}
 				}
-				if _, err := checkPods(fw, job, kube, pods, im.Name == "in-tree"); err != nil {
+				if _, err := checkPods(fw, job, kube, pods, im.InTree); err != nil {
 					t.Error(err)
 				}
 			})
 		}
+	}
+}
+
+// TestCheckInTreeWait checks that the in-tree pytorch check tells stock's
+// wait apart: pods made with --wait-master-enabled fail when checked as
+// without it and the other way round, and a worker whose init container
+// probes another port fails.
+func TestCheckInTreeWait(t *testing.T) {
+	fw := Frameworks[slices.IndexFunc(Frameworks, func(f Framework) bool { return f.Name == pytorch.Name })]
+	// run returns the pods the in-tree plugin made with args for a job of 2 workers.
+	run := func(args []string) (*batch.Job, []*v1.Pod) {
+		job := Job(fw, 2)
+		job.Spec.Plugins[fw.Name] = args
+		client := pluginsinterface.PluginClientset{KubeClients: fake.NewSimpleClientset()}
+		pods := podsOf(job)
+		for _, pod := range pods {
+			if err := fw.InTree(client, args).OnPodCreate(pod, job); err != nil {
+				t.Fatalf("OnPodCreate %s: %v", pod.Name, err)
+			}
+		}
+		return job, pods
+	}
+	otherPort := func(pods []*v1.Pod) {
+		for _, p := range pods {
+			for i := range p.Spec.InitContainers {
+				c := p.Spec.InitContainers[i].Command
+				c[2] = strings.ReplaceAll(c[2], " 23456", " 23457")
+			}
+		}
+	}
+	tests := []struct {
+		name    string
+		args    []string
+		edit    func([]*v1.Pod)
+		wait    bool
+		wantErr []bool // per pod: master, worker 0, worker 1
+	}{
+		{name: "no wait, checked as such", args: nil, wait: false, wantErr: []bool{false, false, false}},
+		{name: "wait, checked as such", args: []string{"--wait-master-enabled"}, wait: true, wantErr: []bool{false, false, false}},
+		{name: "no wait, checked as wait", args: nil, wait: true, wantErr: []bool{false, true, true}},
+		{name: "wait, checked as no wait", args: []string{"--wait-master-enabled"}, wait: false, wantErr: []bool{false, true, true}},
+		{name: "wait on another port", args: []string{"--wait-master-enabled"}, edit: otherPort, wait: true, wantErr: []bool{false, true, true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			job, pods := run(tt.args)
+			if tt.edit != nil {
+				tt.edit(pods)
+			}
+			roles := []string{"master", "worker", "worker"}
+			var got []bool
+			for i, pod := range pods {
+				got = append(got, checkInTreeWait(job, pod, roles[i], tt.wait) != nil)
+			}
+			if diff := cmp.Diff(tt.wantErr, got); diff != "" {
+				t.Errorf("errors per pod (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

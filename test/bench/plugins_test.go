@@ -7,7 +7,9 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -169,6 +171,9 @@ func nextGeneration() int64 { return generation.Add(1) }
 type Impl struct {
 	// Name is the impl= part of the benchmark name.
 	Name string
+	// InTree: the plugin is Volcano's (sample.Pod.InTree), whose pods the
+	// first iteration also checks for stock's wait init container.
+	InTree bool
 	// Build returns the builder and the plugin arguments, nil when the
 	// framework has no such implementation.
 	Build func(fw Framework) (jobtest.Builder, []string)
@@ -178,13 +183,22 @@ type Impl struct {
 // targets apply to it; tensorflow's --tf-config=auto: inline at 16 workers,
 // by reference at 256 and 2048), ours with
 // --wait=false, which adds no wait init container: in-tree plugins add none,
-// so that variant shows what it costs, and tensorflow with
-// --tf-config=inline, every pod holding its whole TF_CONFIG as in-tree's do.
+// so that variant shows what it costs, tensorflow with
+// --tf-config=inline, every pod holding its whole TF_CONFIG as in-tree's do,
+// and pytorch's in-tree plugin with --wait-master-enabled, which gives its
+// workers an init container that waits for the master's port as ours does
+// by default (the other in-tree plugins have no such argument).
 var Impls = []Impl{
-	{"in-tree", func(fw Framework) (jobtest.Builder, []string) { return fw.InTree, []string{} }},
-	{"ours", func(fw Framework) (jobtest.Builder, []string) { return fw.Ours, []string{} }},
-	{"ours-nowait", func(fw Framework) (jobtest.Builder, []string) { return fw.Ours, []string{"--wait=false"} }},
-	{"ours-inline", func(fw Framework) (jobtest.Builder, []string) {
+	{"in-tree", true, func(fw Framework) (jobtest.Builder, []string) { return fw.InTree, []string{} }},
+	{"in-tree-wait", true, func(fw Framework) (jobtest.Builder, []string) {
+		if fw.Name != pytorch.Name {
+			return nil, nil
+		}
+		return fw.InTree, []string{"--wait-master-enabled"}
+	}},
+	{"ours", false, func(fw Framework) (jobtest.Builder, []string) { return fw.Ours, []string{} }},
+	{"ours-nowait", false, func(fw Framework) (jobtest.Builder, []string) { return fw.Ours, []string{"--wait=false"} }},
+	{"ours-inline", false, func(fw Framework) (jobtest.Builder, []string) {
 		if fw.Name != tensorflow.Name {
 			return nil, nil
 		}
@@ -205,7 +219,7 @@ func BenchmarkPlugins(b *testing.B) {
 						b.Run("workers="+strconv.Itoa(n), func(b *testing.B) {
 							job := Job(fw, n)
 							job.Spec.Plugins[fw.Name] = args
-							benchJob(b, fw, build, job, im.Name == "in-tree")
+							benchJob(b, fw, build, job, im.InTree)
 						})
 					}
 				})
@@ -237,7 +251,8 @@ func BenchmarkPlugins(b *testing.B) {
 //
 // The first iteration checks every pod's values (Framework.Check, on the
 // environment as the kubelet resolves it) and measures the retained heap and,
-// for tensorflow, the TF_CONFIG bytes stored.
+// for tensorflow, the TF_CONFIG bytes stored; with inTree, it checks the
+// in-tree pytorch plugin's init containers too (checkInTreeWait).
 func benchJob(b *testing.B, fw Framework, build jobtest.Builder, base *batch.Job, inTree bool) {
 	args := base.Spec.Plugins[fw.Name]
 	templates := podsOf(base)
@@ -327,7 +342,9 @@ func podsOf(job *batch.Job) []*v1.Pod {
 // checkPods runs fw's Sample.Check on every pod of base (pods in task and
 // index order, after the plugin ran) with the environment as the kubelet
 // resolves it, and returns the ConfigMaps the plugin created through kube.
-// inTree: the plugin is Volcano's (SampleCheck.InTree).
+// inTree: the plugin is Volcano's (sample.Pod.InTree); for pytorch, its
+// pods' init containers must then be what its arguments ask
+// (checkInTreeWait).
 func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.Pod, inTree bool) (map[string]*v1.ConfigMap, error) {
 	configMaps := map[string]*v1.ConfigMap{}
 	list, err := kube.CoreV1().ConfigMaps(base.Namespace).List(context.Background(), metav1.ListOptions{})
@@ -348,6 +365,9 @@ func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.P
 			pod := pods[i]
 			i++
 			env, err := processEnv(pod, configMaps)
+			if err == nil && inTree && fw.Name == pytorch.Name {
+				err = checkInTreeWait(base, pod, task.Name, slices.Contains(base.Spec.Plugins[fw.Name], "--wait-master-enabled"))
+			}
 			if err == nil {
 				err = fw.Sample.Check(sample.Pod{Job: base, Pod: pod, Role: task.Name, Index: index,
 					Workers: workers, Env: env, ConfigMaps: configMaps, InTree: inTree})
@@ -358,6 +378,42 @@ func checkPods(fw Framework, base *batch.Job, kube *fake.Clientset, pods []*v1.P
 		}
 	}
 	return configMaps, nil
+}
+
+// checkInTreeWait checks the init containers Volcano's in-tree pytorch plugin
+// gave pod of the task role of base (the master task "master", default
+// port): with wait (--wait-master-enabled) a worker has exactly its
+// wait-for-master container, whose script probes the master's
+// <hostname>.<subdomain> at the port; otherwise, and on the master, no pod
+// has any init container. A mismatch is an error naming the pod's init
+// containers.
+func checkInTreeWait(base *batch.Job, pod *v1.Pod, role string, wait bool) error {
+	if !wait || role != intreepytorch.DefaultWorker {
+		if n := len(pod.Spec.InitContainers); n != 0 {
+			return fmt.Errorf("%d init containers, want none (wait %v, role %s)", n, wait, role)
+		}
+		return nil
+	}
+	if n := len(pod.Spec.InitContainers); n != 1 {
+		return fmt.Errorf("%d init containers, want stock's wait-for-master alone", n)
+	}
+	c := pod.Spec.InitContainers[0]
+	var master *batch.TaskSpec
+	for i := range base.Spec.Tasks {
+		if base.Spec.Tasks[i].Name == intreepytorch.DefaultMaster {
+			master = &base.Spec.Tasks[i]
+		}
+	}
+	if master == nil {
+		return fmt.Errorf("the job has no task %s", intreepytorch.DefaultMaster)
+	}
+	probe := fmt.Sprintf("nc -z %s %d", sample.Pod{Job: base, InTree: true}.Host(master, 0), intreepytorch.DefaultPort)
+	if c.Name != "wait-for-master" || c.Image != intreepytorch.DefaultWaitMasterImage || len(c.Command) != 3 ||
+		!strings.Contains(c.Command[2], probe) {
+		return fmt.Errorf("init container %s (image %s, command %q), want wait-for-master (image %s) running %q",
+			c.Name, c.Image, c.Command, intreepytorch.DefaultWaitMasterImage, probe)
+	}
+	return nil
 }
 
 // cpuTime returns the CPU time (user and system) the process has used.

@@ -284,18 +284,20 @@ func write(w io.Writer, results map[key]*result, tolerance float64) (failed []st
 	fmt.Fprintf(w, "One op = one job: OnJobAdd, then OnPodCreate for the lead pod (ps/master/scheduler) and every worker,\n"+
 		"each on a fresh plugin instance. Medians of %d samples; +- is the largest deviation of a sample from the median.\n\n", samples)
 
-	compare := func(title, impl string) {
+	// compare prints impl against baseline for every framework of fws and
+	// size that impl has results for.
+	compare := func(title, impl, baseline string, fws []string) {
 		fmt.Fprintf(w, "%s\n", title)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "framework\tworkers\t|\tin-tree time\t+-\tcpu\tbytes\tallocs\t|\t%s time\t+-\tcpu\tbytes\tallocs\t|\ttime ratio\tcpu ratio\tbytes ratio\tallocs ratio\t\n", impl)
-		for _, fw := range frameworks {
+		fmt.Fprintf(tw, "framework\tworkers\t|\t%s time\t+-\tcpu\tbytes\tallocs\t|\t%s time\t+-\tcpu\tbytes\tallocs\t|\ttime ratio\tcpu ratio\tbytes ratio\tallocs ratio\t\n", baseline, impl)
+		for _, fw := range fws {
 			for _, n := range sizes(results) {
 				ours := get(fw, impl, n)
 				if ours == nil {
 					continue
 				}
 				cells := []string{fw, strconv.Itoa(n), "|"}
-				base := get(fw, "in-tree", n)
+				base := get(fw, baseline, n)
 				if base == nil {
 					cells = append(cells, "-", "", "-", "-", "-", "|")
 				} else {
@@ -316,9 +318,12 @@ func write(w io.Writer, results map[key]*result, tolerance float64) (failed []st
 		tw.Flush()
 		fmt.Fprintln(w)
 	}
-	compare("Ours (default arguments) against in-tree; ratio = ours/in-tree:", "ours")
-	compare("Ours with --wait=false (no wait init container, which in-tree plugins do not add) against in-tree:", "ours-nowait")
-	compare("Ours with --tf-config=inline (every pod holds its whole TF_CONFIG, as in-tree's do) against in-tree:", "ours-inline")
+	compare("Ours (default arguments) against in-tree; ratio = ours/in-tree:", "ours", "in-tree", frameworks)
+	compare("Ours with --wait=false (no wait init container, which in-tree plugins do not add by default) against in-tree:", "ours-nowait", "in-tree", frameworks)
+	compare("Ours with --tf-config=inline (every pod holds its whole TF_CONFIG, as in-tree's do) against in-tree:", "ours-inline", "in-tree", frameworks)
+	// Only pytorch's in-tree plugin can wait (--wait-master-enabled): both
+	// sides then add a wait init container to every worker.
+	compare("Ours (default arguments) against in-tree "+pytorch.Name+" with --wait-master-enabled (in-tree-wait: a wait init container on every worker, as ours); ratio = ours/in-tree-wait:", "ours", "in-tree-wait", []string{pytorch.Name})
 
 	// Growth from midN to bigN, and TF_CONFIG bytes.
 	growth := func(fw, impl, unit string) float64 {
