@@ -166,8 +166,8 @@ scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MP
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
 
-# Not part of `make test`: 9 fresh clusters per round (2 rounds), about 30 minutes (29 measured).
-sweep: binaries stock-controller-manager ## Sweep: 500 small jobs created at once on 50 KWOK nodes, our vc-controller-manager against Volcano's stock one (tensorflow, pytorch, mpi) and on every framework's mix, a fresh cluster per run: time to all bound, controller CPU, API requests per job, admission p99 (~30 min).
+# Not part of `make test`: 10 fresh clusters per round (2 rounds; 9 before stock-wait, which took 29 minutes), about 33 minutes.
+sweep: binaries stock-controller-manager ## Sweep: 500 small jobs created at once on 50 KWOK nodes, our vc-controller-manager against Volcano's stock one (tensorflow, pytorch, mpi; pytorch also as impl stock-wait, with --wait-master-enabled) and on every framework's mix, a fresh cluster per run: time to all bound, controller CPU, API requests per job, admission p99 (~33 min).
 	$(call local_go_build,$(BIN)/sweep,./hack/sweep)
 	$(BIN)/sweep -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SWEEP_FLAGS)
 # Not part of `make test`: two clusters with the real node, one after the other,

@@ -7,8 +7,8 @@
 // or 4 pods each: per-job costs (plans, PodGroups, Services, ConfigMaps,
 // status updates, admission) rather than per-pod ones.
 //
-// For every round, mix and controller manager ("impl": stock, ours,
-// ours-inline) it starts a fresh cluster in --dir with that controller
+// For every round, mix and controller manager ("impl": stock, stock-wait,
+// ours, ours-inline) it starts a fresh cluster in --dir with that controller
 // manager and the same flags (as make scale: the controller and webhook
 // managers' client QPS and burst raised to --qps and --burst; kube-apiserver
 // writing an audit log), creates --jobs Volcano Jobs at once (--parallel
@@ -23,11 +23,17 @@
 //
 // The mixes (plan): with stock among --impls, one mix of a single framework
 // for each framework stock has (tensorflow, pytorch, mpi), run by every
-// impl (ours-inline on tensorflow only); then the mix of all --frameworks,
-// run by ours and ours-inline (stock has no plugin for mxnet, xgboost,
-// dask, jax or paddle). "ours-inline" is our controller manager with the
-// TensorFlow jobs' --tf-config=inline; "ours" gives them no --tf-config, and
-// the default, auto, inlines jobs this small too (tensorflow.AutoInlineMaxBytes).
+// impl (ours-inline on tensorflow only, stock-wait on pytorch only); then
+// the mix of all --frameworks, run by ours and ours-inline (stock has no
+// plugin for mxnet, xgboost, dask, jax or paddle). "ours-inline" is our
+// controller manager with the TensorFlow jobs' --tf-config=inline; "ours"
+// gives them no --tf-config, and the default, auto, inlines jobs this small
+// too (tensorflow.AutoInlineMaxBytes). "stock-wait" is stock's controller
+// manager with the PyTorch jobs' --wait-master-enabled: the in-tree plugin's
+// workers then get an init container waiting for the master's port, as
+// ours' do by default. With the default --impls and --frameworks a round
+// starts 10 clusters: tensorflow 3 (stock, ours, ours-inline), pytorch 3
+// (stock, stock-wait, ours), mpi 2, all 2.
 //
 //   - submitted, created, bound: seconds from the first create call until
 //     every create call returned, every pod of every job exists, and every
@@ -60,7 +66,7 @@
 // Usage:
 //
 //	sweep [--rounds 2] [--jobs 500] [--parallel 50] [--nodes 50]
-//	      [--impls stock,ours,ours-inline] [--frameworks tensorflow,pytorch,...]
+//	      [--impls stock,stock-wait,ours,ours-inline] [--frameworks tensorflow,pytorch,...]
 //	      [--qps 5000] [--burst 10000] [--limit 1.0]
 //	      [--dir _output/sweep] [--bin-dir _output/bin] [--out _output/bench]
 //	      [--keep] [--profile]
@@ -97,7 +103,7 @@ func main() {
 
 func mainStatus() int {
 	var o options
-	impls, frameworks := "stock,ours,ours-inline", strings.Join(catalog.Names(), ",")
+	impls, frameworks := "stock,stock-wait,ours,ours-inline", strings.Join(catalog.Names(), ",")
 	flag.StringVar(&o.dir, "dir", "_output/sweep", "root directory of the sweep's cluster (relative to the module root); removed after each run, as is <dir>-audit, kube-apiserver's audit log")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by 'make binaries stock-controller-manager'")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for sweep.txt and sweep.json")
@@ -106,7 +112,7 @@ func mainStatus() int {
 	flag.IntVar(&o.jobs, "jobs", 500, "jobs per sweep, created at once")
 	flag.IntVar(&o.parallel, "parallel", 50, "create calls in flight while the jobs are created")
 	flag.IntVar(&o.nodes, "nodes", 50, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
-	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow jobs' --tf-config=inline), ours-nowait (ours with --wait=false on every framework plugin: no wait init containers)")
+	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, stock-wait (stock with the PyTorch jobs' --wait-master-enabled; pytorch's mix only), ours, ours-inline (ours with the TensorFlow jobs' --tf-config=inline), ours-nowait (ours with --wait=false on every framework plugin: no wait init containers)")
 	flag.StringVar(&frameworks, "frameworks", frameworks, "frameworks of the mix of all, in order; with stock, also one mix each for those stock has (tensorflow, pytorch, mpi)")
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for every impl")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for every impl")
@@ -190,7 +196,7 @@ func runCluster(ctx context.Context, o options, impl string, mx mix, round int) 
 	}
 	extra := map[string][]string{localcluster.KubeAPIServer: audit}
 	profile := ""
-	if o.profile && impl != measure.ImplStock {
+	if o.profile && !measure.IsStock(impl) {
 		extra[localcluster.ControllerManager] = measure.ProfileArgs
 		profile = filepath.Join(o.out, fmt.Sprintf("sweep-cpu-%s-%s-r%d", mx.Name, impl, round))
 	}
@@ -199,7 +205,7 @@ func runCluster(ctx context.Context, o options, impl string, mx mix, round int) 
 		Dir: o.dir, BinDir: o.binDir, Nodes: o.nodes, Impl: impl, QPS: o.qps, Burst: o.burst, Keep: o.keep,
 		ExtraArgs: extra,
 	}, func(cl *measure.Cluster) error {
-		s := &sweeper{cl: cl, agent: measure.ImplBinary[impl], auditDir: auditDir, parallel: o.parallel, ours: impl != measure.ImplStock, profile: profile}
+		s := &sweeper{cl: cl, agent: measure.ImplBinary[impl], auditDir: auditDir, parallel: o.parallel, ours: !measure.IsStock(impl), profile: profile}
 		var err error
 		if r, err = s.run(ctx, jobs); err != nil {
 			return err

@@ -10,6 +10,7 @@ import (
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
@@ -45,14 +46,17 @@ type mix struct {
 // plan returns the mixes a sweep runs for frameworks and impls (each in
 // the order given):
 //
-//   - when impls has stock, one mix of a single framework for each of
-//     frameworks that stock has (measure.StockFrameworks), run by every impl
-//     of impls (ours-inline on tensorflow only: its flag changes no other
-//     framework's job): the comparisons with stock, framework by framework;
+//   - one mix of a single framework for each of frameworks that stock has
+//     (measure.StockFrameworks) and a stock impl of impls runs, run by every
+//     impl of impls that runs it (ours-inline on tensorflow only: its flag
+//     changes no other framework's job; stock-wait on pytorch only: its
+//     --wait-master-enabled is an argument of the pytorch plugin alone): the
+//     comparisons with stock, framework by framework;
 //   - then the mix of all frameworks (named "all" when they are every
 //     framework of catalog.Frameworks, else joined by "+"), run by ours,
-//     ours-inline when it has tensorflow, and stock when stock has them
-//     all; left out when it is one of the mixes above.
+//     ours-inline when it has tensorflow, and stock (stock-wait when it has
+//     pytorch) when stock has them all; left out when it is one of the
+//     mixes above.
 //
 // It returns an error for an unknown framework, one given twice, or when
 // nothing is left to run.
@@ -74,7 +78,10 @@ func plan(frameworks, impls []string) ([]mix, error) {
 			if impl == measure.ImplOursInline && !slices.Contains(fws, tensorflow.Name) {
 				continue
 			}
-			if impl == measure.ImplStock && slices.ContainsFunc(fws, func(fw string) bool { return !measure.StockHas(fw) }) {
+			if impl == measure.ImplStockWait && !slices.Contains(fws, pytorch.Name) {
+				continue
+			}
+			if measure.IsStock(impl) && slices.ContainsFunc(fws, func(fw string) bool { return !measure.StockHas(fw) }) {
 				continue
 			}
 			out = append(out, impl)
@@ -82,11 +89,9 @@ func plan(frameworks, impls []string) ([]mix, error) {
 		return out
 	}
 	var mixes []mix
-	if slices.Contains(impls, measure.ImplStock) {
-		for _, fw := range frameworks {
-			if measure.StockHas(fw) {
-				mixes = append(mixes, mix{Name: fw, Frameworks: []string{fw}, Impls: runs([]string{fw})})
-			}
+	for _, fw := range frameworks {
+		if r := runs([]string{fw}); measure.StockHas(fw) && slices.ContainsFunc(r, measure.IsStock) {
+			mixes = append(mixes, mix{Name: fw, Frameworks: []string{fw}, Impls: r})
 		}
 	}
 	if len(frameworks) > 1 || !slices.ContainsFunc(mixes, func(m mix) bool { return m.Name == frameworks[0] }) {
@@ -108,7 +113,8 @@ func plan(frameworks, impls []string) ([]mix, error) {
 // frameworks[i mod len(frameworks)], with that framework's shape, named
 // sweep-<framework>-<i> (i in 4 digits at least), with impl's arguments:
 // ours-inline's TensorFlow jobs inline (measure.Plugins), ours-nowait's jobs
-// without waits (measure.WithoutWaits). It returns an error for a framework
+// without waits (measure.WithoutWaits), stock-wait's PyTorch jobs with
+// --wait-master-enabled (measure.WithStockWait). It returns an error for a framework
 // without a shape.
 func sweepJobs(frameworks []string, n int, impl string) ([]*batch.Job, error) {
 	out := make([]*batch.Job, 0, n)
@@ -122,8 +128,11 @@ func sweepJobs(frameworks []string, n int, impl string) ([]*batch.Job, error) {
 		if err != nil {
 			return nil, err
 		}
-		if impl == measure.ImplOursNoWait {
+		switch impl {
+		case measure.ImplOursNoWait:
 			measure.WithoutWaits(job)
+		case measure.ImplStockWait:
+			measure.WithStockWait(job)
 		}
 		out = append(out, job)
 	}

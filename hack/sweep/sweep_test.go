@@ -90,8 +90,9 @@ var inTree = map[string]struct {
 // hooks on every pod of it; with inline, only the TensorFlow jobs change.
 func TestSweepJobs(t *testing.T) {
 	fws := catalog.Names()
-	for _, impl := range []string{measure.ImplOurs, measure.ImplOursInline, measure.ImplOursNoWait} {
+	for _, impl := range []string{measure.ImplOurs, measure.ImplOursInline, measure.ImplOursNoWait, measure.ImplStockWait} {
 		inline, nowait := impl == measure.ImplOursInline, impl == measure.ImplOursNoWait
+		stockWait := impl == measure.ImplStockWait
 		jobs, err := sweepJobs(fws, 2*len(fws)+1, impl)
 		if err != nil {
 			t.Fatal(err)
@@ -109,6 +110,9 @@ func TestSweepJobs(t *testing.T) {
 				t.Errorf("job %s, inline %v: arguments %q", job.Name, inline, args)
 			}
 			if nowait != slices.Contains(args, "--wait=false") {
+				t.Errorf("job %s, %s: arguments %q", job.Name, impl, args)
+			}
+			if (stockWait && fw == "pytorch") != slices.Contains(args, "--wait-master-enabled") {
 				t.Errorf("job %s, %s: arguments %q", job.Name, impl, args)
 			}
 			if errs := f.Describe(args, job).Errs; len(errs) > 0 {
@@ -154,12 +158,24 @@ func runHooks(t *testing.T, job *batch.Job, fw string, impl string) {
 				t.Errorf("job %s, %s: pod %s has init containers %v", job.Name, impl, pod.Name, pod.Spec.InitContainers)
 			}
 			stock, ok := inTree[fw]
-			if !ok || impl != measure.ImplOurs {
+			if !ok || impl != measure.ImplOurs && impl != measure.ImplStockWait {
 				continue
 			}
 			pod = jobtest.RunPod(t, stock.build, fw, job, task.Name, i)
 			if _, set := jobtest.Env(pod, 0)[stock.env]; !set && (fw != "mpi" || task.Name == "master") {
 				t.Errorf("job %s: the in-tree %s plugin set no %s on %s", job.Name, fw, stock.env, pod.Name)
+			}
+			// stock-wait: stock's pytorch workers, and only they, wait for the master.
+			var inits []string
+			for _, c := range pod.Spec.InitContainers {
+				inits = append(inits, c.Name)
+			}
+			var want []string
+			if impl == measure.ImplStockWait && fw == "pytorch" && task.Name == "worker" {
+				want = []string{"wait-for-master"}
+			}
+			if diff := cmp.Diff(want, inits); diff != "" {
+				t.Errorf("job %s, %s: the in-tree plugin's init containers on %s (-want +got):\n%s", job.Name, impl, pod.Name, diff)
 			}
 		}
 	}
@@ -168,18 +184,36 @@ func runHooks(t *testing.T, job *batch.Job, fw string, impl string) {
 func TestPlan(t *testing.T) {
 	all := catalog.Names()
 	all3 := []string{"stock", "ours", "ours-inline"}
+	all4 := []string{"stock", "stock-wait", "ours", "ours-inline"}
 	for _, c := range []struct {
 		name              string
 		frameworks, impls []string
 		want              []mix
 		err               bool
 	}{
-		{"default", all, all3, []mix{
+		// 10 clusters a round: stock-wait in pytorch's mix only.
+		{"default", all, all4, []mix{
+			{"tensorflow", []string{"tensorflow"}, all3},
+			{"pytorch", []string{"pytorch"}, []string{"stock", "stock-wait", "ours"}},
+			{"mpi", []string{"mpi"}, []string{"stock", "ours"}},
+			{"all", all, []string{"ours", "ours-inline"}},
+		}, false},
+		{"without stock-wait", all, all3, []mix{
 			{"tensorflow", []string{"tensorflow"}, all3},
 			{"pytorch", []string{"pytorch"}, []string{"stock", "ours"}},
 			{"mpi", []string{"mpi"}, []string{"stock", "ours"}},
 			{"all", all, []string{"ours", "ours-inline"}},
 		}, false},
+		{"stock-wait without stock: pytorch's mix alone compares", all, []string{"ours", "stock-wait"}, []mix{
+			{"pytorch", []string{"pytorch"}, []string{"ours", "stock-wait"}},
+			{"all", all, []string{"ours"}},
+		}, false},
+		{"stock's frameworks with pytorch: stock-wait runs their mix too", []string{"pytorch", "mpi"}, []string{"stock-wait", "stock", "ours"}, []mix{
+			{"pytorch", []string{"pytorch"}, []string{"stock-wait", "stock", "ours"}},
+			{"mpi", []string{"mpi"}, []string{"stock", "ours"}},
+			{"pytorch+mpi", []string{"pytorch", "mpi"}, []string{"stock-wait", "stock", "ours"}},
+		}, false},
+		{"stock-wait alone, no pytorch", []string{"tensorflow", "mpi"}, []string{"stock-wait"}, nil, true},
 		{"ours only: the mix of all", all, []string{"ours"}, []mix{{"all", all, []string{"ours"}}}, false},
 		{"stock's frameworks: stock runs their mix too", []string{"mpi", "tensorflow"}, []string{"ours", "stock"}, []mix{
 			{"mpi", []string{"mpi"}, []string{"ours", "stock"}},
@@ -633,5 +667,38 @@ func TestNinthFrameworkInTheSweep(t *testing.T) {
 		if diff := cmp.Diff(job.Spec.Plugins, mutated.Spec.Plugins); diff != "" {
 			t.Errorf("job %s: admission adds plugins (-job +mutated):\n%s", job.Name, diff)
 		}
+	}
+}
+
+// stock-wait appears in the medians and gets its own comparison, which is
+// not a target: ours slower than stock-wait fails nothing while it is not
+// slower than stock; without stock-wait measurements there is no such table.
+func TestReportStockWait(t *testing.T) {
+	ms := []Measurement{
+		measurement("pytorch", "stock", 1, 20, 10, 4, 5),
+		measurement("pytorch", "stock-wait", 1, 15, 6, 4, 5),
+		measurement("pytorch", "ours", 1, 20, 9, 5, 6),
+	}
+	var out strings.Builder
+	if failed := report(&out, ms, targetRatio); len(failed) != 0 {
+		t.Errorf("failed targets: %v\n%s", failed, out.String())
+	}
+	words := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{
+		"pytorch stock-wait 1 100 300 3.75 7.50 15.00 3.00 6.00 200 1.0 5.0",
+		"Against stock-wait (stock with the PyTorch jobs' --wait-master-enabled: its workers wait for the master's port, as ours' do by default); not targets: " +
+			"mix impl submitted/stock-wait created/stock-wait bound/stock-wait cpu to bound/stock-wait cpu total/stock-wait writes/job stock-wait's holds " +
+			"pytorch ours 1.333 1.333 1.333 1.500 1.500 5.00 4.00 (not a target)",
+		"submitted/stock created/stock bound/stock cpu to bound/stock cpu total/stock writes/job stock's holds pytorch ours 1.000 1.000 1.000 0.900 0.900 5.00 4.00 yes",
+		"admission p99, mix pytorch, stock-wait: 5.0 ms (target: at most 20 ms): holds",
+	} {
+		if !strings.Contains(words, want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	report(&out, []Measurement{ms[0], ms[2]}, targetRatio)
+	if strings.Contains(out.String(), "stock-wait") {
+		t.Errorf("report without stock-wait measurements names it:\n%s", out.String())
 	}
 }

@@ -39,10 +39,20 @@ const (
 	// (WithoutWaits): no pod gets the wait init container. It shows what the
 	// waits cost; make sweep runs it on request only.
 	ImplOursNoWait = "ours-nowait"
+	// ImplStockWait is stock with the PyTorch jobs' --wait-master-enabled
+	// (WithStockWait): Volcano's in-tree pytorch plugin then gives every
+	// worker an init container that waits for the master's port, as ours
+	// does by default. It changes no other framework's job, so the tools run
+	// it only on jobs of pytorch.
+	ImplStockWait = "stock-wait"
 )
 
 // Impls are the implementations in the order the reports list them.
-var Impls = []string{ImplStock, ImplOurs, ImplOursInline, ImplOursNoWait}
+var Impls = []string{ImplStock, ImplStockWait, ImplOurs, ImplOursInline, ImplOursNoWait}
+
+// IsStock reports whether impl runs Volcano's stock controller manager
+// (stock and stock-wait), which serves none of our metrics or profiles.
+func IsStock(impl string) bool { return impl == ImplStock || impl == ImplStockWait }
 
 // ImplBinary is the file in the binary directory that runs each impl as the
 // cluster's controller manager (`make binaries stock-controller-manager`).
@@ -51,6 +61,7 @@ var ImplBinary = map[string]string{
 	ImplOursInline: localcluster.ControllerManager,
 	ImplOursNoWait: localcluster.ControllerManager,
 	ImplStock:      localcluster.ControllerManager + "-stock",
+	ImplStockWait:  localcluster.ControllerManager + "-stock",
 }
 
 // CheckImpls returns an error naming the first of impls that is not one of

@@ -52,6 +52,22 @@ func WithoutWaits(job *batch.Job) {
 	}
 }
 
+// StockWaitArg is the argument of Volcano's in-tree pytorch plugin that
+// gives its workers an init container waiting for the master's port (300 s
+// at most, image busybox:1.36.1). Our pytorch plugin reads it as upstream's
+// spelling of its port wait (pytorch.ParseArgs), so only stock runs it.
+const StockWaitArg = "--wait-master-enabled"
+
+// WithStockWait adds StockWaitArg to the arguments of job's pytorch plugin
+// and reports whether job has one; a job without it is left alone.
+func WithStockWait(job *batch.Job) bool {
+	args, ok := job.Spec.Plugins[pytorch.Name]
+	if ok {
+		job.Spec.Plugins[pytorch.Name] = append(slices.Clone(args), StockWaitArg)
+	}
+	return ok
+}
+
 // Job returns the Volcano Job name (namespace default) of framework fw with
 // tasks, every pod of which must be scheduled at once (minAvailable: all its
 // pods), and the plugins of Plugins(fw, inline). Every pod requests 100m CPU

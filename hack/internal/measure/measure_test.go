@@ -297,3 +297,36 @@ func TestStockFrameworks(t *testing.T) {
 		t.Errorf("StockHas: dask %v, mpi %v, no-such-framework %v; want false, true, false", StockHas("dask"), StockHas("mpi"), StockHas("no-such-framework"))
 	}
 }
+
+// WithStockWait gives a pytorch job's plugin --wait-master-enabled without
+// touching the caller's argument slice, and leaves any other job alone.
+func TestWithStockWait(t *testing.T) {
+	for _, c := range []struct {
+		fw       string
+		wantOK   bool
+		wantArgs []string
+	}{
+		{"pytorch", true, []string{"--master=master", "--worker=worker", "--port=23456", "--wait-master-enabled"}},
+		{"tensorflow", false, []string{"--ps=ps", "--worker=worker", "--port=2222"}},
+		{"mpi", false, []string{"--master=master", "--worker=worker", "--port=22"}},
+	} {
+		job, err := Job("j", c.fw, []TaskReplicas{{"master", 1}}, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := job.Spec.Plugins[c.fw]
+		beforeCopy := append([]string(nil), before...)
+		if ok := WithStockWait(job); ok != c.wantOK {
+			t.Errorf("%s: WithStockWait = %v, want %v", c.fw, ok, c.wantOK)
+		}
+		if diff := cmp.Diff(c.wantArgs, job.Spec.Plugins[c.fw]); diff != "" {
+			t.Errorf("%s: arguments (-want +got):\n%s", c.fw, diff)
+		}
+		if diff := cmp.Diff(beforeCopy, before); diff != "" {
+			t.Errorf("%s: the old argument slice changed (-want +got):\n%s", c.fw, diff)
+		}
+	}
+	if !IsStock(ImplStockWait) || !IsStock(ImplStock) || IsStock(ImplOurs) || IsStock(ImplOursNoWait) {
+		t.Error("IsStock: want stock and stock-wait only")
+	}
+}
