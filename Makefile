@@ -161,8 +161,8 @@ demo: binaries node-training ## Bring up a local cluster, train the examples on 
 bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones (impl in-tree; for pytorch also in-tree-wait, stock's --wait-master-enabled).
 	$(GO) run ./test/bench/report -go $(GO) -out $(CURDIR)/_output/bench
 
-# Not part of `make test`: it starts a 100-node cluster 4 times (2 rounds) and takes ~30 minutes.
-scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one, each job on a fresh cluster (~30 min).
+# Not part of `make test`: it starts a 100-node cluster 8 times a round (2 rounds; 7 before stock-wait) and takes ~35 minutes.
+scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one (impls stock, ours; ours-inline for TensorFlow, stock-wait with --wait-master-enabled for PyTorch), each job on a fresh cluster (~35 min).
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
 

@@ -24,9 +24,11 @@ const (
 // (measure.Job, measure.Plugins), so the very same Job runs under both
 // controller managers.
 //
-// inline adds --tf-config=inline to the TensorFlow job (our plugin only: the
-// in-tree one does not know the flag).
-func scaleJob(fw string, pods int, inline bool) (*batch.Job, error) {
+// impl's arguments: ours-inline adds --tf-config=inline to the TensorFlow
+// job (our plugin only: the in-tree one does not know the flag), stock-wait
+// --wait-master-enabled to the PyTorch job (measure.WithStockWait). It
+// returns an error for an unknown framework or fewer than 2 pods.
+func scaleJob(fw string, pods int, impl string) (*batch.Job, error) {
 	if pods < 2 {
 		return nil, fmt.Errorf("a %s job needs at least 2 pods, got %d", fw, pods)
 	}
@@ -41,5 +43,9 @@ func scaleJob(fw string, pods int, inline bool) (*batch.Job, error) {
 	default:
 		return nil, fmt.Errorf("unknown framework %q: want %q, %q or %q", fw, TensorFlow, MPI, PyTorch)
 	}
-	return measure.Job("scale-"+fw, fw, []measure.TaskReplicas{{Name: lead, Replicas: 1}, {Name: worker, Replicas: pods - 1}}, inline)
+	job, err := measure.Job("scale-"+fw, fw, []measure.TaskReplicas{{Name: lead, Replicas: 1}, {Name: worker, Replicas: pods - 1}}, impl == measure.ImplOursInline)
+	if err == nil && impl == measure.ImplStockWait {
+		measure.WithStockWait(job)
+	}
+	return job, err
 }

@@ -4,7 +4,8 @@
 // stock-controller-manager`), on the local cluster of package
 // internal/localcluster with many KWOK nodes.
 //
-// For every round, framework and controller manager ("impl": ours, stock) it
+// For every round, framework and controller manager ("impl": stock,
+// stock-wait, ours, ours-inline; runs says which run which job) it
 // starts a fresh cluster in --dir with that controller manager and the same
 // flags (the client QPS and burst of the controller and webhook managers
 // raised to --qps and --burst, so the API server rather than client-side rate
@@ -36,12 +37,18 @@
 // --tf-config=inline, the pods holding the whole TF_CONFIG as with stock.
 // "ours" gives it no --tf-config: the default, auto, stores the cluster by
 // reference for a job of more than about 20 pods (a cluster JSON over
-// tensorflow.AutoInlineMaxBytes), as at the default --pods.
+// tensorflow.AutoInlineMaxBytes), as at the default --pods. "stock-wait"
+// runs stock's controller manager with the PyTorch job's
+// --wait-master-enabled: the in-tree plugin then gives every worker an init
+// container that waits for the master's port, as ours does by default; the
+// report compares ours with it (not a target). With the default --impls and
+// --frameworks a round starts 8 clusters: tensorflow 3 (stock, ours,
+// ours-inline), mpi 2 (stock, ours), pytorch 3 (stock, stock-wait, ours).
 //
 // Each job starts when its fresh cluster is idle. With --profile our
 // controller manager's CPU profile of each job is saved beside scale.json.
 // It prints the medians, each round's figures, the ratios ours/stock and
-// the target checks (bound and cpu total at most 1.05; the TensorFlow job's
+// the target checks (ours/stock: bound and cpu total at most 1.05; the TensorFlow job's
 // kube-apiserver RSS growth at most 1.2× the PyTorch job's, both ours;
 // ours' TF_CONFIG in etcd at most 1 MiB per job and 2,000 B per pod),
 // writes them to <out>/scale.txt and the measurements to
@@ -51,8 +58,8 @@
 //
 // Usage:
 //
-//	scale [--rounds 2] [--nodes 100] [--pods 2000] [--impls stock,ours,ours-inline]
-//	      [--frameworks tensorflow,mpi] [--qps 5000] [--burst 10000]
+//	scale [--rounds 2] [--nodes 100] [--pods 2000] [--impls stock,stock-wait,ours,ours-inline]
+//	      [--frameworks tensorflow,mpi,pytorch] [--qps 5000] [--burst 10000]
 //	      [--dir _output/scale] [--bin-dir _output/bin] [--out _output/bench]
 //	      [--keep] [--profile]
 //	scale --in _output/bench/scale.json   # re-check saved measurements
@@ -78,6 +85,7 @@ const (
 	ImplOurs       = measure.ImplOurs
 	ImplStock      = measure.ImplStock
 	ImplOursInline = measure.ImplOursInline
+	ImplStockWait  = measure.ImplStockWait
 )
 
 // tracked are the processes whose memory the scale test reports.
@@ -98,7 +106,7 @@ func main() {
 
 func mainStatus() int {
 	var o options
-	impls, frameworks := "stock,ours,ours-inline", TensorFlow+","+MPI+","+PyTorch
+	impls, frameworks := "stock,stock-wait,ours,ours-inline", TensorFlow+","+MPI+","+PyTorch
 	flag.StringVar(&o.dir, "dir", "_output/scale", "root directory of the scale test's cluster (relative to the module root); removed after each run")
 	flag.StringVar(&o.binDir, "bin-dir", "_output/bin", "directory of the binaries built by `make binaries stock-controller-manager`")
 	flag.StringVar(&o.out, "out", "_output/bench", "directory for scale.txt and scale.json")
@@ -106,7 +114,7 @@ func mainStatus() int {
 	flag.IntVar(&o.rounds, "rounds", 2, "clusters started per controller manager (the order alternates between rounds); the report shows medians")
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
 	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
-	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, ours, ours-inline (ours with the TensorFlow job's --tf-config=inline)")
+	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, stock-wait (stock with the PyTorch job's --wait-master-enabled; pytorch only), ours, ours-inline (ours with the TensorFlow job's --tf-config=inline; tensorflow only)")
 	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: "+TensorFlow+", "+MPI+", "+PyTorch+" (the reference of the RSS target)")
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
 	flag.IntVar(&o.burst, "burst", 10000, "--kube-api-burst of the controller manager and the webhook manager, for both impls")
@@ -138,7 +146,7 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 		return nil, err
 	}
 	if slices.Contains(o.impls, measure.ImplOursNoWait) {
-		return nil, fmt.Errorf("impl %s: the scale test runs only stock, ours and ours-inline", measure.ImplOursNoWait)
+		return nil, fmt.Errorf("impl %s: the scale test runs only stock, stock-wait, ours and ours-inline", measure.ImplOursNoWait)
 	}
 	if err := measure.CheckImpls(o.impls, o.binDir); err != nil {
 		return nil, err
@@ -147,8 +155,7 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	for round := 1; round <= o.rounds; round++ {
 		for _, fw := range o.frameworks {
 			for _, impl := range measure.RoundOrder(o.impls, round) {
-				if impl == ImplOursInline && fw != TensorFlow {
-					// --tf-config changes nothing else: the other jobs would measure ours again.
+				if !runs(impl, fw) {
 					continue
 				}
 				fmt.Printf("\n== round %d of %d, %s job: %s controller manager (%s), %d nodes\n", round, o.rounds, fw, impl, measure.ImplBinary[impl], o.nodes)
@@ -164,13 +171,26 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 	return all, nil
 }
 
+// runs reports whether impl runs framework fw's job: ours-inline only the
+// TensorFlow job and stock-wait only the PyTorch job, as their arguments
+// change no other job (it would measure ours or stock again).
+func runs(impl, fw string) bool {
+	switch impl {
+	case ImplOursInline:
+		return fw == TensorFlow
+	case ImplStockWait:
+		return fw == PyTorch
+	}
+	return true
+}
+
 // runCluster measures framework fw's job with impl's controller manager on
 // a fresh cluster (measure.WithCluster); with o.profile our controller
 // manager's CPU profile of the job goes to o.out (measurer.profile).
 func runCluster(ctx context.Context, o options, impl, fw string, round int) (Measurement, error) {
 	var extra map[string][]string
 	profile := ""
-	if o.profile && impl != ImplStock {
+	if o.profile && !measure.IsStock(impl) {
 		extra = map[string][]string{localcluster.ControllerManager: measure.ProfileArgs}
 		profile = filepath.Join(o.out, fmt.Sprintf("scale-cpu-%s-%s-r%d", fw, impl, round))
 	}
@@ -180,7 +200,7 @@ func runCluster(ctx context.Context, o options, impl, fw string, round int) (Mea
 		ExtraArgs: extra,
 	}, func(cl *measure.Cluster) error {
 		m := &measurer{cl: cl, profile: profile}
-		job, err := scaleJob(fw, o.pods, impl == measure.ImplOursInline)
+		job, err := scaleJob(fw, o.pods, impl)
 		if err != nil {
 			return err
 		}

@@ -31,7 +31,7 @@ const (
 // wall-clock from the Job's create call returning; CPU is user plus system
 // time of the vc-controller-manager process.
 type Measurement struct {
-	Impl      string `json:"impl"` // "ours" or "stock"
+	Impl      string `json:"impl"` // of measure.Impls: "stock", "stock-wait", "ours", "ours-inline"
 	Round     int    `json:"round"`
 	Framework string `json:"framework"`
 	Pods      int    `json:"pods"`

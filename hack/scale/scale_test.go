@@ -20,7 +20,7 @@ import (
 // project's plugins, the pod count asked for and a gang of all pods.
 func TestScaleJob(t *testing.T) {
 	for _, fw := range []string{TensorFlow, MPI} {
-		job, err := scaleJob(fw, 2000, false)
+		job, err := scaleJob(fw, 2000, ImplOurs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,10 +45,10 @@ func TestScaleJob(t *testing.T) {
 			t.Errorf("%s: no svc plugin", fw)
 		}
 	}
-	if _, err := scaleJob("mxnet", 10, false); err == nil {
+	if _, err := scaleJob("mxnet", 10, ImplOurs); err == nil {
 		t.Error("scaleJob(mxnet): no error")
 	}
-	if _, err := scaleJob(MPI, 1, false); err == nil {
+	if _, err := scaleJob(MPI, 1, ImplOurs); err == nil {
 		t.Error("scaleJob with 1 pod: no error")
 	}
 }
@@ -188,5 +188,80 @@ func TestUnschedulable(t *testing.T) {
 		if got != c.want {
 			t.Errorf("conditions %v: unschedulable = %q, want %q", c.conds, got, c.want)
 		}
+	}
+}
+
+// ours-inline runs the TensorFlow job only and stock-wait the PyTorch job
+// only: 8 clusters a round with the defaults.
+func TestRuns(t *testing.T) {
+	got := map[string][]string{}
+	for _, fw := range []string{TensorFlow, MPI, PyTorch} {
+		for _, impl := range []string{ImplStock, ImplStockWait, ImplOurs, ImplOursInline} {
+			if runs(impl, fw) {
+				got[fw] = append(got[fw], impl)
+			}
+		}
+	}
+	want := map[string][]string{
+		TensorFlow: {ImplStock, ImplOurs, ImplOursInline},
+		MPI:        {ImplStock, ImplOurs},
+		PyTorch:    {ImplStock, ImplStockWait, ImplOurs},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("impls per job (-want +got):\n%s", diff)
+	}
+}
+
+// The job of each impl carries its arguments: stock-wait's PyTorch job
+// --wait-master-enabled (which gives the in-tree plugin's workers its wait
+// container), ours-inline's TensorFlow job --tf-config=inline; no other.
+func TestScaleJobImplArgs(t *testing.T) {
+	for _, c := range []struct {
+		fw, impl string
+		want     []string
+	}{
+		{PyTorch, ImplStockWait, []string{"--master=master", "--worker=worker", "--port=23456", "--wait-master-enabled"}},
+		{PyTorch, ImplStock, []string{"--master=master", "--worker=worker", "--port=23456"}},
+		{PyTorch, ImplOurs, []string{"--master=master", "--worker=worker", "--port=23456"}},
+		{TensorFlow, ImplOursInline, []string{"--ps=ps", "--worker=worker", "--port=2222", "--tf-config=inline"}},
+		{TensorFlow, ImplStock, []string{"--ps=ps", "--worker=worker", "--port=2222"}},
+	} {
+		job, err := scaleJob(c.fw, 10, c.impl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(c.want, job.Spec.Plugins[c.fw]); diff != "" {
+			t.Errorf("%s job, %s: arguments (-want +got):\n%s", c.fw, c.impl, diff)
+		}
+	}
+}
+
+// ours/stock-wait is printed for the PyTorch job but is not a target: ours
+// slower than stock-wait fails nothing; without stock-wait no such table.
+func TestReportStockWait(t *testing.T) {
+	s := time.Second
+	ms := []Measurement{
+		{Impl: ImplStock, Round: 1, Framework: PyTorch, Pods: 2000, Created: 10 * s, Bound: 20 * s, CPUToBound: 10 * s, CPUTotal: 10 * s},
+		{Impl: ImplStockWait, Round: 1, Framework: PyTorch, Pods: 2000, Created: 8 * s, Bound: 16 * s, CPUToBound: 8 * s, CPUTotal: 8 * s},
+		{Impl: ImplOurs, Round: 1, Framework: PyTorch, Pods: 2000, Created: 10 * s, Bound: 20 * s, CPUToBound: 10 * s, CPUTotal: 10 * s},
+	}
+	var out strings.Builder
+	if failed := report(&out, ms, targetRatio); len(failed) != 0 {
+		t.Errorf("failed targets: %v", failed)
+	}
+	words := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{
+		"pytorch stock-wait 1 8.00 16.00 8.00 8.00",
+		"Ratios ours/stock (target: at most 1.05 for [bound cpu total]): framework created bound cpu to bound cpu total holds pytorch 1.000 1.000 1.000 1.000 yes",
+		"not a target): framework created bound cpu to bound cpu total holds pytorch 1.250 1.250 1.250 1.250 (not a target)",
+	} {
+		if !strings.Contains(words, want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	report(&out, []Measurement{ms[0], ms[2]}, targetRatio)
+	if strings.Contains(out.String(), "stock-wait") {
+		t.Errorf("report without stock-wait measurements names it:\n%s", out.String())
 	}
 }
