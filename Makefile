@@ -172,6 +172,9 @@ sweep: binaries stock-controller-manager ## Sweep: 500 small jobs created at onc
 	$(BIN)/sweep -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SWEEP_FLAGS)
 # Not part of `make test`: two clusters with the real node, one after the other,
 # and STARTUP_RUNS+1 runs of each example on each (about 20 minutes with the defaults, 18 measured).
+# STARTUP_FLAGS='--impls ours,stock,stock-wait' adds a third cluster: stock with the pytorch
+# example's --wait-master-enabled; not by default, as its wait script needs nc -z, which the
+# real node's busybox lacks (hack/demo/startup.go).
 STARTUP_RUNS ?= 10
 startup: binaries stock-controller-manager stock-webhook-manager node-training ## Time to first step on the real node: each framework's example Job STARTUP_RUNS times (default 10) with our vc-controller-manager and, for pytorch, mpi and tensorflow, Volcano's stock one; create → bound → started → every rank joined → Completed, failures, restarts and the wait containers' release latency, against targets.
 	$(call local_go_build,$(BIN)/demo,./hack/demo)

@@ -13,7 +13,7 @@ import (
 
 // runResult is one run of an example's Job in make startup.
 type runResult struct {
-	// Impl is the controller manager: implOurs or implStock.
+	// Impl is the controller manager: implOurs, implStock or implStockWait.
 	Impl      string `json:"impl"`
 	Framework string `json:"framework"`
 	// Example is the example's Job name; Job is this run's (Example-r<N>).
@@ -88,7 +88,7 @@ func runLine(r runResult) string {
 		status = "FAILED"
 	}
 	t := r.Timeline
-	line := fmt.Sprintf("%-5s  %-20s %-7s  %-6s  bound %6s  started %6s  joined %6s  completed %6s",
+	line := fmt.Sprintf("%-10s  %-20s %-7s  %-6s  bound %6s  started %6s  joined %6s  completed %6s",
 		r.Impl, r.Example, n, status, stageText(t, t.Bound), stageText(t, t.Started), stageText(t, t.Joined), stageText(t, t.Completed))
 	var waits []string
 	for _, w := range r.Waits {
@@ -296,9 +296,9 @@ func writeReport(w io.Writer, results []runResult, checks []check) []string {
 		fmt.Fprintln(w, "  "+runLine(r))
 	}
 	fmt.Fprintln(w, "\nMedians over the successful runs (warm-ups left out), seconds from the create call:")
-	fmt.Fprintf(w, "  %-5s  %-20s %5s %5s %7s %10s  %7s %8s %7s %10s  %12s\n", "impl", "example", "runs", "ok", "failed", "restarted", "bound", "started", "joined", "completed", "fastest join")
+	fmt.Fprintf(w, "  %-10s  %-20s %5s %5s %7s %10s  %7s %8s %7s %10s  %12s\n", "impl", "example", "runs", "ok", "failed", "restarted", "bound", "started", "joined", "completed", "fastest join")
 	for _, s := range summarize(results) {
-		fmt.Fprintf(w, "  %-5s  %-20s %5d %5d %7d %10d  %7s %8s %7s %10s  %12s\n", s.impl, s.example, s.runs, s.ok, s.failed, s.restarted,
+		fmt.Fprintf(w, "  %-10s  %-20s %5d %5d %7d %10d  %7s %8s %7s %10s  %12s\n", s.impl, s.example, s.runs, s.ok, s.failed, s.restarted,
 			orDash(s.reached[0], s.bound), orDash(s.reached[1], s.started), orDash(s.reached[2], s.joined), orDash(s.reached[3], s.completed), orDash(s.ok, s.bestJoined))
 	}
 	fmt.Fprintln(w, "\nWait containers of ours (measured runs): release after the last dependency answered")

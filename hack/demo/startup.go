@@ -19,14 +19,18 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 )
 
 // The controller managers make startup compares, and the files in --bin-dir
 // that run each one's controller and webhook managers: stock is Volcano's
-// own pair, as a stock install runs them.
+// own pair, as a stock install runs them; stock-wait is the same pair
+// running the PyTorch examples with the in-tree plugin's
+// --wait-master-enabled (stockWaitExample).
 const (
-	implOurs  = "ours"
-	implStock = "stock"
+	implOurs      = "ours"
+	implStock     = "stock"
+	implStockWait = "stock-wait"
 )
 
 // managers are the files in --bin-dir run as a cluster's controller and
@@ -35,7 +39,8 @@ type managers struct{ controller, webhook string }
 
 var implManagers = map[string]managers{
 	implOurs:  {controller: localcluster.ControllerManager, webhook: localcluster.WebhookManager},
-	implStock: {controller: localcluster.ControllerManager + "-stock", webhook: localcluster.WebhookManager + "-stock"},
+	implStock:     {controller: localcluster.ControllerManager + "-stock", webhook: localcluster.WebhookManager + "-stock"},
+	implStockWait: {controller: localcluster.ControllerManager + "-stock", webhook: localcluster.WebhookManager + "-stock"},
 }
 
 // deleteTimeout bounds deleting a run's Job until its pods are gone.
@@ -48,7 +53,13 @@ const deleteTimeout = 3 * time.Minute
 // selected example's Job --warmup times unmeasured and then --runs times,
 // one Job at a time (run 1 of every example, then run 2, ...), and stops
 // the cluster. Stock runs only the examples marked Stock, made stock-compatible by
-// stockExample. It prints a line per run, then the report (writeReport), writes
+// stockExample; stock-wait only the PyTorch ones of those, with
+// stockWaitExample's --wait-master-enabled. stock-wait is not in the default
+// --impls: Volcano's wait script loops on `nc -z host port || echo >
+// /dev/tcp/host/port` under sh, and the real node, which pulls nothing, has
+// only Debian's busybox 1.35.0 (whose nc has no -z, whose sh no /dev/tcp)
+// and the training image (dash, no nc): every worker would wait its 300 s
+// and fail. It needs an image with such an nc loaded on the node. It prints a line per run, then the report (writeReport), writes
 // startup.txt and startup.json into --out, and returns 0 when every target
 // holds, 1 when one does not, 2 when the measurement could not run, 130 on
 // Ctrl-C.
@@ -56,7 +67,7 @@ func startupMain(ctx context.Context, root string, o options) int {
 	impls := strings.Split(o.impls, ",")
 	for _, impl := range impls {
 		if _, ok := implManagers[impl]; !ok {
-			return startupFail(fmt.Errorf("--impls: unknown %q: want %s or %s", impl, implOurs, implStock))
+			return startupFail(fmt.Errorf("--impls: unknown %q: want %s, %s or %s", impl, implOurs, implStock, implStockWait))
 		}
 	}
 	if o.runs < 1 || o.warmup < 0 {
@@ -86,16 +97,11 @@ func startupMain(ctx context.Context, root string, o options) int {
 			plan[impl] = selected
 			continue
 		}
-		for _, ex := range selected {
-			if !ex.real.Stock {
-				continue
-			}
-			s, err := stockExample(ex)
-			if err != nil {
-				return startupFail(err)
-			}
-			plan[impl] = append(plan[impl], s)
+		exs, err := stockPlan(impl, selected)
+		if err != nil {
+			return startupFail(err)
 		}
+		plan[impl] = exs
 	}
 
 	var results []runResult
@@ -150,6 +156,29 @@ func startupMain(ctx context.Context, root string, o options) int {
 func startupFail(err error) int {
 	fmt.Fprintln(os.Stderr, "startup:", err)
 	return 2
+}
+
+// stockPlan returns the examples of selected that stock impl (implStock or
+// implStockWait) runs, as it runs them: those marked Stock, made
+// stock-compatible by stockExample; for implStockWait only the PyTorch ones,
+// given --wait-master-enabled (stockWaitExample), as the argument changes no
+// other framework's Job. It returns stockExample's error.
+func stockPlan(impl string, selected []*example) ([]*example, error) {
+	var out []*example
+	for _, ex := range selected {
+		if !ex.real.Stock || impl == implStockWait && ex.framework != pytorch.Name {
+			continue
+		}
+		s, err := stockExample(ex)
+		if err != nil {
+			return nil, err
+		}
+		if impl == implStockWait {
+			s = stockWaitExample(s)
+		}
+		out = append(out, s)
+	}
+	return out, nil
 }
 
 // selectExamples picks the examples of --examples from all: "" the first

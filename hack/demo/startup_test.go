@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	intreepytorch "volcano.sh/volcano/pkg/controllers/job/plugins/distributed-framework/pytorch"
 
 	"github.com/vcplugins/framework-plugins/internal/jobtest"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
@@ -585,9 +587,9 @@ func TestWriteReport(t *testing.T) {
 	}
 	for _, want := range []string{
 		// Stages no successful run reached have no median.
-		"  ours   pytorch-digits-ddp       1     1       0          0        -        -   6.00s          -         6.00s\n",
-		"  stock  pytorch-digits-ddp       1     0       1          0        -        -       -          -             -\n",
-		"  stock  pytorch-digits-ddp   run  1   FAILED  bound      -  started      -  joined      -  completed      -\n         pod x failed\n",
+		"  ours        pytorch-digits-ddp       1     1       0          0        -        -   6.00s          -         6.00s\n",
+		"  stock       pytorch-digits-ddp       1     0       1          0        -        -       -          -             -\n",
+		"  stock       pytorch-digits-ddp   run  1   FAILED  bound      -  started      -  joined      -  completed      -\n         pod x failed\n",
 		"  FAILED ours: a wait container releases",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -625,5 +627,97 @@ func TestNinthFrameworkExample(t *testing.T) {
 	}
 	if got := picked[len(picked)-1]; got != last {
 		t.Errorf("make startup's default examples end with %s %s, not the ninth framework's", got.framework, got.file)
+	}
+}
+
+// stock-wait runs the stock PyTorch example alone, its pytorch plugin given
+// --wait-master-enabled and the node's busybox, which makes the in-tree
+// plugin add its wait-for-master container to the workers only; stock runs
+// every stock example unchanged.
+func TestStockPlan(t *testing.T) {
+	all := realExamples(t)
+	for _, tc := range []struct {
+		impl string
+		want map[string][]string // pytorch plugin's arguments by example; "-": not pytorch
+	}{
+		{implStock, map[string][]string{
+			"tf-config-check":    {"-"},
+			"pytorch-digits-ddp": {"--master=master", "--worker=worker", "--port=23456"},
+			"mpi-digits-openmpi": {"-"},
+		}},
+		{implStockWait, map[string][]string{
+			"pytorch-digits-ddp": {"--master=master", "--worker=worker", "--port=23456",
+				"--wait-master-enabled", "--wait-master-image=" + localcluster.WaitImage},
+		}},
+	} {
+		t.Run(tc.impl, func(t *testing.T) {
+			exs, err := stockPlan(tc.impl, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string][]string{}
+			for _, ex := range exs {
+				args, ok := ex.job.Spec.Plugins[pytorch.Name]
+				if !ok {
+					args = []string{"-"}
+				}
+				got[ex.job.Name] = args
+				if !ex.stock {
+					t.Errorf("%s: not marked stock", ex.job.Name)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("examples and pytorch arguments (-want +got):\n%s", diff)
+			}
+			for _, ex := range exs {
+				if ex.framework != pytorch.Name {
+					continue
+				}
+				job := ex.job.DeepCopy()
+				job.Status.ControlledResources = map[string]string{} // as the controller makes it
+				for _, task := range job.Spec.Tasks {
+					pod := jobtest.RunPod(t, intreepytorch.New, pytorch.Name, job, task.Name, 0)
+					var inits []string
+					for _, c := range pod.Spec.InitContainers {
+						inits = append(inits, c.Name+" "+c.Image)
+					}
+					var want []string
+					if tc.impl == implStockWait && task.Name == "worker" {
+						want = []string{"wait-for-master " + localcluster.WaitImage}
+					}
+					if diff := cmp.Diff(want, inits); diff != "" {
+						t.Errorf("task %s: the in-tree plugin's init containers (-want +got):\n%s", task.Name, diff)
+					}
+				}
+			}
+		})
+	}
+	// The examples themselves are left alone.
+	if ddp := exampleOf(t, "example/pytorch/pytorch-digits-ddp.yaml"); slices.Contains(ddp.job.Spec.Plugins[pytorch.Name], "--wait-master-enabled") {
+		t.Errorf("the example's own Job got %v", ddp.job.Spec.Plugins[pytorch.Name])
+	}
+}
+
+// stock-wait's runs are shown beside stock's but enter no target: ours'
+// join is compared with plain stock's only.
+func TestCheckTargetsLeaveStockWaitOut(t *testing.T) {
+	ddp := "pytorch-digits-ddp"
+	base := []runResult{
+		result(implOurs, ddp, 1, true, 6.4, 0.3), result(implOurs, ddp, 2, true, 6.2, 0.2),
+		result(implStock, ddp, 1, true, 5.5),
+	}
+	withWait := append(slices.Clone(base), result(implStockWait, ddp, 1, true, 3.0), result(implStockWait, ddp, 2, false, 0))
+	if diff := cmp.Diff(checkTargets(base, time.Second, 500*time.Millisecond), checkTargets(withWait, time.Second, 500*time.Millisecond), cmp.AllowUnexported(check{})); diff != "" {
+		t.Errorf("stock-wait's runs changed the targets (-without +with):\n%s", diff)
+	}
+	var b strings.Builder
+	writeReport(&b, withWait, nil)
+	for _, want := range []string{
+		"  stock-wait  pytorch-digits-ddp       2     1       1          0        -        -   3.00s          -         3.00s\n",
+		"  stock-wait  pytorch-digits-ddp   run  2   FAILED",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, b.String())
+		}
 	}
 }

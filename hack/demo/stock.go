@@ -11,9 +11,11 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 )
 
 // stockExample returns ex as Volcano's stock controller manager runs it,
@@ -33,7 +35,8 @@ import (
 //     "-o ConnectionAttempts=10", which would retry) and FQDN host names
 //     (orte_keep_fqdn_hostnames), are set in the launcher's template.
 //
-// The wait containers are simply not there: Volcano's plugins add none.
+// The wait containers are simply not there: Volcano's plugins add none
+// unless asked (stockWaitExample asks pytorch's).
 // It returns an error naming what Volcano's plugin cannot run.
 func stockExample(ex *example) (*example, error) {
 	known := samples.Of(ex.framework).StockFlags
@@ -65,6 +68,25 @@ func stockExample(ex *example) (*example, error) {
 	out := *ex
 	out.job, out.stock = job, true
 	return &out, nil
+}
+
+// stockWaitArgs are what stockWaitExample adds to a stock PyTorch Job's
+// plugin: Volcano's --wait-master-enabled, whose init container on every
+// worker loops on nc -z against the master's port (every 2 s, 300 s at
+// most), and --wait-master-image naming the real node's busybox, the image
+// ours' wait containers run there too: the node pulls nothing, and stock's
+// default, Docker Hub's busybox:1.36.1, is not on it. (That busybox's nc has
+// no -z, so the script never sees the master: see startupMain.)
+var stockWaitArgs = []string{"--wait-master-enabled", "--wait-master-image=" + localcluster.WaitImage}
+
+// stockWaitExample returns the stock PyTorch example ex (stockExample's)
+// with stockWaitArgs added to its pytorch plugin; ex is left alone.
+func stockWaitExample(ex *example) *example {
+	job := ex.job.DeepCopy()
+	job.Spec.Plugins[pytorch.Name] = append(job.Spec.Plugins[pytorch.Name], stockWaitArgs...)
+	out := *ex
+	out.job = job
+	return &out
 }
 
 // rewriteLauncher makes the launcher of job (task --master, Volcano's
