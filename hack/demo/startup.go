@@ -38,7 +38,7 @@ const (
 type managers struct{ controller, webhook string }
 
 var implManagers = map[string]managers{
-	implOurs:  {controller: localcluster.ControllerManager, webhook: localcluster.WebhookManager},
+	implOurs:      {controller: localcluster.ControllerManager, webhook: localcluster.WebhookManager},
 	implStock:     {controller: localcluster.ControllerManager + "-stock", webhook: localcluster.WebhookManager + "-stock"},
 	implStockWait: {controller: localcluster.ControllerManager + "-stock", webhook: localcluster.WebhookManager + "-stock"},
 }
