@@ -4,8 +4,9 @@
 # run and the host keeps what it has:
 #
 #   - Linux, root, apt-get: Debian 12 (bookworm), whose versions are pinned;
-#   - the cgroup v1 memory hierarchy (<cgroup root>/memory), which the real
-#     node needs (internal/localcluster's realNodePreflight checks the same);
+#   - cgroup v1 (the memory hierarchy at <cgroup root>/memory) or cgroup v2
+#     (<cgroup root> is cgroup2fs, with the cpu, memory and pids controllers),
+#     as internal/localcluster's realNodePreflight checks;
 #   - no container runtime or kubelet of the host's own: none of its packages
 #     (Docker's containerd.io, docker-ce, moby-*, k3s, ...), no containerd,
 #     dockerd, kubelet or k3s program that a package of ours does not own, and
@@ -21,6 +22,7 @@
 #
 # What it reads can be pointed elsewhere, so that its tests fake a machine:
 #   OS_RELEASE    (/etc/os-release)      CGROUP_ROOT (/sys/fs/cgroup)
+#   CGROUP_FSTYPE (stat -fc %T of CGROUP_ROOT: cgroup2fs on a cgroup v2 host)
 #   DPKG_QUERY    (dpkg-query)           PROC_ROOT   (/proc)
 #   RUNTIME_PATH  ($PATH and the sbin/bin dirs: where host runtimes are looked for)
 #   NODE_PREREQS_UID (id -u)             NODE_PREREQS_KERNEL (uname -s)
@@ -88,7 +90,16 @@ if [[ "$id" != debian || "$version_id" != 12 ]]; then
 fi
 
 if [[ ! -d "$cgroup_root/memory" ]]; then
-	skip "needs the cgroup v1 memory hierarchy at $cgroup_root/memory (this host has cgroup v2)"
+	fstype=${CGROUP_FSTYPE:-$(stat -fc %T "$cgroup_root" 2>/dev/null || true)}
+	if [[ "$fstype" != cgroup2fs ]]; then
+		skip "needs cgroup v1 (the memory hierarchy at $cgroup_root/memory) or v2 (cgroup2 at $cgroup_root, which is ${fstype:-unreadable} here)"
+	fi
+	controllers=" $(cat "$cgroup_root/cgroup.controllers" 2>/dev/null | tr '\n' ' ')"
+	for c in cpu memory pids; do
+		if [[ "$controllers" != *" $c "* ]]; then
+			skip "cgroup v2 at $cgroup_root lacks the $c controller (cgroup.controllers:${controllers% })"
+		fi
+	done
 fi
 
 for p in "${host_runtime_packages[@]}"; do

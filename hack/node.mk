@@ -3,7 +3,7 @@
 #
 #   make node-prereqs  install containerd, runc, CNI plugins, busybox-static and
 #                      mmdebstrap at the versions below (root on Debian 12 with
-#                      cgroup v1 and no container runtime of the host's own, and
+#                      cgroup v1 or v2 and no container runtime of the host's own, and
 #                      never replacing an installed package; elsewhere it says
 #                      why and the cluster runs KWOK nodes only)
 
@@ -25,7 +25,7 @@ node: node-prereqs ## Everything the real node needs besides the binaries: packa
 	@if [ -f $(NODE_PREREQS_STATE) ] && [ -x /bin/busybox ]; then $(MAKE) --no-print-directory node-images; \
 	else echo "real node: no images built (the real node is skipped here)"; fi
 
-node-prereqs: ## Install the real node's Debian packages (pinned; root on Debian 12 with cgroup v1, no runtime of the host's own).
+node-prereqs: ## Install the real node's Debian packages (pinned; root on Debian 12 with cgroup v1 or v2, no runtime of the host's own).
 	@mkdir -p $(dir $(NODE_PREREQS_STATE))
 	@NODE_PREREQS_STATE=$(NODE_PREREQS_STATE) hack/node-prereqs.sh $(NODE_PACKAGES)
 

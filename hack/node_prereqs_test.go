@@ -46,7 +46,8 @@ exit $found
 // machine is what the script sees of a host.
 type machine struct {
 	osRelease string   // /etc/os-release
-	cgroupV2  bool     // no <cgroup root>/memory
+	cgroupV2  string   // "": cgroup v1 (<cgroup root>/memory); else cgroup v2, its cgroup.controllers
+	fstype    string   // CGROUP_FSTYPE: stat -fc %T of the cgroup root (cgroup2fs, tmpfs)
 	uid       string   // id -u
 	dpkg      []string // FAKE_DPKG_DB lines
 	programs  []string // executables in RUNTIME_PATH
@@ -78,8 +79,8 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 	db := write("dpkg.db", strings.ReplaceAll(strings.Join(m.dpkg, "\n"), "RUNTIME", filepath.Join(dir, "runtime"))+"\n", 0o644)
 	osRelease := write("os-release", m.osRelease, 0o644)
 	cgroups := filepath.Join(dir, "cgroup")
-	if m.cgroupV2 {
-		write("cgroup/cgroup.controllers", "cpu memory pids\n", 0o644)
+	if m.cgroupV2 != "" {
+		write("cgroup/cgroup.controllers", m.cgroupV2, 0o644)
 	} else {
 		write("cgroup/memory/cgroup.procs", "", 0o644)
 	}
@@ -106,6 +107,7 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"DRY_RUN=1",
 		"OS_RELEASE=" + osRelease,
 		"CGROUP_ROOT=" + cgroups,
+		"CGROUP_FSTYPE=" + m.fstype,
 		"DPKG_QUERY=" + dpkg,
 		"FAKE_DPKG_DB=" + db,
 		"PROC_ROOT=" + filepath.Join(dir, "proc"),
@@ -202,9 +204,27 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node: the pinned packages are Debian 12's, this is debian 13" + kwok,
 		},
 		{
-			name: "cgroup v2",
-			m:    machine{osRelease: debian12, cgroupV2: true, dpkg: installedPins},
-			want: "real node: needs the cgroup v1 memory hierarchy at /cgroup/memory (this host has cgroup v2)" + kwok,
+			name:      "cgroup v2, all pins installed: up to date",
+			m:         machine{osRelease: debian12, cgroupV2: "cpuset cpu io memory hugetlb pids rdma misc\n", fstype: "cgroup2fs", dpkg: installedPins},
+			want:      "real node packages: up to date\n",
+			wantReady: true,
+		},
+		{
+			name: "cgroup v2, nothing installed: installs the pins",
+			m:    machine{osRelease: debian12, cgroupV2: "cpu memory pids\n", fstype: "cgroup2fs"},
+			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
+				"dry run: apt-get update -qq\n" +
+				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n",
+		},
+		{
+			name: "cgroup v2 without the memory controller",
+			m:    machine{osRelease: debian12, cgroupV2: "cpuset cpu io pids\n", fstype: "cgroup2fs", dpkg: installedPins},
+			want: "real node: cgroup v2 at /cgroup lacks the memory controller (cgroup.controllers: cpuset cpu io pids)" + kwok,
+		},
+		{
+			name: "neither the v1 memory hierarchy nor cgroup2",
+			m:    machine{osRelease: debian12, cgroupV2: "cpu memory pids\n", fstype: "tmpfs", dpkg: installedPins},
+			want: "real node: needs cgroup v1 (the memory hierarchy at /cgroup/memory) or v2 (cgroup2 at /cgroup, which is tmpfs here)" + kwok,
 		},
 		{
 			name: "Docker's containerd.io installed",

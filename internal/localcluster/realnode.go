@@ -77,8 +77,9 @@ const (
 	// second one on the machine would collide on the kubelet's fixed
 	// device-plugin socket, so Up refuses to start one while another exists.
 	netnsPrefix = "vcplugins-"
-	// kubeletCgroupPrefix starts the cgroup (under every v1 hierarchy) that
-	// holds all of the node's pods, so Down finds every process and cgroup.
+	// kubeletCgroupPrefix starts the cgroup (under every v1 hierarchy, or
+	// the unified one on a cgroup v2 host) that holds all of the node's pods,
+	// so Down finds every process and cgroup.
 	kubeletCgroupPrefix = "/vcplugins-"
 )
 
@@ -113,6 +114,10 @@ type RealNodeState struct {
 	// pod namespace Down deletes is a new cni-* entry that a process of the
 	// node's cgroups is in (podNetnsOf), never one of the host's.
 	NetnsBefore []string `json:"netnsBefore"`
+	// CgroupControllers are the controllers the node enabled in the unified
+	// hierarchy root's cgroup.subtree_control (a cgroup v2 host without
+	// systemd enables none); Down disables them again.
+	CgroupControllers []string `json:"cgroupControllers,omitempty"`
 }
 
 // kernelSysctls are the sysctls the kubelet sets at start unless
@@ -162,8 +167,8 @@ func realNodePreflight(cfg Config) error {
 	if os.Geteuid() != 0 {
 		return errors.New("needs root (containerd, network namespaces, cgroups)")
 	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
-		return errors.New("needs the cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+	if err := checkCgroups(cgroupRootDir, cgroupFSType(cgroupRootDir)); err != nil {
+		return err
 	}
 	for _, t := range realNodeTools {
 		if _, err := exec.LookPath(t); err != nil {
@@ -328,7 +333,23 @@ func (u *upper) realNode(ctx context.Context) error {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 	}
-	for _, hier := range cgroupHierarchies() {
+	cgroups := hostCgroupLayout()
+	if len(cgroups.v1) == 0 && cgroups.unified != "" {
+		// cgroup v2: the kubelet validates its cgroup root's controllers,
+		// which are those its parent passes on.
+		enable, err := controllersToEnable(cgroups.unified)
+		if err != nil {
+			return fmt.Errorf("cgroup v2 controllers at %s: %w", cgroups.unified, err)
+		}
+		rn.CgroupControllers = enable
+		if err := writeState(&u.state); err != nil {
+			return err
+		}
+		if err := setSubtreeControl(cgroups.unified, enable, true); err != nil {
+			return err
+		}
+	}
+	for _, hier := range cgroups.nodeHierarchies() {
 		if err := os.MkdirAll(filepath.Join(hier, rn.CgroupRoot), 0o755); err != nil {
 			return err
 		}
@@ -547,7 +568,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		TLSPrivateKeyFile: p.KubeletServingKey,
 		Authentication:    kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
 		Authorization:     kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
-		CgroupDriver:      "cgroupfs",
+		// cgroupfs on either cgroup version: the node's cgroups are one tree
+		// of its own under the hierarchy root, which no systemd manages.
+		CgroupDriver: "cgroupfs",
 		// The kubelet 1.35 refuses cgroup v1 hosts (this project's CI
 		// machines) unless told otherwise; v1 is in maintenance upstream.
 		FailCgroupV1:  ptr.To(false),

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,8 +20,9 @@ import (
 // processes were signalled: it kills what is left in the node's cgroups and
 // containerd's shims, unmounts everything under root and the pod network
 // namespaces, deletes the node's network namespace (and with it the bridge),
-// removes its cgroups and the host paths it created, and writes back the
-// sysctls. It carries on past failures and returns them all.
+// removes its cgroups (in every hierarchy, v1 and unified) and the host paths
+// it created, disables the cgroup v2 controllers it enabled, and writes back
+// the sysctls. It carries on past failures and returns them all.
 func cleanupRealNode(root string, rn *RealNodeState) error {
 	var errs []error
 	hiers := cgroupHierarchies()
@@ -74,6 +76,11 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 	}
 	for _, h := range hiers {
 		if err := removeCgroupTree(filepath.Join(h, rn.CgroupRoot)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if unified := hostCgroupLayout().unified; unified != "" {
+		if err := setSubtreeControl(unified, rn.CgroupControllers, false); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -136,20 +143,69 @@ func sysctlPath(name string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
 }
 
-// cgroupHierarchies returns the mount points of the cgroup v1 hierarchies
-// (/sys/fs/cgroup/cpu, memory, ...), each once.
-func cgroupHierarchies() []string {
-	data, err := os.ReadFile(mountinfoFile)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, m := range parseMountinfo(data) {
-		if m.fstype == "cgroup" {
-			out = append(out, m.point)
+// cgroupLayout is where the host mounts its cgroup hierarchies.
+type cgroupLayout struct {
+	// v1 are the mount points of the cgroup v1 hierarchies
+	// (/sys/fs/cgroup/cpu, memory, ...), each once.
+	v1 []string
+	// unified is the mount point of the cgroup2 (unified) hierarchy, "" if
+	// none: /sys/fs/cgroup on a host booted with cgroup v2, or an empty
+	// /sys/fs/cgroup/unified beside the v1 hierarchies on a hybrid one.
+	unified string
+}
+
+// cgroupLayoutOf reads the cgroup mounts of a mountinfo table.
+func cgroupLayoutOf(mountinfo []byte) cgroupLayout {
+	var l cgroupLayout
+	for _, m := range parseMountinfo(mountinfo) {
+		switch m.fstype {
+		case "cgroup":
+			if !slices.Contains(l.v1, m.point) {
+				l.v1 = append(l.v1, m.point)
+			}
+		case "cgroup2":
+			if l.unified == "" {
+				l.unified = m.point
+			}
 		}
 	}
-	return out
+	return l
+}
+
+// hostCgroupLayout is the layout of this host ("" and nil where its mount
+// table cannot be read).
+func hostCgroupLayout() cgroupLayout {
+	data, err := os.ReadFile(mountinfoFile)
+	if err != nil {
+		return cgroupLayout{}
+	}
+	return cgroupLayoutOf(data)
+}
+
+// nodeHierarchies are where the real node's cgroup root is made: under every
+// v1 hierarchy where there are any (the kubelet and runc then use only those,
+// also on a hybrid host), else under the unified hierarchy.
+func (l cgroupLayout) nodeHierarchies() []string {
+	if len(l.v1) > 0 || l.unified == "" {
+		return l.v1
+	}
+	return []string{l.unified}
+}
+
+// all are the mount points of every hierarchy, v1 and unified: where Down
+// looks for the node's processes and cgroups, and the host check for
+// top-level cgroups.
+func (l cgroupLayout) all() []string {
+	if l.unified == "" {
+		return l.v1
+	}
+	return append(slices.Clip(l.v1), l.unified)
+}
+
+// cgroupHierarchies returns the mount points of every cgroup hierarchy of
+// the host, v1 and unified, each once.
+func cgroupHierarchies() []string {
+	return hostCgroupLayout().all()
 }
 
 // cgroupPIDs returns the processes in cgroup (and below) of every hierarchy.

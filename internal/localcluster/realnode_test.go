@@ -72,6 +72,7 @@ func TestHostChanges(t *testing.T) {
 		Netns:     []string{"other"},
 		Sysctls:   map[string]string{"kernel.panic": "0", "vm.overcommit_memory": "0"},
 		Paths:     []string{"/run/netns"},
+		Cgroups:   []string{"/sys/fs/cgroup/init.scope"},
 	}
 	after := HostSnapshot{
 		Mounts:  []string{"/", "/proc", "/proc", "/work/x/rootfs"},
@@ -79,7 +80,9 @@ func TestHostChanges(t *testing.T) {
 		Links:   []string{"vcp0"},
 		Sysctls: map[string]string{"kernel.panic": "10", "vm.overcommit_memory": "0"},
 		Paths:   []string{"/run/netns", "/var/lib/cni"},
-		Cgroups: []string{"/sys/fs/cgroup/cpu/vcplugins-1"},
+		Cgroups: []string{"/sys/fs/cgroup/cpu/vcplugins-1", "/sys/fs/cgroup/init.scope", "/sys/fs/cgroup/vcplugins-2"},
+		// cgroup v2: the controllers the node enabled for the root's children.
+		CgroupControllers: []string{"cpu", "memory"},
 	}
 	// A process that ended is not reported: other work on the machine.
 	want := []string{
@@ -89,6 +92,9 @@ func TestHostChanges(t *testing.T) {
 		"network interface vcp0 left behind",
 		"path /var/lib/cni left behind",
 		"cgroup /sys/fs/cgroup/cpu/vcplugins-1 left behind",
+		"cgroup /sys/fs/cgroup/vcplugins-2 left behind",
+		"cgroup controller cpu left behind",
+		"cgroup controller memory left behind",
 		"sysctl kernel.panic: 0 -> 10",
 	}
 	if diff := cmp.Diff(want, HostChanges(before, after)); diff != "" {
