@@ -108,6 +108,23 @@ func controllersToEnable(dir string) ([]string, error) {
 	return out, nil
 }
 
+// controllersAdded returns the controllers the unified hierarchy's cgroup dir
+// passes on to its children now (cgroup.subtree_control) that were not among
+// before.
+func controllersAdded(dir string, before []string) ([]string, error) {
+	now, err := readControllers(filepath.Join(dir, "cgroup.subtree_control"))
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, c := range now {
+		if !slices.Contains(before, c) {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
 // setSubtreeControl enables (on) or disables controllers for the children of
 // the unified hierarchy's cgroup dir, in one write to its
 // cgroup.subtree_control ("+cpu +memory", "-cpu -memory"). Disabling fails

@@ -118,42 +118,70 @@ func TestCheckCgroups(t *testing.T) {
 }
 
 // TestSubtreeControl checks which controllers the node enables for its cgroup
-// root on a cgroup v2 host, what it writes to enable them and to disable them
-// again on Down, with a fake hierarchy root whose cgroup.subtree_control is a
-// plain file (the kernel's applies each +/- word; the file keeps the write).
+// root on a cgroup v2 host, what it writes to enable them, which ones Down
+// finds added (by the node or by runc, which enables every controller on the
+// way to a container's cgroup) and what it writes to disable those, with a
+// fake hierarchy root whose cgroup.subtree_control is a plain file (the
+// kernel's applies each +/- word; the file keeps the last write).
 func TestSubtreeControl(t *testing.T) {
 	cases := []struct {
-		name                  string
-		controllers, subtree  string
-		enable                []string
-		enableWrite, offWrite string
+		name                 string
+		controllers, subtree string
+		enable               []string
+		enableWrite          string
+		running              string // cgroup.subtree_control while the node ran
+		added                []string
+		offWrite             string
 	}{
 		{
 			name:        "no systemd: nothing enabled at the root",
 			controllers: "cpuset cpu io memory hugetlb pids rdma misc\n", subtree: "\n",
 			enable:      []string{"cpu", "cpuset", "memory", "hugetlb", "pids"},
-			enableWrite: "+cpu +cpuset +memory +hugetlb +pids", offWrite: "-cpu -cpuset -memory -hugetlb -pids",
+			enableWrite: "+cpu +cpuset +memory +hugetlb +pids",
+			running:     "cpuset cpu io memory hugetlb pids rdma misc\n",
+			added:       []string{"cpuset", "cpu", "io", "memory", "hugetlb", "pids", "rdma", "misc"},
+			offWrite:    "-cpuset -cpu -io -memory -hugetlb -pids -rdma -misc",
 		},
 		{
 			name:        "some enabled, no hugetlb in the kernel",
 			controllers: "cpuset cpu io memory pids\n", subtree: "cpu memory\n",
 			enable:      []string{"cpuset", "pids"},
-			enableWrite: "+cpuset +pids", offWrite: "-cpuset -pids",
+			enableWrite: "+cpuset +pids",
+			running:     "cpuset cpu memory pids\n",
+			added:       []string{"cpuset", "pids"},
+			offWrite:    "-cpuset -pids",
 		},
 		{
 			name:        "systemd: all enabled already, nothing written",
 			controllers: "cpuset cpu io memory hugetlb pids\n", subtree: "cpuset cpu io memory hugetlb pids\n",
-			enableWrite: "cpuset cpu io memory hugetlb pids\n", offWrite: "cpuset cpu io memory hugetlb pids\n",
+			enableWrite: "cpuset cpu io memory hugetlb pids\n",
+			running:     "cpuset cpu io memory hugetlb pids\n",
+			offWrite:    "cpuset cpu io memory hugetlb pids\n",
 		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			subtree := filepath.Join(dir, "cgroup.subtree_control")
-			for file, content := range map[string]string{"cgroup.controllers": tc.controllers, "cgroup.subtree_control": tc.subtree} {
+			write := func(file, content string) {
 				if err := os.WriteFile(filepath.Join(dir, file), []byte(content), 0o644); err != nil {
 					t.Fatal(err)
 				}
+			}
+			check := func(what, want string) {
+				got, err := os.ReadFile(subtree)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want {
+					t.Errorf("%s: cgroup.subtree_control holds %q, want %q", what, got, want)
+				}
+			}
+			write("cgroup.controllers", tc.controllers)
+			write("cgroup.subtree_control", tc.subtree)
+			before, err := readControllers(subtree)
+			if err != nil {
+				t.Fatal(err)
 			}
 			enable, err := controllersToEnable(dir)
 			if err != nil {
@@ -162,21 +190,23 @@ func TestSubtreeControl(t *testing.T) {
 			if diff := cmp.Diff(tc.enable, enable); diff != "" {
 				t.Errorf("controllersToEnable (-want +got):\n%s", diff)
 			}
-			for _, step := range []struct {
-				on   bool
-				want string
-			}{{true, tc.enableWrite}, {false, tc.offWrite}} {
-				if err := setSubtreeControl(dir, enable, step.on); err != nil {
-					t.Fatal(err)
-				}
-				got, err := os.ReadFile(subtree)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if string(got) != step.want {
-					t.Errorf("setSubtreeControl(on=%v) wrote %q, want %q", step.on, got, step.want)
-				}
+			if err := setSubtreeControl(dir, enable, true); err != nil {
+				t.Fatal(err)
 			}
+			check("enabling", tc.enableWrite)
+
+			write("cgroup.subtree_control", tc.running)
+			added, err := controllersAdded(dir, before)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.added, added); diff != "" {
+				t.Errorf("controllersAdded (-want +got):\n%s", diff)
+			}
+			if err := setSubtreeControl(dir, added, false); err != nil {
+				t.Fatal(err)
+			}
+			check("disabling", tc.offWrite)
 		})
 	}
 	if _, err := controllersToEnable(t.TempDir()); err == nil {

@@ -114,10 +114,14 @@ type RealNodeState struct {
 	// pod namespace Down deletes is a new cni-* entry that a process of the
 	// node's cgroups is in (podNetnsOf), never one of the host's.
 	NetnsBefore []string `json:"netnsBefore"`
-	// CgroupControllers are the controllers the node enabled in the unified
-	// hierarchy root's cgroup.subtree_control (a cgroup v2 host without
-	// systemd enables none); Down disables them again.
-	CgroupControllers []string `json:"cgroupControllers,omitempty"`
+	// UnifiedCgroup is the unified hierarchy's mount point where the node's
+	// cgroups are there (a cgroup v2 host), "" on a cgroup v1 host.
+	UnifiedCgroup string `json:"unifiedCgroup,omitempty"`
+	// SubtreeBefore are the controllers its root passed on to its children
+	// (cgroup.subtree_control) before the node started. The node enables
+	// those the kubelet needs, and runc all the others, for its cgroups;
+	// Down disables those that were not there before.
+	SubtreeBefore []string `json:"subtreeBefore,omitempty"`
 }
 
 // kernelSysctls are the sysctls the kubelet sets at start unless
@@ -337,11 +341,15 @@ func (u *upper) realNode(ctx context.Context) error {
 	if len(cgroups.v1) == 0 && cgroups.unified != "" {
 		// cgroup v2: the kubelet validates its cgroup root's controllers,
 		// which are those its parent passes on.
+		before, err := readControllers(filepath.Join(cgroups.unified, "cgroup.subtree_control"))
+		if err != nil {
+			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
+		}
 		enable, err := controllersToEnable(cgroups.unified)
 		if err != nil {
-			return fmt.Errorf("cgroup v2 controllers at %s: %w", cgroups.unified, err)
+			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
 		}
-		rn.CgroupControllers = enable
+		rn.UnifiedCgroup, rn.SubtreeBefore = cgroups.unified, before
 		if err := writeState(&u.state); err != nil {
 			return err
 		}

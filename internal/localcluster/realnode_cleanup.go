@@ -79,8 +79,12 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 			errs = append(errs, err)
 		}
 	}
-	if unified := hostCgroupLayout().unified; unified != "" {
-		if err := setSubtreeControl(unified, rn.CgroupControllers, false); err != nil {
+	if rn.UnifiedCgroup != "" {
+		extra, err := controllersAdded(rn.UnifiedCgroup, rn.SubtreeBefore)
+		if err == nil {
+			err = setSubtreeControl(rn.UnifiedCgroup, extra, false)
+		}
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
