@@ -203,3 +203,4 @@ clean: ## Remove build output and local cluster state.
 -include hack/installer.mk
 -include hack/node.mk
 -include hack/images.mk
+-include hack/vm.mk
