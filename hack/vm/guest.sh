@@ -9,8 +9,8 @@
 #           Debian packages up to date (make node-prereqs installs nothing)
 #   build   make binaries node-training: what the host built is reused, this
 #           repository's own binaries are rebuilt with the VM's build cache
-#   node    make local-up with the real node required, a Job of two busybox
-#           pods on it (hack/vm/real-node-job.yaml), make local-down
+#   node    local-cluster up with the real node required, a Job of two busybox
+#           pods on it (hack/vm/real-node-job.yaml), local-cluster down
 #   demo    make demo on the real node (DEMO_MODE=real)
 # node and demo check the host state around the cluster: the top-level
 # cgroups and the root's cgroup.subtree_control, network namespaces and
@@ -95,8 +95,7 @@ with_cluster_dir() {
 }
 
 # node: the local cluster with the real node required, one Job on it
-# (hack/vm/real-node-job.yaml), the node's cgroups shown, then local-down
-# (VM_DIR= keeps make local-down off this VM's own files on the tree).
+# (hack/vm/real-node-job.yaml), the node's cgroups shown, then local-down.
 node() {
 	local status=0 kubectl=$tree/_output/bin/kubectl
 	export KUBECONFIG=$tree/_output/local/kubeconfig
@@ -105,10 +104,12 @@ node() {
 	local images=/var/lib/vm-images
 	mkdir -p "$images"
 	ln -sf "$tree/_output/images/pause.tar" "$tree/_output/images/busybox.tar" "$images/"
-	# --timeout: an emulated CPU (TCG) starts the control plane in minutes;
-	# one KWOK node and no webhook manager spare it two components' work.
-	make --no-print-directory local-up LOCAL_NODES=1 LOCAL_WEBHOOK=off \
-		LOCAL_UP_FLAGS="--real-node=on --timeout=20m --image-dir=$images" || status=$?
+	# make local-up's command without its prerequisites (the build step's
+	# make binaries node, minutes when emulated). --timeout: an emulated CPU
+	# (TCG) starts the control plane in minutes; one KWOK node and no webhook
+	# manager spare it two components' work.
+	_output/bin/local-cluster up --dir _output/local --bin-dir _output/bin --nodes 1 --webhook off \
+		--real-node on --timeout 20m --image-dir "$images" || status=$?
 	if [[ $status -eq 0 ]]; then
 		"$kubectl" get nodes
 		echo "the real node's cgroups (unified hierarchy):"
@@ -122,7 +123,7 @@ node() {
 		"$kubectl" logs vm-check-server-0
 		"$kubectl" logs vm-check-client-0
 	fi
-	make --no-print-directory local-down VM_DIR= || status=1
+	_output/bin/local-cluster down --dir _output/local || status=1
 	rm -rf "$images"
 	return "$status"
 }
