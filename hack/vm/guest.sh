@@ -69,20 +69,17 @@ host_state() {
 	echo
 }
 
-# with_cluster_dir COMMAND...: runs COMMAND with the cluster's directory
-# (_output/local) on the VM's disk, where containerd's overlayfs snapshots can
-# live (not on 9p), and checks that the host state after it is as before.
-# local-cluster down unmounts the directory and removes the (empty) one of the
-# tree.
-with_cluster_dir() {
+# The cluster's directory, on the VM's disk: containerd's overlayfs snapshots
+# cannot live on 9p (the tree's _output/local).
+cluster=/var/lib/vm-local
+
+# with_host_check COMMAND...: runs COMMAND and checks that the host state after
+# it is as before.
+with_host_check() {
 	local before after status
 	before=$(host_state | sort)
-	mkdir -p /var/lib/vm-local "$tree/_output/local"
-	mount --bind /var/lib/vm-local "$tree/_output/local"
 	"$@"
 	status=$?
-	mountpoint -q "$tree/_output/local" && umount "$tree/_output/local"
-	rm -rf --one-file-system /var/lib/vm-local
 	after=$(host_state | sort)
 	if [[ "$before" != "$after" ]]; then
 		echo "host state changed (- before, + after):"
@@ -98,7 +95,7 @@ with_cluster_dir() {
 # (hack/vm/real-node-job.yaml), the node's cgroups shown, then local-down.
 node() {
 	local status=0 kubectl=$tree/_output/bin/kubectl
-	export KUBECONFIG=$tree/_output/local/kubeconfig
+	export KUBECONFIG=$cluster/kubeconfig
 	# Only the images the Job needs: the node loads every tarball of its
 	# image directory, and the training image (750 MB) takes minutes.
 	local images=/var/lib/vm-images
@@ -108,7 +105,7 @@ node() {
 	# make binaries node, minutes when emulated). --timeout: an emulated CPU
 	# (TCG) starts the control plane in minutes; one KWOK node and no webhook
 	# manager spare it two components' work.
-	_output/bin/local-cluster up --dir _output/local --bin-dir _output/bin --nodes 1 --webhook off \
+	_output/bin/local-cluster up --dir "$cluster" --bin-dir _output/bin --nodes 1 --webhook off \
 		--real-node on --timeout 20m --image-dir "$images" || status=$?
 	if [[ $status -eq 0 ]]; then
 		"$kubectl" get nodes
@@ -123,7 +120,7 @@ node() {
 		"$kubectl" logs vm-check-server-0
 		"$kubectl" logs vm-check-client-0
 	fi
-	_output/bin/local-cluster down --dir _output/local || status=1
+	_output/bin/local-cluster down --dir "$cluster" || status=1
 	rm -rf "$images"
 	return "$status"
 }
@@ -134,8 +131,9 @@ for step in ${steps//,/ }; do
 	case $step in
 	checks) run "checks: cgroup v2 and the real node's packages" checks || break ;;
 	build) run "build: make binaries node-training" make --no-print-directory binaries node-training || break ;;
-	node) run "node: local-up with the real node, a Job on it, local-down" with_cluster_dir node || break ;;
-	demo) run "demo: make demo on the real node" with_cluster_dir make demo DEMO_MODE=real || break ;;
+	node) run "node: local-up with the real node, a Job on it, local-down" with_host_check node || break ;;
+	# make demo's command after the build step's make binaries node-training.
+	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" || break ;;
 	*)
 		echo "unknown step $step"
 		rc=2
