@@ -133,7 +133,10 @@ for step in ${steps//,/ }; do
 	build) run "build: make binaries node-training" make --no-print-directory binaries node-training || break ;;
 	node) run "node: local-up with the real node, a Job on it, local-down" with_host_check node || break ;;
 	# make demo's command after the build step's make binaries node-training.
-	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" || break ;;
+	# Longer timeouts: an emulated CPU (TCG) loads the training image and
+	# trains for minutes.
+	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" \
+		--up-timeout 15m --real-job-timeout 12m || break ;;
 	*)
 		echo "unknown step $step"
 		rc=2
