@@ -36,7 +36,7 @@ if [[ -z $steps ]]; then
 	steps=checks,build,node,demo
 	if [[ $accel == tcg ]]; then
 		steps=checks,build,node
-		echo "vm: no demo step: emulated, its eleven Jobs would take hours (VM_STEPS=checks,build,node,demo runs it)"
+		echo "vm: no demo step: emulated, its Jobs do not start at the demo's pace (docs/dev/vm-test.md; VM_STEPS=checks,build,node,demo runs it)"
 	fi
 fi
 echo "vm: booting Debian 12 ($(cut -c1-12 "$dir/image.inputs")) with ${accel^^}$([[ $accel == tcg && -d /sys/module/kvm_pvm ]] && echo " (this host's KVM is PVM)"): $cpus vCPUs, $memory memory, steps $steps; console in $dir/console.log"
