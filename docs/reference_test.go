@@ -19,6 +19,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/helpflags"
 	"github.com/vcplugins/framework-plugins/pkg/args"
 	"github.com/vcplugins/framework-plugins/plugins"
+	fwsamples "github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 )
 
 // Volcano's in-tree plugins of the frameworks that have a Stock.
@@ -242,4 +243,26 @@ func checkGenerated(t *testing.T, file, key string, generate func() string) {
 		return
 	}
 	t.Errorf("%s's %s block differs from the code; go test ./docs -update rewrites it:\n%s", file, key, want)
+}
+
+// A framework's Sample.StockFlags (the flags make startup lets a stock
+// example give) are set exactly for the frameworks with a Stock, and each is
+// a flag of Volcano's in-tree plugin of the name.
+func TestSampleStockFlags(t *testing.T) {
+	for _, f := range fwsamples.Frameworks() {
+		known := f.Sample.StockFlags
+		if (f.Stock != nil) != (len(known) > 0) {
+			t.Errorf("%s: Stock %v, Sample.StockFlags %q: want both or neither", f.Name, f.Stock != nil, known)
+			continue
+		}
+		if f.Stock == nil {
+			continue
+		}
+		stock := stockFlags(t, f.Name)
+		for _, name := range known {
+			if _, ok := stock[name]; !ok {
+				t.Errorf("%s: Sample.StockFlags has %q, which Volcano's in-tree plugin does not parse", f.Name, name)
+			}
+		}
+	}
 }

@@ -15,7 +15,9 @@
 #     upgraded, replaced or removed (apt-get install --no-remove).
 #
 # Anywhere else it prints one line saying why the real node is skipped and
-# exits 0: the local cluster then runs KWOK nodes only. Where the packages are
+# exits 0: the local cluster then runs KWOK nodes only; under CI=true it
+# exits 1 instead (CI's machines run the real node: a run that would test
+# nothing on it fails). Where the packages are
 # there (installed or up to date) it exits 0 too and, if NODE_PREREQS_STATE
 # names a file, writes "ready" there (the e2e suite then requires the real
 # node); otherwise it removes that file.
@@ -28,6 +30,8 @@
 #   NODE_PREREQS_UID (id -u)             NODE_PREREQS_KERNEL (uname -s)
 #   SYSTEMD_RUN   (/run/systemd/system: there when systemd runs the host)
 #   POLICY_RC     (/usr/sbin/policy-rc.d)
+#   OWN_OUTPUT    (this project's _output: its own kubelet and containerd,
+#                  on PATH after make kubectl, are never the host's)
 # DRY_RUN=1 prints the apt-get commands instead of running them.
 set -euo pipefail
 
@@ -39,6 +43,7 @@ runtime_path=${RUNTIME_PATH:-$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr
 state=${NODE_PREREQS_STATE:-}
 systemd_run=${SYSTEMD_RUN:-/run/systemd/system}
 policy_rc=${POLICY_RC:-/usr/sbin/policy-rc.d}
+own_output=${OWN_OUTPUT:-$(cd "$(dirname "$0")/.." && pwd)/_output}
 
 # Packages of a container runtime or kubelet that is the host's own (patterns
 # as dpkg-query -W takes them). Debian's docker.io depends on Debian's
@@ -52,6 +57,10 @@ host_runtime_processes=(containerd dockerd kubelet k3s-server k3s-agent)
 [[ -n "$state" ]] && rm -f "$state"
 
 skip() {
+	if [[ "${CI:-}" == true ]]; then
+		echo "real node: $*; CI=true needs the real node (CI's machines run it), so this fails" >&2
+		exit 1
+	fi
 	echo "real node: $*; the local cluster will run KWOK nodes only"
 	exit 0
 }
@@ -121,6 +130,8 @@ for dir in "${dirs[@]}"; do
 	for prog in "${host_runtime_programs[@]}"; do
 		[[ -n "$dir" && -x "$dir/$prog" ]] || continue
 		real=$(readlink -f "$dir/$prog")
+		# This project's own binaries (make kubectl puts them on PATH).
+		[[ "$real" == "$own_output"/* ]] && continue
 		owner=$("$dpkg_query" -S "$real" 2>/dev/null | cut -d: -f1 || true)
 		mine=false
 		for o in "${ours[@]}"; do

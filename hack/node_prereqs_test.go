@@ -53,6 +53,10 @@ type machine struct {
 	programs  []string // executables in RUNTIME_PATH
 	processes []string // comm of the processes in PROC_ROOT
 	systemd   bool     // SYSTEMD_RUN exists: systemd runs the host
+	// own are executables of this project's _output/bin (OWN_OUTPUT), also
+	// in RUNTIME_PATH, as after make kubectl.
+	own []string
+	ci  bool // CI=true
 }
 
 const debian12 = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n"
@@ -88,6 +92,10 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 	for _, p := range m.programs {
 		write("runtime/"+p, "#!/bin/sh\n", 0o755)
 	}
+	write("output/bin/.keep", "", 0o644)
+	for _, p := range m.own {
+		write("output/bin/"+p, "#!/bin/sh\n", 0o755)
+	}
 	write("proc/self/comm", "bash\n", 0o644) // not a PID: never looked at
 	for i, c := range m.processes {
 		write(filepath.Join("proc", string(rune('1'+i))+"00", "comm"), c+"\n", 0o644)
@@ -111,7 +119,8 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"DPKG_QUERY=" + dpkg,
 		"FAKE_DPKG_DB=" + db,
 		"PROC_ROOT=" + filepath.Join(dir, "proc"),
-		"RUNTIME_PATH=" + filepath.Join(dir, "runtime"),
+		"RUNTIME_PATH=" + filepath.Join(dir, "output", "bin") + ":" + filepath.Join(dir, "runtime"),
+		"OWN_OUTPUT=" + filepath.Join(dir, "output"),
 		"NODE_PREREQS_STATE=" + statePath,
 		"NODE_PREREQS_UID=" + uid,
 		"NODE_PREREQS_KERNEL=Linux",
@@ -120,8 +129,14 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 	}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if m.ci {
+		cmd.Env = append(cmd.Env, "CI=true")
+	}
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("node-prereqs.sh: %v; output:\n%s", err, buf.String())
+		if !m.ci {
+			t.Fatalf("node-prereqs.sh: %v; output:\n%s", err, buf.String())
+		}
+		buf.WriteString(err.Error() + "\n")
 	}
 	b, err := os.ReadFile(statePath)
 	if err != nil && !os.IsNotExist(err) {
@@ -192,6 +207,17 @@ func TestNodePrereqs(t *testing.T) {
 			},
 			want:      "real node packages: up to date\n",
 			wantReady: true,
+		},
+		{
+			name:      "Debian 12, this project's kubelet and containerd on PATH (make kubectl): not the host's",
+			m:         machine{osRelease: debian12, dpkg: installedPins, own: []string{"kubelet", "containerd"}},
+			want:      "real node packages: up to date\n",
+			wantReady: true,
+		},
+		{
+			name: "Ubuntu 24.04 under CI=true: fails, not skipped",
+			m:    machine{osRelease: "NAME=\"Ubuntu\"\nID=ubuntu\nID_LIKE=debian\nVERSION_ID=\"24.04\"\n", ci: true},
+			want: "real node: the pinned packages are Debian 12's, this is ubuntu 24.04; CI=true needs the real node (CI's machines run it), so this fails\nexit status 1\n",
 		},
 		{
 			name: "Ubuntu 24.04",

@@ -25,6 +25,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/events"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 )
 
@@ -54,12 +55,14 @@ type example struct {
 	stock bool
 }
 
-// loadRealExamples loads the examples of package training, placed on the
-// real node.
+// loadRealExamples loads the examples that run for real (samples.Examples:
+// each framework Sample's Training, in catalog order), placed on the real
+// node.
 func loadRealExamples(root, namespace string) ([]*example, error) {
 	var out []*example
-	for i := range training.Examples {
-		ex := &training.Examples[i]
+	exs := samples.Examples()
+	for i := range exs {
+		ex := &exs[i]
 		job, err := training.LoadJob(root, ex.File)
 		if err != nil {
 			return nil, err
@@ -154,9 +157,13 @@ type run struct {
 	gone       map[string]bool        // pods deleted (a completing job deletes its running pods)
 	podGroup   string                 // message of the PodGroup while pods are unbound
 	hostfileCM string
-	// configMaps holds the data of the plugins' ConfigMaps the report reads
-	// (the MPI hostfile ConfigMap: the hostfile and the launcher's wait
-	// targets), as last seen: a completed Job's plugins delete them.
+	// judgedCMs are the ConfigMaps the judge of a real run reads
+	// (training.Example.PluginConfigMaps).
+	judgedCMs []string
+	// configMaps holds the data of the plugins' ConfigMaps the report and
+	// the judge read (hostfileCM: the MPI hostfile and the launcher's wait
+	// targets; judgedCMs), as last seen: a completed Job's plugins delete
+	// them.
 	configMaps map[string]map[string]string
 	logs       *training.LogFollower // the program's log of every pod, for real runs
 	verdict    string                // the judge's summary of a real run
@@ -240,6 +247,9 @@ func (c *clients) submitJob(ctx context.Context, ex *example) (*run, error) {
 	}
 	if _, ok := ex.job.Spec.Plugins[mpi.Name]; ok && !ex.stock {
 		r.hostfileCM = mpi.ConfigMapName(ex.job)
+	}
+	if ex.real != nil && ex.real.PluginConfigMaps != nil && !ex.stock {
+		r.judgedCMs = ex.real.PluginConfigMaps(ex.job)
 	}
 	r.submitted = time.Now()
 	created, err := c.volcano.BatchV1alpha1().Jobs(c.namespace).Create(ctx, ex.job.DeepCopy(), metav1.CreateOptions{})
@@ -432,8 +442,11 @@ func (c *clients) poll(ctx context.Context, r *run, t0 time.Time) {
 			}
 		}
 	}
-	if r.hostfileCM != "" {
-		if cm, err := c.kube.CoreV1().ConfigMaps(c.namespace).Get(ctx, r.hostfileCM, metav1.GetOptions{}); err == nil {
+	for _, name := range append([]string{r.hostfileCM}, r.judgedCMs...) {
+		if name == "" {
+			continue
+		}
+		if cm, err := c.kube.CoreV1().ConfigMaps(c.namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			if r.configMaps == nil {
 				r.configMaps = map[string]map[string]string{}
 			}
@@ -674,9 +687,11 @@ func (r *run) judge() {
 		r.verdict = "completed (stock: not judged)"
 		return
 	}
-	run := training.Run{Pods: pods, Logs: logs}
-	if h, ok := r.hostfile(); ok {
-		run.Hostfile = h
+	run := training.Run{Pods: pods, Logs: logs, ConfigMaps: map[string]map[string]string{}}
+	for _, name := range r.judgedCMs {
+		if data, ok := r.configMaps[name]; ok {
+			run.ConfigMaps[name] = data
+		}
 	}
 	summary, err := r.real.Judge(run)
 	if err != nil {

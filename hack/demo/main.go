@@ -6,7 +6,8 @@
 // one result line per Job, and stops the cluster again if it started it.
 //
 // --mode real runs the examples that train (or check a framework's contract)
-// on the real node, judged by package internal/training; --mode kwok runs the
+// on the real node (samples.Examples: each framework Sample's Training, in
+// catalog order), judged by their Samples' judges; --mode kwok runs the
 // minimal Job of every framework (example/<framework>/<framework>.yaml) on the
 // KWOK nodes; the default, auto (DEMO_MODE in the environment), is real where
 // the real node and the training image are there.

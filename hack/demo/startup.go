@@ -47,7 +47,7 @@ const deleteTimeout = 3 * time.Minute
 // one, whose admission of Jobs and pods a stock install pays for), runs every
 // selected example's Job --warmup times unmeasured and then --runs times,
 // one Job at a time (run 1 of every example, then run 2, ...), and stops
-// the cluster. Stock runs only the stockExamples, made stock-compatible by
+// the cluster. Stock runs only the examples marked Stock, made stock-compatible by
 // stockExample. It prints a line per run, then the report (writeReport), writes
 // startup.txt and startup.json into --out, and returns 0 when every target
 // holds, 1 when one does not, 2 when the measurement could not run, 130 on
@@ -87,7 +87,7 @@ func startupMain(ctx context.Context, root string, o options) int {
 			continue
 		}
 		for _, ex := range selected {
-			if !slices.Contains(stockExamples, ex.file) {
+			if !ex.real.Stock {
 				continue
 			}
 			s, err := stockExample(ex)
@@ -153,7 +153,7 @@ func startupFail(err error) int {
 }
 
 // selectExamples picks the examples of --examples from all: "" the first
-// example of each framework (in training.Examples' order), "all" every one,
+// example of each framework (in samples.Examples' order), "all" every one,
 // else the comma-separated Job names or files. It returns an error naming an
 // unknown one.
 func selectExamples(all []*example, which string) ([]*example, error) {

@@ -17,6 +17,8 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/ninthtest"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
@@ -38,8 +40,8 @@ func stampedLines(pairs ...any) []training.LogLine {
 	return out
 }
 
-// exampleOf loads the real example of file as make startup does.
-func exampleOf(t *testing.T, file string) *example {
+// realExamples loads the real examples as make startup does.
+func realExamples(t *testing.T) []*example {
 	t.Helper()
 	root, err := localcluster.ModuleRoot()
 	if err != nil {
@@ -49,6 +51,13 @@ func exampleOf(t *testing.T, file string) *example {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return all
+}
+
+// exampleOf loads the real example of file as make startup does.
+func exampleOf(t *testing.T, file string) *example {
+	t.Helper()
+	all := realExamples(t)
 	for _, ex := range all {
 		if ex.file == file {
 			return ex
@@ -497,24 +506,31 @@ func TestStockExample(t *testing.T) {
 	}
 }
 
-// Every stock example is an example, and the stock variant of each loads.
-func TestStockExamplesExist(t *testing.T) {
-	for _, file := range stockExamples {
-		if _, err := stockExample(exampleOf(t, file)); err != nil {
-			t.Errorf("%s: %v", file, err)
+// The stock variant of every example marked Stock loads, one per framework
+// with an in-tree plugin; the variant of another example's is refused.
+func TestStockExamples(t *testing.T) {
+	all := realExamples(t)
+	var got []string
+	for _, ex := range all {
+		if !ex.real.Stock {
+			continue
 		}
+		got = append(got, ex.file)
+		if _, err := stockExample(ex); err != nil {
+			t.Errorf("%s: %v", ex.file, err)
+		}
+	}
+	want := []string{"example/tensorflow/tensorflow-contract.yaml", "example/pytorch/pytorch-digits-ddp.yaml", "example/mpi/mpi-digits-openmpi.yaml"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("stock examples (-want +got):\n%s", diff)
+	}
+	if _, err := stockExample(exampleOf(t, "example/dask/dask-digits.yaml")); err == nil || !strings.Contains(err.Error(), "Volcano has no in-tree dask plugin") {
+		t.Errorf("the dask example's stock variant: %v", err)
 	}
 }
 
 func TestSelectExamples(t *testing.T) {
-	root, err := localcluster.ModuleRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := loadRealExamples(root, "startup")
-	if err != nil {
-		t.Fatal(err)
-	}
+	all := realExamples(t)
 	names := func(exs []*example) []string {
 		var out []string
 		for _, ex := range exs {
@@ -527,7 +543,7 @@ func TestSelectExamples(t *testing.T) {
 		want    []string
 		wantErr string
 	}{
-		{which: "", want: []string{"pytorch-digits-ddp", "mpi-digits-openmpi", "tf-config-check", "mxnet-dmlc-check", "xgboost-digits", "dask-digits", "paddle-check", "jax-contract-check"}},
+		{which: "", want: []string{"tf-config-check", "pytorch-digits-ddp", "mpi-digits-openmpi", "mxnet-dmlc-check", "xgboost-digits", "dask-digits", "jax-contract-check", "paddle-check"}},
 		{which: "tf-config-check,example/mpi/mpi-digits-mpich.yaml", want: []string{"tf-config-check", "mpi-digits-mpich"}},
 		{which: "nope", wantErr: `--examples: no example "nope"`},
 	} {
@@ -541,8 +557,8 @@ func TestSelectExamples(t *testing.T) {
 			}
 		})
 	}
-	if got, _ := selectExamples(all, "all"); len(got) != len(training.Examples) {
-		t.Errorf("all: %d examples, want %d", len(got), len(training.Examples))
+	if got, _ := selectExamples(all, "all"); len(got) != len(samples.Examples()) {
+		t.Errorf("all: %d examples, want %d", len(got), len(samples.Examples()))
 	}
 }
 
@@ -590,5 +606,24 @@ func TestLastWords(t *testing.T) {
 		if got := lastWords(tc.log); got != tc.want {
 			t.Errorf("lastWords(%q) = %q, want %q", tc.log, got, tc.want)
 		}
+	}
+}
+
+// A ninth framework's example (ninthtest.Register: the catalog and the
+// samples alone) is among the demo's real examples, last, and the first
+// of each framework make startup picks by default.
+func TestNinthFrameworkExample(t *testing.T) {
+	ninthtest.Register(t)
+	all := realExamples(t)
+	last := all[len(all)-1]
+	if last.framework != ninthtest.Name || last.file != ninthtest.Example.File || last.real.What != ninthtest.Example.What {
+		t.Errorf("the last real example is %s %s (%s), want the ninth framework's", last.framework, last.file, last.real.What)
+	}
+	picked, err := selectExamples(all, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := picked[len(picked)-1]; got != last {
+		t.Errorf("make startup's default examples end with %s %s, not the ninth framework's", got.framework, got.file)
 	}
 }

@@ -12,42 +12,18 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/pkg/framework"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/pytorch"
-	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
-
-// stockExamples are the examples (training.Example.File) that make startup
-// also runs under Volcano's stock controller manager, made stock-compatible
-// by stockExample: one per framework Volcano has an in-tree plugin for
-// (pytorch, mpi, tensorflow), each one that plugin can run at all. The
-// torchrun examples need the PET_* variables Volcano's pytorch plugin does
-// not set (and the worker-only one a master task), and MPICH's mpiexec would
-// need a rewriting of its own.
-var stockExamples = []string{
-	"example/pytorch/pytorch-digits-ddp.yaml",
-	"example/mpi/mpi-digits-openmpi.yaml",
-	"example/tensorflow/tensorflow-contract.yaml",
-}
-
-// stockFlags are the flags of Volcano's in-tree plugins
-// (pkg/controllers/job/plugins/distributed-framework, the same in v1.15.1
-// and v1.14.1) that the stock examples may give, by framework: the role
-// names and the port (pytorch's --wait-master-* are left out; no stock
-// example gives them). The plugins parse with flag.ContinueOnError and stop
-// at the first flag they do not know, ignoring the rest: an argument outside
-// theirs would silently change the Job.
-var stockFlags = map[string][]string{
-	pytorch.Name:    {"master", "worker", "port"},
-	mpi.Name:        {"master", "worker", "port"},
-	tensorflow.Name: {"ps", "worker", "chief", "evaluator", "port"},
-}
 
 // stockExample returns ex as Volcano's stock controller manager runs it,
 // with nothing that would help it start faster than a stock user's Job:
 //
 //   - the framework plugin's arguments unchanged, after checking that the
-//     in-tree plugin knows every one;
+//     in-tree plugin knows every one (its framework's Sample.StockFlags:
+//     the plugins parse with flag.ContinueOnError and stop at the first
+//     flag they do not know, ignoring the rest, so an argument outside
+//     theirs would silently change the Job);
 //   - Volcano's svc plugin (and ssh for mpi) listed, as the example lists
 //     them (Volcano's own webhook would add them too);
 //   - mpi (Open MPI): the in-tree plugin writes no hostfile and sets no MCA
@@ -60,8 +36,8 @@ var stockFlags = map[string][]string{
 // The wait containers are simply not there: Volcano's plugins add none.
 // It returns an error naming what Volcano's plugin cannot run.
 func stockExample(ex *example) (*example, error) {
-	known, ok := stockFlags[ex.framework]
-	if !ok {
+	known := samples.Of(ex.framework).StockFlags
+	if len(known) == 0 {
 		return nil, fmt.Errorf("%s: Volcano has no in-tree %s plugin", ex.file, ex.framework)
 	}
 	job := ex.job.DeepCopy()

@@ -1,10 +1,10 @@
 // Package sample holds the Sample type: what the project's generated tests and
 // its tools need to know of a framework beyond its framework.Framework (its
-// role flags, flags, valid and bad arguments, the roles a benchmark scales and
-// a check of an injected pod). Each framework's Sample lives in a package of
-// its own beside the plugin (plugins/<framework>/<framework>sample), paired
-// with the framework by plugins/catalog/samples, so that neither manager links
-// any of it.
+// role flags, flags, valid and bad arguments, the roles a benchmark scales, a
+// check of an injected pod, and its examples that run for real with their
+// judges). Each framework's Sample lives in a package of its own beside the
+// plugin (plugins/<framework>/<framework>sample), paired with the framework by
+// plugins/catalog/samples, so that neither manager links any of it.
 package sample
 
 import (
@@ -15,13 +15,14 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 )
 
 // Sample describes a framework to the project's generated tests and
 // tools: the malformed and edited Jobs of webhook/webhooktest (and so the fuzz
-// corpus), the plugin benchmarks of test/bench, the sweep's jobs and the
-// install test's. Each framework's sample package fills its own, so that
+// corpus), the plugin benchmarks of test/bench, the sweep's jobs, the install
+// test's, and the real-node Jobs of make demo and the e2e suite. Each framework's sample package fills its own, so that
 // adding a framework needs no line in those tests and tools: they range over
 // samples.Frameworks.
 type Sample struct {
@@ -60,6 +61,20 @@ type Sample struct {
 	Check func(c Pod) error
 	// Install is the framework's Job in make test-install.
 	Install Install
+	// Training are the framework's examples that run for real on the real
+	// node (training, or a contract check where Debian packages no
+	// framework), each with its judge, in the order make demo runs them
+	// (samples.Examples).
+	Training []training.Example
+	// StockFlags are the flags of Volcano's in-tree plugin of the
+	// framework's name (pkg/controllers/job/plugins/distributed-framework,
+	// the same in v1.15.1 and v1.14.1) that an example marked Stock may give
+	// (make startup); none when Volcano has no such plugin.
+	StockFlags []string
+	// Hellos are the framework's examples that run as written on public
+	// images (its minimal example, and others of its plugin such as
+	// README's), for the e2e suite (samples.Hellos).
+	Hellos []training.Hello
 }
 
 // Install is what make test-install (hack/installtest) needs besides the

@@ -1,8 +1,12 @@
-// Package training describes the example Jobs of example/ that run for real
-// on the local cluster's real node (training jobs, and contract checks for the
-// frameworks Debian does not package), and judges what their pods printed.
-// `make demo` and the e2e suite run the same examples with the same
-// judgement.
+// Package training has the types of the example Jobs of example/ that run
+// for real (Example: on the local cluster's real node, training jobs and
+// contract checks for the frameworks Debian does not package; Hello: as
+// written, on public images) and what running and judging them shares:
+// loading, placing on the real node, following the pods' logs, when every
+// rank joined, and the judge of the digits programs. Each framework's
+// examples and their judges are in its Sample (plugins/<framework>/
+// <framework>sample); plugins/catalog/samples lists them all (Examples,
+// Hellos), which `make demo` and the e2e suite run with the same judgement.
 package training
 
 import (
@@ -18,14 +22,6 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
-	"github.com/vcplugins/framework-plugins/plugins/dask"
-	"github.com/vcplugins/framework-plugins/plugins/jax"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
-	"github.com/vcplugins/framework-plugins/plugins/mxnet"
-	"github.com/vcplugins/framework-plugins/plugins/paddle"
-	"github.com/vcplugins/framework-plugins/plugins/pytorch"
-	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
-	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
 
 // ImageTar is the training image (Debian's python3-torch 1.13, python3-sklearn,
@@ -44,6 +40,11 @@ type Example struct {
 	// and the network they describe) that runs no framework code, where no
 	// Debian package of the framework exists.
 	Contract bool
+	// Stock is set for an example that make startup also runs under
+	// Volcano's stock controller manager (hack/demo's stockExample makes it
+	// stock-compatible): one per framework that Volcano has an in-tree
+	// plugin of (its Sample's StockFlags), one that plugin can run at all.
+	Stock bool
 	// File is the Job's YAML, relative to the module root.
 	File string
 	// ConfigMap is the ConfigMap the Job mounts its program from; Programs
@@ -62,6 +63,11 @@ type Example struct {
 	// contract checks, a process that serves others, such as the chief or
 	// process 0, prints it once it serves).
 	Joined Joined
+	// PluginConfigMaps, if set, names the ConfigMaps of the Job (as
+	// created) that its plugin writes and Judge reads (Run.ConfigMaps).
+	// Whoever runs the example keeps their data as last seen: a completed
+	// Job's plugin deletes them.
+	PluginConfigMaps func(job *batch.Job) []string
 	// Listening, if set, matches the line a pod that others wait for
 	// (pkg/wait) prints once its port accepts connections: the moment that
 	// dependency answers. Nil where the program prints nothing at that
@@ -76,107 +82,9 @@ type Run struct {
 	// Logs are their Container logs by pod name ("" for a pod whose log
 	// could not be read).
 	Logs map[string]string
-	// Hostfile is the content of the mpi plugin's hostfile ConfigMap as the
-	// Job had it ("" for a Job without the mpi plugin).
-	Hostfile string
-}
-
-// The first lines of the programs (Example.Joined) and the lines that say a
-// dependency's port is open (Example.Listening), as example/*/*.py print
-// them; dask's scheduler and workers and the MPI workers' sshd log theirs.
-var (
-	// sshd -De: "Server listening on 0.0.0.0 port 2222." once it accepts.
-	sshdListening = regexp.MustCompile(`^Server listening on \S+ port \d+\.$`)
-	// tf_config_check.py: "chief:0 serves HOST:PORT" right after it binds.
-	tfServes = regexp.MustCompile(`^(?P<rank>\w+:\d+) serves \S+$`)
-	// dmlc_check.py: the scheduler's first registration; a server's or
-	// worker's listing from the scheduler (ps-lite's start-up done).
-	dmlcJoined = regexp.MustCompile(`^(?:scheduler: registered (?:server|worker) \S+$|(?:server|worker) \d+: the scheduler listed \d+ nodes$)`)
-	// train_xgboost.py, once the collective is up.
-	xgboostJoined = regexp.MustCompile(`^rank (?P<rank>\d+) of (?P<world>\d+) joined tracker at `)
-	// distributed 2022.12: "Scheduler at: tcp://..." once the scheduler
-	// listens, a worker's "Registered to: tcp://..."; dask_digits.py's
-	// client: "client: connected to the scheduler at ...".
-	daskSchedulerAt = regexp.MustCompile(`Scheduler at:\s+\S+$`)
-	daskJoined      = regexp.MustCompile(`(?:^client: connected to the scheduler at |Registered to:\s+\S+$|Scheduler at:\s+\S+$)`)
-	// paddle_check.py: rank 0 serves the rendezvous; the others print
-	// nothing before their verdict.
-	paddleServes = regexp.MustCompile(`^\S+: serves the rendezvous at `)
-	paddleJoined = regexp.MustCompile(`^(?:\S+: serves the rendezvous at |paddle \w+ rank \d+ of \d+ on \S+: OK)`)
-	// jax_check.py: process 0 serves the coordinator; the others print once
-	// the coordinator has answered every registration.
-	jaxServes = regexp.MustCompile(`^process 0 of \d+: coordinator serves `)
-	jaxJoined = regexp.MustCompile(`^process \d+ of \d+: (?:coordinator serves |OK, registered with the coordinator at )`)
-)
-
-// Examples are the Jobs that run for real, in the order `make demo` shows them.
-var Examples = []Example{
-	{
-		Framework: pytorch.Name, What: "DDP with env://, master and 2 workers",
-		File: "example/pytorch/pytorch-digits-ddp.yaml", ConfigMap: "pytorch-digits",
-		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
-		Judge: judgeDigits(3, 3, false), Joined: Joined{Line: DigitsJoinedLine},
-	},
-	{
-		Framework: pytorch.Name, What: "torchrun from the PET_* variables only, worker-only",
-		File: "example/pytorch/pytorch-digits-torchrun.yaml", ConfigMap: "pytorch-digits",
-		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
-		Judge: judgeDigits(3, 3, false), Joined: Joined{Line: DigitsJoinedLine},
-	},
-	{
-		Framework: pytorch.Name, What: "elastic torchrun with c10d, --min-nodes=2 --max-nodes=3",
-		File: "example/pytorch/pytorch-digits-elastic.yaml", ConfigMap: "pytorch-digits",
-		Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
-		Judge: judgeDigits(2, 3, true), Joined: Joined{Line: DigitsJoinedLine},
-	},
-	{
-		Framework: mpi.Name, What: "Open MPI: mpirun over ssh, the hostfile and OMPI_* only, mpi4py allreduce",
-		File: "example/mpi/mpi-digits-openmpi.yaml", ConfigMap: "mpi-digits",
-		Programs: []string{"example/mpi/train_mpi.py"}, Container: "mpi",
-		Judge: judgeMPI, Joined: Joined{Line: DigitsJoinedLine}, Listening: sshdListening,
-	},
-	{
-		Framework: mpi.Name, What: "MPICH: Hydra's mpiexec over ssh without -localhost",
-		File: "example/mpi/mpi-digits-mpich.yaml", ConfigMap: "mpi-digits",
-		Programs: []string{"example/mpi/train_mpi.py"}, Container: "mpi",
-		Judge: judgeMPI, Joined: Joined{Line: DigitsJoinedLine}, Listening: sshdListening,
-	},
-	{
-		Framework: tensorflow.Name, What: "TF_CONFIG contract check: chief, ps and 2 workers reach each other", Contract: true,
-		File: "example/tensorflow/tensorflow-contract.yaml", ConfigMap: "tf-config-check",
-		Programs: []string{"example/tensorflow/tf_config_check.py"}, Container: "tensorflow",
-		Judge: judgeTFConfig, Joined: Joined{Line: tfServes}, Listening: tfServes,
-	},
-	{
-		Framework: mxnet.Name, What: "DMLC_* contract check: ps-lite start-up with scheduler, 2 servers and 2 workers", Contract: true,
-		File: "example/mxnet/mxnet-contract.yaml", ConfigMap: "dmlc-check",
-		Programs: []string{"example/mxnet/dmlc_check.py"}, Container: "mxnet",
-		Judge: judgeDMLC, Joined: Joined{Line: dmlcJoined},
-	},
-	{
-		Framework: xgboost.Name, What: "XGBoost collective: the master's tracker and 3 ranks on sharded digits, one model",
-		File: "example/xgboost/xgboost-digits.yaml", ConfigMap: "xgboost-digits",
-		Programs: []string{"example/xgboost/train_xgboost.py"}, Container: "xgboost",
-		Judge: judgeXGBoost, Joined: Joined{Line: xgboostJoined},
-	},
-	{
-		Framework: dask.Name, What: "dask scheduler, 2 dask workers and a client, all from DASK_SCHEDULER_ADDRESS: the digits fitted on both workers",
-		File: "example/dask/dask-digits.yaml", ConfigMap: "dask-digits",
-		Programs: []string{"example/dask/dask_digits.py"}, Container: "dask",
-		Judge: judgeDask, Joined: Joined{Line: daskJoined}, Listening: daskSchedulerAt,
-	},
-	{
-		Framework: paddle.Name, What: "PADDLE_* contract check: the launcher's rendezvous and collective start-up with 3 workers", Contract: true,
-		File: "example/paddle/paddle-contract.yaml", ConfigMap: "paddle-check",
-		Programs: []string{"example/paddle/paddle_check.py"}, Container: "paddle",
-		Judge: judgePaddle, Joined: Joined{Line: paddleJoined}, Listening: paddleServes,
-	},
-	{
-		Framework: jax.Name, What: "JAX contract check: 3 processes register with process 0's coordinator", Contract: true,
-		File: "example/jax/jax-contract.yaml", ConfigMap: "jax-check",
-		Programs: []string{"example/jax/jax_check.py"}, Container: "jax",
-		Judge: judgeJAX, Joined: Joined{Line: jaxJoined}, Listening: jaxServes,
-	},
+	// ConfigMaps are the data of the Example's PluginConfigMaps as last
+	// seen, by name; one never seen is missing.
+	ConfigMaps map[string]map[string]string
 }
 
 // LoadJob reads the Volcano Job of file (relative to root) strictly.

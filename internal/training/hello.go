@@ -17,10 +17,11 @@ import (
 // Image is ImageTar's image reference, present only on the real node.
 const Image = "localhost/framework-plugins/training:local"
 
-// LocalImages maps each public image of the Hellos to the local image with
-// the same interpreter and tools (python3; Open MPI, mpi4py and sshd), for a
-// node that pulls nothing: the real node, in the e2e suite and the install
-// test. A Hello with an image missing here cannot run there (Localize fails).
+// LocalImages maps each public image of the Hellos (sample.Sample.Hellos) to
+// the local image with the same interpreter and tools (python3; Open MPI,
+// mpi4py and sshd), for a node that pulls nothing: the real node, in the e2e
+// suite and the install test. A Hello with an image missing here cannot run
+// there (Localize fails).
 var LocalImages = map[string]string{
 	"python:3.12-slim":          Image,
 	"mpioperator/openmpi:0.5.0": Image,
@@ -29,7 +30,11 @@ var LocalImages = map[string]string{
 
 // Hello is an example Job that runs as written on any cluster that can pull
 // its public images, and finishes in under a minute: a check of what its
-// framework plugin injects, in place of a framework program.
+// framework plugin injects, in place of a framework program. The examples a
+// user meets first (README's "A Job", docs/install.md's Verify, the chart's
+// NOTES) and the minimal example of every framework are Hellos; the GPU
+// examples (example/*/*-gpu.yaml) are not: they need GPUs (the e2e suite
+// gang-schedules them on KWOK GPU nodes).
 type Hello struct {
 	// Source is the file, relative to the module root, that holds the Job:
 	// a Job of example/, or a Markdown file whose yaml block holds Job Name.
@@ -46,56 +51,10 @@ type Hello struct {
 	PerPod int
 }
 
-// qualified matches what follows <hostname>.<subdomain> in the hosts the
+// Qualified matches what follows <hostname>.<subdomain> in the hosts the
 // plugins inject: .<namespace>.svc.cluster.local (the local cluster's domain,
-// in any namespace).
-const qualified = `\.[a-z0-9-]+\.svc\.cluster\.local`
-
-// Hellos are the examples a user meets first (README's "A Job",
-// docs/install.md's Verify, the chart's NOTES) and the minimal example of
-// every framework. The GPU examples (example/*/*-gpu.yaml) are not here:
-// they need GPUs (the e2e suite gang-schedules them on KWOK GPU nodes).
-var Hellos = []Hello{
-	{
-		Source: "README.md", Name: "tf-readme", Container: "tensorflow",
-		Success: regexp.MustCompile(`(?m)^(ps|worker) \d+: OK$`), Tasks: []string{"ps", "worker"}, PerPod: 1,
-	},
-	{
-		Source: "example/tensorflow/tensorflow.yaml", Name: "tf-dist", Container: "tensorflow",
-		Success: regexp.MustCompile(`(?m)^(ps|worker):\d+: OK, reached and heard from 2 tasks$`), Tasks: []string{"ps", "worker"}, PerPod: 1,
-	},
-	{
-		Source: "example/pytorch/pytorch.yaml", Name: "pytorch-dist", Container: "pytorch",
-		Success: regexp.MustCompile(`(?m)^rank [0-2]: OK, (all 3 ranks joined at|joined the master at) pytorch-dist-master-0\.pytorch-dist` + qualified + `:23456`), Tasks: []string{"master", "worker"}, PerPod: 1,
-	},
-	{
-		Source: "example/mxnet/mxnet.yaml", Name: "mxnet-dist", Container: "mxnet",
-		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 1 servers and 2 workers registered|(server|worker) mxnet-dist-(server|worker)-\d: OK, registered with the scheduler at mxnet-dist-scheduler-0\.mxnet-dist` + qualified + `:9091)$`), Tasks: []string{"scheduler", "server", "worker"}, PerPod: 1,
-	},
-	{
-		Source: "example/mpi/mpi.yaml", Name: "mpi-dist", Container: "mpi",
-		Success: regexp.MustCompile(`(?m)^rank [01] of 2 on mpi-dist-worker-[01]$`), Tasks: []string{"master"}, PerPod: 2,
-	},
-	{
-		Source: "example/chainermn/chainermn.yaml", Name: "chainermn-example", Container: "master",
-		Success: regexp.MustCompile(`(?m)^rank [0-2] of 3 on chainermn-example-worker-[0-2]: allreduce 3 OK$`), Tasks: []string{"master"}, PerPod: 3,
-	}, {
-		Source: "example/dask/dask.yaml", Name: "dask-dist", Container: "dask",
-		Success: regexp.MustCompile(`(?m)^(scheduler: OK, 2 workers \(dask-dist-worker-0 dask-dist-worker-1\) and 1 client connected|(worker dask-dist-worker-[01]|client): OK, connected to the scheduler at tcp://dask-dist-scheduler-0\.dask-dist` + qualified + `:8786)$`), Tasks: []string{"scheduler", "worker", "client"}, PerPod: 1,
-	},
-	{
-		Source: "example/xgboost/xgboost.yaml", Name: "xgboost-dist", Container: "xgboost",
-		Success: regexp.MustCompile(`(?m)^(master: OK, ranks 1 to 2 joined|rank [12] of 3: OK, joined) the tracker at xgboost-dist-master-0\.xgboost-dist` + qualified + `:9999$`), Tasks: []string{"master", "worker"}, PerPod: 1,
-	},
-	{
-		Source: "example/paddle/paddle.yaml", Name: "paddle-dist", Container: "paddle",
-		Success: regexp.MustCompile(`(?m)^(rank 0 paddle-dist-worker-0: OK, served the rendezvous at [0-9a-f.:]+:36543 to 2 nodes of job paddle-dist|node paddle-dist-worker-[12]: OK, registered at the rendezvous paddle-dist-worker-0\.paddle-dist` + qualified + `:36543 of job paddle-dist with 3 nodes)$`), Tasks: []string{"worker"}, PerPod: 1,
-	},
-	{
-		Source: "example/jax/jax.yaml", Name: "jax-dist", Container: "jax",
-		Success: regexp.MustCompile(`(?m)^process [0-2] of 3: OK, (all 3 processes registered at|registered with the coordinator at) jax-dist-worker-0\.jax-dist` + qualified + `:6666$`), Tasks: []string{"worker"}, PerPod: 1,
-	},
-}
+// in any namespace), for the Hellos' Success patterns.
+const Qualified = `\.[a-z0-9-]+\.svc\.cluster\.local`
 
 // Localize swaps every container image of job for its LocalImages entry. It
 // fails on an image without one. It returns job.

@@ -108,7 +108,9 @@ func taskPod(name, task string) *corev1.Pod {
 func TestJoinedAt(t *testing.T) {
 	job := &batch.Job{Spec: batch.JobSpec{Tasks: []batch.TaskSpec{{Name: "master", Replicas: 1}, {Name: "worker", Replicas: 2}}}}
 	pods := []*corev1.Pod{taskPod("j-master-0", "master"), taskPod("j-worker-0", "worker"), taskPod("j-worker-1", "worker")}
-	tf := Joined{Line: tfServes}
+	// A line that names its rank but not the world, as tf_config_check.py's
+	// "chief:0 serves HOST:PORT" (tensorflowsample).
+	tf := Joined{Line: regexp.MustCompile(`^(?P<rank>\w+:\d+) serves \S+$`)}
 	for _, tc := range []struct {
 		name    string
 		joined  Joined
@@ -211,101 +213,6 @@ func TestJoinedAt(t *testing.T) {
 			}
 			if (err == nil) != (tc.wantErr == "") || err != nil && !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one containing %q", err, tc.wantErr)
-			}
-		})
-	}
-}
-
-// The first lines and listening lines of every example as its program (or
-// dask, or sshd) prints them: Joined.Line must match the first, Listening
-// the second, and neither a line printed before.
-func TestExampleLines(t *testing.T) {
-	type sample struct {
-		joined, listening []string
-		// neither are lines printed earlier that must match neither.
-		neither []string
-	}
-	samples := map[string]sample{
-		"example/pytorch/pytorch-digits-ddp.yaml": {
-			joined: []string{"rank 0 of 3 joined on pytorch-digits-ddp-master-0"},
-		},
-		"example/pytorch/pytorch-digits-torchrun.yaml": {
-			joined: []string{"[default0]:rank 2 of 3 joined on pytorch-digits-torchrun-worker-2"},
-		},
-		"example/pytorch/pytorch-digits-elastic.yaml": {
-			joined:  []string{"[default0]:rank 1 of 2 joined on e-worker-0"},
-			neither: []string{"INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers."},
-		},
-		"example/mpi/mpi-digits-openmpi.yaml": {
-			joined:    []string{"rank 1 of 2 joined on mpi-digits-openmpi-worker-1"},
-			listening: []string{"Server listening on 0.0.0.0 port 2222.", "Server listening on :: port 2222."},
-		},
-		"example/mpi/mpi-digits-mpich.yaml": {
-			joined:    []string{"rank 0 of 2 joined on mpi-digits-mpich-worker-0"},
-			listening: []string{"Server listening on 0.0.0.0 port 2222."},
-		},
-		"example/tensorflow/tensorflow-contract.yaml": {
-			joined:    []string{"chief:0 serves tf-config-check-chief-0.tf-config-check.ns.svc.cluster.local:2222"},
-			listening: []string{"ps:0 serves tf-config-check-ps-0.tf-config-check.ns.svc.cluster.local:2222"},
-			neither:   []string{"MISMATCH chief:0 is not in the cluster {}"},
-		},
-		"example/mxnet/mxnet-contract.yaml": {
-			joined: []string{"scheduler: registered server 10.88.0.12:41235", "worker 9: the scheduler listed 4 nodes"},
-		},
-		"example/xgboost/xgboost-digits.yaml": {
-			joined: []string{"rank 1 of 3 joined tracker at xgboost-digits-master-0.xgboost-digits.ns.svc.cluster.local:9999"},
-		},
-		"example/dask/dask-digits.yaml": {
-			joined: []string{
-				"2026-11-26 04:58:56,316 - distributed.scheduler - INFO -   Scheduler at:   tcp://10.88.0.9:8786",
-				"2026-11-26 04:58:56,316 - distributed.worker - INFO -         Registered to:      tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786",
-				"client: connected to the scheduler at tcp://10.88.0.9:8786 (DASK_SCHEDULER_ADDRESS=tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786)",
-			},
-			listening: []string{"2026-11-26 04:58:56,316 - distributed.scheduler - INFO -   Scheduler at:   tcp://10.88.0.9:8786"},
-			neither:   []string{"2026-11-26 04:58:55,001 - distributed.scheduler - INFO - -----------------------------------------------"},
-		},
-		"example/paddle/paddle-contract.yaml": {
-			joined: []string{
-				"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)",
-				"paddle collective rank 2 of 3 on paddle-check-worker-2: OK, job paddle-check, rendezvous 10.88.0.5:36543 hosted by a, nodes a,b,c; x",
-			},
-			listening: []string{"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)"},
-		},
-		"example/jax/jax-contract.yaml": {
-			joined: []string{
-				"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
-				"process 2 of 3: OK, registered with the coordinator at jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
-			},
-			listening: []string{"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666"},
-			neither:   []string{"process 1 of 3: the coordinator at a:6666 unreachable: refused"},
-		},
-	}
-	for _, ex := range Examples {
-		t.Run(ex.File, func(t *testing.T) {
-			s, ok := samples[ex.File]
-			if !ok {
-				t.Fatalf("no sample lines for %s: add them", ex.File)
-			}
-			if ex.Joined.Line == nil {
-				t.Fatal("no Joined.Line")
-			}
-			for _, l := range s.joined {
-				if !ex.Joined.Line.MatchString(l) {
-					t.Errorf("Joined.Line %s does not match %q", ex.Joined.Line, l)
-				}
-			}
-			if (ex.Listening == nil) != (len(s.listening) == 0) {
-				t.Errorf("Listening %v, samples %q", ex.Listening, s.listening)
-			}
-			for _, l := range s.listening {
-				if ex.Listening != nil && !ex.Listening.MatchString(l) {
-					t.Errorf("Listening %s does not match %q", ex.Listening, l)
-				}
-			}
-			for _, l := range s.neither {
-				if ex.Joined.Line.MatchString(l) || ex.Listening != nil && ex.Listening.MatchString(l) {
-					t.Errorf("%q matches Joined.Line or Listening", l)
-				}
 			}
 		})
 	}

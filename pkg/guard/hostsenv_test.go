@@ -35,19 +35,7 @@ func TestDropOversizedHostVariables(t *testing.T) {
 					{Name: "worker", Replicas: 2048, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}}}},
 				}, Plugins: map[string][]string{"svc": nil}},
 			}
-			pod := func() *v1.Pod {
-				return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: tc.name + "-worker-0", Namespace: "default",
-					Annotations: map[string]string{batch.TaskSpecKey: "worker"}},
-					Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}, InitContainers: []v1.Container{{Name: "i"}}}}
-			}
-			stock, guarded := pod(), pod()
-			client := pluginsinterface.PluginClientset{KubeClients: fake.NewClientset()}
-			if err := stockBuilders["svc"](client, nil).OnPodCreate(stock, job); err != nil {
-				t.Fatal(err)
-			}
-			if err := Wrap("svc", stockBuilders["svc"])(client, nil).OnPodCreate(guarded, job); err != nil {
-				t.Fatal(err)
-			}
+			stock, guarded := svcPodCreate(t, job, workerPod(job))
 			for _, c := range append(guarded.Spec.InitContainers, guarded.Spec.Containers...) {
 				var got []string
 				for _, e := range c.Env {
@@ -135,4 +123,27 @@ func TestSvcConfigMapWithoutDroppedKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// workerPod returns a pod of job's worker task, with a container and an init
+// container, as Volcano's controller gives it to the plugins.
+func workerPod(job *batch.Job) *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-worker-0", Namespace: job.Namespace,
+		Annotations: map[string]string{batch.TaskSpecKey: "worker"}},
+		Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}, InitContainers: []v1.Container{{Name: "i"}}}}
+}
+
+// svcPodCreate returns pod after Volcano's svc plugin's OnPodCreate (stock)
+// and after the guarded one's, for job.
+func svcPodCreate(t *testing.T, job *batch.Job, pod *v1.Pod) (stock, guarded *v1.Pod) {
+	t.Helper()
+	stock, guarded = pod.DeepCopy(), pod.DeepCopy()
+	client := pluginsinterface.PluginClientset{KubeClients: fake.NewClientset()}
+	if err := stockBuilders["svc"](client, nil).OnPodCreate(stock, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := Wrap("svc", stockBuilders["svc"])(client, nil).OnPodCreate(guarded, job); err != nil {
+		t.Fatal(err)
+	}
+	return stock, guarded
 }

@@ -24,8 +24,10 @@ import (
 // bounds.SvcHostsVolumeName; every container and init container that svc gave the
 // ConfigMap at /etc/volcano gets the emptyDir there instead, read-only.
 // /etc/volcano then holds the <task>.host files only, each line ending in a
-// newline; the VC_<TASK>_NUM variables (and VC_<TASK>_HOSTS that fit) stay
-// in the environment. A pod without svc's volume is left as it is; one that
+// newline, written once when the pod starts (a ConfigMap volume would follow
+// the ConfigMap when the Job is scaled; these files do not); the
+// VC_<TASK>_NUM variables (and VC_<TASK>_HOSTS that fit) stay in the
+// environment. A pod without svc's volume is left as it is; one that
 // already has a container or volume named svc-hosts fails (the pod could
 // not be created).
 func ExpandHostsInPod(pod *v1.Pod, job *batch.Job) error {

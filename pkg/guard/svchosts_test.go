@@ -97,19 +97,7 @@ func TestSvcHostFilesAsRanges(t *testing.T) {
 // the pod is what Volcano's svc made it (less the dropped variables).
 func TestExpandHostsInPod(t *testing.T) {
 	job := hostsJob("llama-70b-sft-lr-sweep-7-of-32-20261204-a1b2c3", 12000)
-	pod := func() *v1.Pod {
-		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: job.Name + "-worker-0", Namespace: job.Namespace,
-			Annotations: map[string]string{batch.TaskSpecKey: "worker"}},
-			Spec: v1.PodSpec{Containers: []v1.Container{{Name: "c"}}, InitContainers: []v1.Container{{Name: "i"}}}}
-	}
-	stock, guarded := pod(), pod()
-	client := pluginsinterface.PluginClientset{KubeClients: fake.NewClientset()}
-	if err := stockBuilders["svc"](client, nil).OnPodCreate(stock, job); err != nil {
-		t.Fatal(err)
-	}
-	if err := Wrap("svc", stockBuilders["svc"])(client, nil).OnPodCreate(guarded, job); err != nil {
-		t.Fatal(err)
-	}
+	stock, guarded := svcPodCreate(t, job, workerPod(job))
 	DropOversizedHostVariables(stock, job)
 	cm := job.Name + "-svc"
 	want := stock.DeepCopy()
@@ -129,9 +117,9 @@ func TestExpandHostsInPod(t *testing.T) {
 	}
 
 	// A template that has a container of the init container's name.
-	taken := pod()
+	taken := workerPod(job)
 	taken.Spec.Containers = append(taken.Spec.Containers, v1.Container{Name: bounds.SvcHostsContainerName})
-	err := Wrap("svc", stockBuilders["svc"])(client, nil).OnPodCreate(taken, job)
+	err := Wrap("svc", stockBuilders["svc"])(pluginsinterface.PluginClientset{KubeClients: fake.NewClientset()}, nil).OnPodCreate(taken, job)
 	if err == nil || !strings.Contains(err.Error(), "rename it") {
 		t.Errorf("a pod with a container %q: error %v, want one that says to rename it", bounds.SvcHostsContainerName, err)
 	}

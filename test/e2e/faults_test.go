@@ -32,7 +32,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/wait"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
@@ -118,7 +118,7 @@ func faultRounds() MustPassRepeatedly {
 type podFault struct {
 	// what the fault is, for the spec's name.
 	what string
-	// file is the example (training.Examples) whose Job is run.
+	// file is the example (samples.Examples) whose Job is run.
 	file string
 	// progressPod and progress: the fault comes once the log of that pod
 	// (the Job's name, "-", progressPod) matches progress.
@@ -151,7 +151,7 @@ var podFaults = []podFault{{
 // exampleOf returns the training example of file.
 func exampleOf(file string) training.Example {
 	GinkgoHelper()
-	for _, ex := range training.Examples {
+	for _, ex := range samples.Examples() {
 		if ex.File == file {
 			return ex
 		}
@@ -387,10 +387,7 @@ func (r *slowRun) judge(ctx context.Context) string {
 		}
 	}
 	pods := r.f.PodsOf(r.job)
-	run := training.Run{Pods: pods, Logs: podLogs(ctx, r.f, pods, r.ex.Container, followed)}
-	if cm := r.f.ConfigMapSeen(mpi.ConfigMapName(r.job)); cm != nil {
-		run.Hostfile = cm.Data[mpi.HostfileKey]
-	}
+	run := training.Run{Pods: pods, Logs: podLogs(ctx, r.f, pods, r.ex.Container, followed), ConfigMaps: pluginConfigMaps(r.f, r.ex, r.job)}
 	summary, err := r.ex.Judge(run)
 	Expect(err).NotTo(HaveOccurred(), "the training run of Job %s", r.job.Name)
 	return summary

@@ -7,18 +7,19 @@ import (
 	. "github.com/onsi/gomega"
 
 	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
 // Issue #25: the first Job a user was told to run hung (its ps never served
 // the port its workers waited for), as the examples only ever ran on KWOK.
-// Here every example that runs as written (training.Hellos: README's "A
-// Job", the Job of docs/install.md's Verify and of the chart's NOTES, each
-// framework's minimal Job) runs on the real node, its public image swapped
-// for the local one with the same interpreter (nothing else changed but the
-// node selection), in a namespace that enforces Pod Security baseline. The
+// Here every example that runs as written (samples.Hellos, each framework
+// Sample's: README's "A Job", the Job of docs/install.md's Verify and of the
+// chart's NOTES, each framework's minimal Job) runs on the real node, its
+// public image swapped for the local one with the same interpreter (nothing
+// else changed but the node selection), in a namespace that enforces Pod Security baseline. The
 // training examples run in training_test.go; the GPU examples, which need
-// GPUs, only on KWOK GPU nodes (examples_test.go). training's
+// GPUs, only on KWOK GPU nodes (examples_test.go). samples'
 // TestEveryExampleRuns checks that together they cover example/.
 var _ = Describe("The examples that run as written, on the real node", func() {
 	f := framework.New("hello", framework.WithNamespaceLabels(map[string]string{
@@ -26,7 +27,7 @@ var _ = Describe("The examples that run as written, on the real node", func() {
 		"pod-security.kubernetes.io/enforce-version": "latest",
 	}))
 
-	for _, h := range training.Hellos {
+	for _, h := range samples.Hellos() {
 		It(fmt.Sprintf("completes %s (%s) within %s, every pod printing its check's success", h.Name, h.Source, framework.HelloJobCompletedTimeout), func(ctx SpecContext) {
 			framework.RequireRealNode()
 			requireTrainingImage()

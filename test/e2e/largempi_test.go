@@ -50,31 +50,10 @@ var _ = Describe("An 8,192-worker mpi Job with a 40-character name", Label("larg
 		Expect(name).To(HaveLen(40))
 		// The launcher on the real node prints what mpirun would read; the
 		// workers are KWOK pods. No wait: the KWOK workers run no sshd.
-		master := jobtest.MakeTask("master", 1).Obj()
-		master.Template.Spec.Containers = []corev1.Container{{Name: "launcher", Image: localcluster.WaitImage,
-			Command: []string{"sh", "-c", `echo "hostfile lines: $(wc -l < ` + mpi.HostfilePath + `)"; head -n 1 ` + mpi.HostfilePath + `; tail -n 1 ` + mpi.HostfilePath}}}
-		master.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
-		job := jobtest.MakeJob(name).Plugin("mpi", "--wait=false").MinAvailable(1).
-			Task(master).
-			Task(jobtest.MakeTask("worker", largeMPIWorkers).Container("mpi").Resource("cpu", "10m").Obj()).Obj()
-		framework.KeepRunning(job)
-		job.Spec.Tasks[0].Template.Annotations = nil
-		job = framework.OnRealNode(job)
-		job.Spec.Tasks[1].Template.Spec.NodeSelector = nil
-		job.Spec.Tasks[1].Template.Spec.Tolerations = nil
-
-		cpu0 := controllerCPU()
-		start := time.Now()
-		created, warnings, err := f.CreateJobWithWarnings(ctx, job)
-		Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
-		// The Job alone: one DeleteCollection of 8,193 pods outlasts the API
-		// server's request timeout; the garbage collector and the
-		// namespace's deletion take them.
-		DeferCleanup(f.DeleteJob, created, metav1.DeletePropagationBackground)
-		GinkgoWriter.Printf("admitted with warnings %q\n", warnings)
+		program := corev1.Container{Name: "launcher", Image: localcluster.WaitImage,
+			Command: []string{"sh", "-c", `echo "hostfile lines: $(wc -l < ` + mpi.HostfilePath + `)"; head -n 1 ` + mpi.HostfilePath + `; tail -n 1 ` + mpi.HostfilePath}}
+		created, warnings := createLargeJob(ctx, f, largeJob(name, "mpi", []string{"--wait=false"}, program, "worker", largeMPIWorkers), "8,192-worker mpi Job")
 		Expect(containsSubstring(warnings, "environment variable VC_WORKER_HOSTS would be")).To(BeTrue(), "warnings %q", warnings)
-
-		waitAllPods(ctx, f, created, largeMPIWorkers+1, start, cpu0, "8,192-worker mpi Job")
 
 		By("every object the plugins wrote is within its limit")
 		hostfile, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, mpi.ConfigMapName(created), metav1.GetOptions{})
@@ -128,27 +107,10 @@ var _ = Describe("A 10,240-worker pytorch Job with 40- and 16-character names", 
 		Expect(name).To(HaveLen(40))
 		Expect(worker).To(HaveLen(16))
 		hostFile := svc.ConfigMapMountPath + "/" + strings.ReplaceAll(worker, "-", "_") + ".host"
-		master := jobtest.MakeTask("master", 1).Obj()
-		master.Template.Spec.Containers = []corev1.Container{{Name: "pytorch", Image: localcluster.WaitImage,
-			Command: []string{"sh", "-c", `echo "host lines: $(wc -l < ` + hostFile + `)"; head -n 1 ` + hostFile + `; tail -n 1 ` + hostFile + `; echo "VC_MASTER_HOSTS=$VC_MASTER_HOSTS"; env | grep -c '^VC_TRAINER_GPU_A100_HOSTS=' || true`}}}
-		master.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
-		job := jobtest.MakeJob(name).Plugin("pytorch", "--worker="+worker).MinAvailable(1).
-			Task(master).
-			Task(jobtest.MakeTask(worker, largeSvcWorkers).Container("pytorch").Resource("cpu", "10m").Obj()).Obj()
-		framework.KeepRunning(job)
-		job.Spec.Tasks[0].Template.Annotations = nil
-		job = framework.OnRealNode(job)
-		job.Spec.Tasks[1].Template.Spec.NodeSelector = nil
-		job.Spec.Tasks[1].Template.Spec.Tolerations = nil
-
-		cpu0 := controllerCPU()
-		start := time.Now()
-		created, warnings, err := f.CreateJobWithWarnings(ctx, job)
-		Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
-		DeferCleanup(f.DeleteJob, created, metav1.DeletePropagationBackground)
-		GinkgoWriter.Printf("admitted with warnings %q\n", warnings)
+		master := corev1.Container{Name: "pytorch", Image: localcluster.WaitImage,
+			Command: []string{"sh", "-c", `echo "host lines: $(wc -l < ` + hostFile + `)"; head -n 1 ` + hostFile + `; tail -n 1 ` + hostFile + `; echo "VC_MASTER_HOSTS=$VC_MASTER_HOSTS"; env | grep -c '^VC_TRAINER_GPU_A100_HOSTS=' || true`}}
+		created, warnings := createLargeJob(ctx, f, largeJob(name, "pytorch", []string{"--worker=" + worker}, master, worker, largeSvcWorkers), "10,240-worker pytorch Job")
 		Expect(containsSubstring(warnings, "plugin svc: the host files of ConfigMap "+created.Name+"-svc would be")).To(BeTrue(), "warnings %q", warnings)
-		waitAllPods(ctx, f, created, largeSvcWorkers+1, start, cpu0, "10,240-worker pytorch Job")
 
 		By("svc's ConfigMap holds the ranges, within its limit")
 		cm, err := f.Kube.CoreV1().ConfigMaps(f.Namespace).Get(ctx, created.Name+"-svc", metav1.GetOptions{})
@@ -174,19 +136,82 @@ var _ = Describe("A 10,240-worker pytorch Job with 40- and 16-character names", 
 	}, SpecTimeout(2*largeMPIPodsTimeout))
 })
 
-// waitAllPods waits until job has n pods and reports, as entry what, the
-// time since start and the controller's CPU since cpu0.
-func waitAllPods(ctx SpecContext, f *framework.Framework, job *batch.Job, n int, start time.Time, cpu0 time.Duration, what string) {
+// largeJob returns a Job of plugin with args: a master task of one pod on
+// the real node that runs container once, and workers pods of task worker
+// on the KWOK nodes (running until deleted), minAvailable 1 so that every pod
+// is created.
+func largeJob(name, plugin string, args []string, container corev1.Container, worker string, workers int) *batch.Job {
+	master := jobtest.MakeTask("master", 1).Obj()
+	master.Template.Spec.Containers = []corev1.Container{container}
+	master.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	job := jobtest.MakeJob(name).Plugin(plugin, args...).MinAvailable(1).
+		Task(master).
+		Task(jobtest.MakeTask(worker, int32(workers)).Container(plugin).Resource("cpu", "10m").Obj()).Obj()
+	framework.KeepRunning(job)
+	job.Spec.Tasks[0].Template.Annotations = nil
+	job = framework.OnRealNode(job)
+	job.Spec.Tasks[1].Template.Spec.NodeSelector = nil
+	job.Spec.Tasks[1].Template.Spec.Tolerations = nil
+	return job
+}
+
+// createLargeJob creates job, waits until all its pods exist and reports,
+// as entry what, the time that took and the controller's CPU meanwhile. It
+// returns the Job and the admission's warnings.
+func createLargeJob(ctx SpecContext, f *framework.Framework, job *batch.Job, what string) (*batch.Job, []string) {
 	GinkgoHelper()
-	Eventually(ctx, func() int { return len(f.PodsOf(job)) }).WithTimeout(largeMPIPodsTimeout).WithPolling(5*time.Second).
+	n := 0
+	for _, t := range job.Spec.Tasks {
+		n += int(t.Replicas)
+	}
+	cpu0 := controllerCPU()
+	start := time.Now()
+	created, warnings, err := f.CreateJobWithWarnings(ctx, job)
+	Expect(err).NotTo(HaveOccurred(), "creating Job %s", job.Name)
+	// The Job alone: one DeleteCollection of thousands of pods outlasts the
+	// API server's request timeout; the garbage collector and the
+	// namespace's deletion take them.
+	DeferCleanup(f.DeleteJob, created, metav1.DeletePropagationBackground)
+	GinkgoWriter.Printf("admitted with warnings %q\n", warnings)
+	Eventually(ctx, func() int { return len(f.PodsOf(created)) }).WithTimeout(largeMPIPodsTimeout).WithPolling(5*time.Second).
 		Should(Equal(n), func() string {
-			return "pods of Job " + job.Name + "; FailedCreate events:\n" + framework.DescribeEvents(f.Events(ctx, "FailedCreate"))
+			return "pods of Job " + created.Name + "; FailedCreate events:\n" + framework.DescribeEvents(f.Events(ctx, "FailedCreate"))
 		})
 	took := time.Since(start)
 	cpu := controllerCPU() - cpu0
-	line := fmt.Sprintf("%d pods of Job %s created in %s; vc-controller-manager used %s of CPU meanwhile", n, job.Name, took.Round(time.Second), cpu.Round(10*time.Millisecond))
+	line := fmt.Sprintf("%d pods of Job %s created in %s; vc-controller-manager used %s of CPU meanwhile", n, created.Name, took.Round(time.Second), cpu.Round(10*time.Millisecond))
 	GinkgoWriter.Println(line)
 	AddReportEntry(what, line)
+
+	By("every container of every pod gets an environment that passes execve")
+	largest, largestPod := 0, ""
+	cms := map[string]map[string]string{}
+	for _, p := range f.PodsOf(created) {
+		for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+			total := 0
+			for _, e := range c.Env {
+				n := len(e.Value)
+				if r := e.ValueFrom; r != nil && r.ConfigMapKeyRef != nil {
+					name := r.ConfigMapKeyRef.Name
+					if _, ok := cms[name]; !ok {
+						cm, err := f.Kube.CoreV1().ConfigMaps(created.Namespace).Get(ctx, name, metav1.GetOptions{})
+						Expect(err).NotTo(HaveOccurred(), "ConfigMap %s of pod %s", name, p.Name)
+						cms[name] = cm.Data
+					}
+					v, ok := cms[name][r.ConfigMapKeyRef.Key]
+					Expect(ok).To(BeTrue(), "pod %s, container %s: %s reads key %s, which ConfigMap %s does not have", p.Name, c.Name, e.Name, r.ConfigMapKeyRef.Key, name)
+					n = len(v)
+				}
+				Expect(bounds.EnvBytes(e.Name, n)).To(BeNumerically("<=", bounds.MaxArgStrlen), "pod %s, container %s: %s", p.Name, c.Name, e.Name)
+				total += bounds.EnvBytes(e.Name, n)
+			}
+			if total > largest {
+				largest, largestPod = total, p.Name+"/"+c.Name
+			}
+		}
+	}
+	GinkgoWriter.Printf("the largest environment: %d bytes (%s); every variable within MAX_ARG_STRLEN\n", largest, largestPod)
+	return created, warnings
 }
 
 // waitPodSucceeded waits for the pod of job whose name ends in suffix to

@@ -15,7 +15,7 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/training"
-	"github.com/vcplugins/framework-plugins/plugins/mpi"
+	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/test/e2e/framework"
 )
 
@@ -110,10 +110,26 @@ func podLogs(ctx context.Context, f *framework.Framework, pods []*corev1.Pod, co
 	return out
 }
 
+// pluginConfigMaps returns the data of ex's PluginConfigMaps of job as last
+// seen in the spec's namespace (also if deleted since), by name; one never
+// seen is missing, which the judge reports.
+func pluginConfigMaps(f *framework.Framework, ex training.Example, job *batch.Job) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	if ex.PluginConfigMaps == nil {
+		return out
+	}
+	for _, name := range ex.PluginConfigMaps(job) {
+		if cm := f.ConfigMapSeen(name); cm != nil {
+			out[name] = cm.Data
+		}
+	}
+	return out
+}
+
 var _ = Describe("Training on the real node", func() {
 	f := framework.New("training")
 
-	for _, ex := range training.Examples {
+	for _, ex := range samples.Examples() {
 		It(fmt.Sprintf("runs the %s example to a good result: %s (%s)", ex.Framework, ex.What, ex.File), func(ctx SpecContext) {
 			framework.RequireRealNode()
 			requireTrainingImage()
@@ -121,11 +137,7 @@ var _ = Describe("Training on the real node", func() {
 			job := framework.OnRealNode(framework.LoadJob(ex.File))
 
 			created, run, took := runOnRealNode(ctx, f, job, ex.Container, framework.RealJobCompletedTimeout)
-			if _, ok := created.Spec.Plugins[mpi.Name]; ok {
-				cm := f.ConfigMapSeen(mpi.ConfigMapName(created))
-				Expect(cm).NotTo(BeNil(), "the hostfile ConfigMap of %s", created.Name)
-				run.Hostfile = cm.Data[mpi.HostfileKey]
-			}
+			run.ConfigMaps = pluginConfigMaps(f, ex, created)
 			summary, err := ex.Judge(run)
 			Expect(err).NotTo(HaveOccurred(), "Job %s (%s)", created.Name, ex.File)
 			line := fmt.Sprintf("%s: done in %s from submission: %s", created.Name, took, summary)

@@ -2,13 +2,15 @@
 // workers, the lead's address in one variable, the workers waiting for the
 // lead's port, with its Sample. Register adds it to the catalog and its
 // Sample to plugins/catalog/samples for one test, which shows that the
-// controller's builders, the admission, make sweep's jobs and make
-// test-install's Jobs take it up from those two lists alone. Only _test.go
-// files import this package.
+// controller's builders, the admission, make sweep's jobs, make
+// test-install's Jobs and the real-node and hello examples (samples.Examples
+// and Hellos, which make demo and the e2e suite run) take it up from those
+// two lists alone. Only _test.go files import this package.
 package ninthtest
 
 import (
 	"maps"
+	"regexp"
 	"slices"
 	"strconv"
 	"testing"
@@ -20,6 +22,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/vcplugins/framework-plugins/internal/sample"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/args"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/pkg/inject"
@@ -147,6 +150,26 @@ var Sample = sample.Sample{
 	Lead:        []string{"lead"},
 	Check:       check,
 	Install:     sample.Install{Env: EnvLead},
+	Training:    []training.Example{Example},
+	Hellos:      []training.Hello{Hello},
+}
+
+// Example is the ninth framework's example that runs for real, as its sample
+// package would list it. It borrows the Job, program and judge of pytorch's
+// DDP example: it is never run, only listed, and a file of example/ lets
+// the tools that list it load it.
+var Example = training.Example{
+	Framework: Name, What: "the ninth framework's training (pytorch's DDP Job)",
+	File: "example/pytorch/pytorch-digits-ddp.yaml", ConfigMap: "pytorch-digits",
+	Programs: []string{"example/pytorch/train_digits.py"}, Container: "pytorch",
+	Judge: training.JudgeDigits(3, 3, false), Joined: training.Joined{Line: training.DigitsJoinedLine},
+}
+
+// Hello is the ninth framework's hello, pytorch's minimal Job borrowed the
+// same way.
+var Hello = training.Hello{
+	Source: "example/pytorch/pytorch.yaml", Name: "pytorch-dist", Container: "pytorch",
+	Success: regexp.MustCompile(`(?m)^rank [0-2]: OK`), Tasks: []string{"master", "worker"}, PerPod: 1,
 }
 
 // check wants EnvLead on every pod: the lead pod 0's host and the port.

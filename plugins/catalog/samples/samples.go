@@ -1,12 +1,14 @@
 // Package samples pairs each framework of plugins/catalog with its Sample
 // (internal/sample), for the tests and tools that derive their work per
 // framework from it: the generated admission tests, the benchmarks, make
-// sweep and make test-install. The managers import package catalog, never
+// sweep, make test-install, and the real-node and hello examples of make
+// demo and the e2e suite (Examples, Hellos). The managers import package catalog, never
 // this one, so that no Sample is linked into them.
 package samples
 
 import (
 	"github.com/vcplugins/framework-plugins/internal/sample"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/catalog"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
@@ -67,4 +69,29 @@ func Of(name string) *sample.Sample {
 		return nil
 	}
 	return Samples[name]
+}
+
+// Examples returns the examples that run for real on the real node: each
+// framework's Sample.Training, in the order of Frameworks (which make demo
+// and make startup run them in).
+func Examples() []training.Example {
+	return concat(func(s *sample.Sample) []training.Example { return s.Training })
+}
+
+// Hellos returns the examples that run as written on public images: each
+// framework's Sample.Hellos, in the order of Frameworks.
+func Hellos() []training.Hello {
+	return concat(func(s *sample.Sample) []training.Hello { return s.Hellos })
+}
+
+// concat returns the lists of of every framework's Sample, in the order of
+// Frameworks.
+func concat[T any](of func(*sample.Sample) []T) []T {
+	var out []T
+	for _, f := range Frameworks() {
+		if f.Sample != nil {
+			out = append(out, of(f.Sample)...)
+		}
+	}
+	return out
 }

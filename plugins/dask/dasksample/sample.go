@@ -1,6 +1,8 @@
 // Package dasksample is the dask plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package dasksample
 
 import (
@@ -30,6 +32,8 @@ var Sample = sample.Sample{
 	Lead:        []string{"scheduler", "client"},
 	Check:       checkSample,
 	Install:     sample.Install{Env: dask.EnvSchedulerAddress},
+	Training:    trainingExamples,
+	Hellos:      hellos,
 }
 
 // checkSample checks a benchmarked pod: every role has the scheduler's

@@ -1,6 +1,8 @@
 // Package jaxsample is the jax plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package jaxsample
 
 import (
@@ -23,10 +25,12 @@ var Sample = sample.Sample{
 	Required:    [][]string{{"worker"}},
 	// No edge between tasks: processes 1 to N-1 wait for pod 0 of their own
 	// task, which admission's launch-order graph leaves out.
-	Wait:    [2]string{},
-	Worker:  "worker",
-	Check:   checkSample,
-	Install: sample.Install{Env: jax.EnvJAXCoordinatorAddress},
+	Wait:     [2]string{},
+	Worker:   "worker",
+	Check:    checkSample,
+	Install:  sample.Install{Env: jax.EnvJAXCoordinatorAddress},
+	Training: trainingExamples,
+	Hellos:   hellos,
 }
 
 // checkSample checks a worker pod's process id (both spellings), the number

@@ -1,6 +1,8 @@
 // Package mpisample is the mpi plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package mpisample
 
 import (
@@ -23,12 +25,15 @@ var Sample = sample.Sample{
 	ValidArgs:   []string{"--port=2222", "--mpi-implementation=intel", "--slots-per-worker=2", "--wait-timeout=300"},
 	BadValues: []string{"--mpi-implementation=mvapich", "--mpi-implementation=open-mpi", "--slots-per-worker=0",
 		"--slots-per-worker=1025", "--launcher-as-worker=maybe", "--cluster-domain=Cluster.Local", "--cluster-domain=cluster.local."},
-	Required: [][]string{{"master"}},
-	Wait:     [2]string{"master", "worker"},
-	Worker:   "worker",
-	Lead:     []string{"master"},
-	Check:    checkSample,
-	Install:  sample.Install{Env: mpi.EnvMPIHost},
+	Required:   [][]string{{"master"}},
+	Wait:       [2]string{"master", "worker"},
+	Worker:     "worker",
+	Lead:       []string{"master"},
+	Check:      checkSample,
+	Install:    sample.Install{Env: mpi.EnvMPIHost},
+	Training:   trainingExamples,
+	StockFlags: []string{"master", "worker", "port"},
+	Hellos:     hellos,
 }
 
 // checkSample checks a worker's one port (sshd's) and the master's MPI_HOST

@@ -1,6 +1,8 @@
 // Package mxnetsample is the mxnet plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package mxnetsample
 
 import (
@@ -26,6 +28,8 @@ var Sample = sample.Sample{
 	Lead:        []string{"scheduler"},
 	Check:       checkSample,
 	Install:     sample.Install{Env: mxnet.EnvRole},
+	Training:    trainingExamples,
+	Hellos:      hellos,
 }
 
 // checkSample checks DMLC_ROLE and, on workers, DMLC_WORKER_ID.

@@ -1,6 +1,8 @@
 // Package paddlesample is the paddle plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package paddlesample
 
 import (
@@ -32,6 +34,8 @@ var Sample = sample.Sample{
 	Lead:     []string{"master"},
 	Check:    check,
 	Install:  sample.Install{Env: paddle.EnvMaster},
+	Training: trainingExamples,
+	Hellos:   hellos,
 }
 
 // check verifies a benchmarked pod: PADDLE_MASTER (the rank-0 pod's own

@@ -1,6 +1,7 @@
 // Package pytorchsample is the pytorch plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, and its examples that
+// run for real (training.go, judged by training.JudgeDigits). Only tests and
+// tools import it (through plugins/catalog/samples); the managers do not.
 package pytorchsample
 
 import (
@@ -23,12 +24,15 @@ var Sample = sample.Sample{
 		"--max-nodes=0", "--max-nodes=1048577", "--max-restarts=-1", "--rdzv-backend= ",
 		"--wait-master-enabled=maybe", "--wait-master-timeout=-3", "--wait-master-port=sometimes"},
 	// A job of workers only is a torchrun job; one of neither is none.
-	Required: [][]string{{"master", "worker"}},
-	Wait:     [2]string{"worker", "master"},
-	Worker:   "worker",
-	Lead:     []string{"master"},
-	Check:    checkSample,
-	Install:  sample.Install{Env: pytorch.EnvMasterAddr, Args: []string{"--wait-master-port"}},
+	Required:   [][]string{{"master", "worker"}},
+	Wait:       [2]string{"worker", "master"},
+	Worker:     "worker",
+	Lead:       []string{"master"},
+	Check:      checkSample,
+	Install:    sample.Install{Env: pytorch.EnvMasterAddr, Args: []string{"--wait-master-port"}},
+	Training:   trainingExamples,
+	StockFlags: []string{"master", "worker", "port"},
+	Hellos:     hellos,
 }
 
 // checkSample checks RANK: 0 on the master, 1 + index on a worker.

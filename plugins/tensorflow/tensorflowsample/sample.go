@@ -1,6 +1,8 @@
 // Package tensorflowsample is the tensorflow plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package tensorflowsample
 
 import (
@@ -26,12 +28,15 @@ var Sample = sample.Sample{
 	ValidArgs:   []string{"--port=2222", "--wait-timeout=10m", "--wait-image=busybox:1.36.1", "--wait", "--tf-config=inline", "--tf-config=reference", "--tf-config=auto"},
 	BadValues:   []string{"--tf-config=file", "--tf-config=Inline"},
 	// Without a ps, worker, chief or evaluator there is no TensorFlow cluster.
-	Required: [][]string{{"ps", "worker", "chief", "evaluator"}},
-	Wait:     [2]string{"worker", "ps"},
-	Worker:   "worker",
-	Lead:     []string{"ps"},
-	Check:    checkSample,
-	Install:  sample.Install{Env: tensorflow.EnvTFConfig, Args: []string{"--tf-config=" + string(tensorflow.Reference)}},
+	Required:   [][]string{{"ps", "worker", "chief", "evaluator"}},
+	Wait:       [2]string{"worker", "ps"},
+	Worker:     "worker",
+	Lead:       []string{"ps"},
+	Check:      checkSample,
+	Install:    sample.Install{Env: tensorflow.EnvTFConfig, Args: []string{"--tf-config=" + string(tensorflow.Reference)}},
+	Training:   trainingExamples,
+	StockFlags: []string{"ps", "worker", "chief", "evaluator", "port"},
+	Hellos:     hellos,
 }
 
 // checkSample decodes TF_CONFIG as TensorFlow does and checks the pod's task

@@ -1,6 +1,8 @@
 // Package xgboostsample is the xgboost plugin's Sample (internal/sample): what
-// the generated tests and the tools need to know of it. Only tests and tools
-// import it (through plugins/catalog/samples); the managers do not.
+// the generated tests and the tools need to know of it, its examples that
+// run for real (training.go) and the judge of what their pods print
+// (judge.go). Only tests and tools import it (through
+// plugins/catalog/samples); the managers do not.
 package xgboostsample
 
 import (
@@ -32,6 +34,8 @@ var Sample = sample.Sample{
 	Lead:      []string{"master"},
 	Check:     checkSample,
 	Install:   sample.Install{Env: xgboost.EnvMasterAddr},
+	Training:  trainingExamples,
+	Hellos:    hellos,
 }
 
 // checkSample checks a pod's rank (RANK and DMLC_TASK_ID: master 0, worker

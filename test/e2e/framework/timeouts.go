@@ -51,7 +51,7 @@ const (
 	// waits, and the probes' own delays.
 	RealJobCompletedTimeout = 4 * time.Minute
 	// HelloJobCompletedTimeout bounds an example that runs as written
-	// (training.Hellos) on the real node, from creation to Completed. They
+	// (samples.Hellos) on the real node, from creation to Completed. They
 	// finish in under a minute on a cluster; the real node's sandboxes on two
 	// shared cores add some. Their checks give up after 2 minutes, so a hung
 	// example fails here instead of waiting forever.

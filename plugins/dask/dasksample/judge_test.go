@@ -1,4 +1,4 @@
-package training
+package dasksample
 
 import (
 	"fmt"
@@ -7,12 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 )
 
 func TestJudgeDask(t *testing.T) {
-	ex := example(t, "example/dask/dask-digits.yaml")
-	_, pods := examplePods(t, ex, dask.New)
+	ex := trainingtest.Example(t, Sample.Training, "example/dask/dask-digits.yaml")
+	_, pods := trainingtest.Pods(t, ex, dask.New)
 	byName := map[string]*corev1.Pod{}
 	for i, p := range pods {
 		p.Status.PodIP = fmt.Sprintf("10.245.0.%d", i+2)
@@ -166,12 +168,29 @@ func TestJudgeDask(t *testing.T) {
 			if tc.edit != nil {
 				tc.edit(logs)
 			}
-			run := Run{Pods: pods, Logs: logs}
+			run := training.Run{Pods: pods, Logs: logs}
 			if tc.pods != nil {
 				run.Pods = tc.pods()
 			}
 			summary, err := ex.Judge(run)
-			checkJudged(t, summary, err, tc.wantErr)
+			trainingtest.CheckJudged(t, summary, err, tc.wantErr)
 		})
 	}
+}
+
+// The first lines and listening lines of each example as its program (or
+// its framework's daemon) prints them: Joined.Line must match the first,
+// Listening the second, and neither a line printed before.
+func TestExampleLines(t *testing.T) {
+	trainingtest.CheckLines(t, Sample.Training, map[string]trainingtest.Lines{
+		"example/dask/dask-digits.yaml": {
+			Joined: []string{
+				"2026-11-26 04:58:56,316 - distributed.scheduler - INFO -   Scheduler at:   tcp://10.88.0.9:8786",
+				"2026-11-26 04:58:56,316 - distributed.worker - INFO -         Registered to:      tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786",
+				"client: connected to the scheduler at tcp://10.88.0.9:8786 (DASK_SCHEDULER_ADDRESS=tcp://dask-digits-scheduler-0.dask-digits.ns.svc.cluster.local:8786)",
+			},
+			Listening: []string{"2026-11-26 04:58:56,316 - distributed.scheduler - INFO -   Scheduler at:   tcp://10.88.0.9:8786"},
+			Neither:   []string{"2026-11-26 04:58:55,001 - distributed.scheduler - INFO - -----------------------------------------------"},
+		},
+	})
 }

@@ -1,4 +1,4 @@
-package training
+package jaxsample
 
 import (
 	"fmt"
@@ -8,12 +8,14 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
 )
 
 func TestJudgeJAX(t *testing.T) {
-	ex := example(t, "example/jax/jax-contract.yaml")
-	job, pods := examplePods(t, ex, jax.New)
+	ex := trainingtest.Example(t, Sample.Training, "example/jax/jax-contract.yaml")
+	job, pods := trainingtest.Pods(t, ex, jax.New)
 	if len(pods) != 3 {
 		t.Fatalf("%d pods, want 3", len(pods))
 	}
@@ -39,91 +41,79 @@ func TestJudgeJAX(t *testing.T) {
 			pods[2].Name: released(2),
 		}
 	}
-	tests := []struct {
-		name    string
-		edit    func(map[string]string)
-		wantErr string
-	}{
-		{name: "every process registered and was released", edit: func(map[string]string) {}},
+	trainingtest.JudgeEdits(t, ex, pods, good, []trainingtest.LogEdit{
+		{Name: "every process registered and was released"},
 		{
-			name: "a process found a mismatch",
-			edit: func(l map[string]string) {
+			Name: "a process found a mismatch",
+			Edit: func(l map[string]string) {
 				l[pods[2].Name] = "MISMATCH PROCESS_ID=1, JAX_PROCESS_ID=2\n"
 			},
-			wantErr: "pod " + pods[2].Name + ": MISMATCH PROCESS_ID=1",
+			WantErr: "pod " + pods[2].Name + ": MISMATCH PROCESS_ID=1",
 		},
 		{
-			name:    "process 0 never finished",
-			edit:    func(l map[string]string) { l[pods[0].Name] = registered(0) + registered(1) },
-			wantErr: "process 0 (pod " + pods[0].Name + ") never finished",
+			Name:    "process 0 never finished",
+			Edit:    func(l map[string]string) { l[pods[0].Name] = registered(0) + registered(1) },
+			WantErr: "process 0 (pod " + pods[0].Name + ") never finished",
 		},
 		{
-			name: "process 0 waited for another number of processes",
-			edit: func(l map[string]string) {
+			Name: "process 0 waited for another number of processes",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = strings.ReplaceAll(l[pods[0].Name], "of 3", "of 2")
 				l[pods[0].Name] = strings.Replace(l[pods[0].Name], "all 3", "all 2", 1)
 			},
-			wantErr: "process 0 waited for 2 processes, the Job has 3 pods",
+			WantErr: "process 0 waited for 2 processes, the Job has 3 pods",
 		},
 		{
-			name: "process 0 coordinated elsewhere",
-			edit: func(l map[string]string) {
+			Name: "process 0 coordinated elsewhere",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = strings.Replace(l[pods[0].Name], "registered at "+address, "registered at 10.0.0.1:6666", 1)
 			},
-			wantErr: "process 0 coordinated at 10.0.0.1:6666",
+			WantErr: "process 0 coordinated at 10.0.0.1:6666",
 		},
 		{
-			name: "a pod registered under another pod's id",
-			edit: func(l map[string]string) {
+			Name: "a pod registered under another pod's id",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = strings.Replace(l[pods[0].Name], registered(2), strings.Replace(registered(2), "process 2", "process 1", 1), 1)
 			},
-			wantErr: "registered as process 1",
+			WantErr: "registered as process 1",
 		},
 		{
-			name: "a registration came from another pod's address",
-			edit: func(l map[string]string) {
+			Name: "a registration came from another pod's address",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = strings.Replace(l[pods[0].Name], "from "+pods[1].Status.PodIP, "from 10.245.0.99", 1)
 			},
-			wantErr: "process 1 registered from 10.245.0.99, but its pod " + pods[1].Name + " has IP " + pods[1].Status.PodIP,
+			WantErr: "process 1 registered from 10.245.0.99, but its pod " + pods[1].Name + " has IP " + pods[1].Status.PodIP,
 		},
 		{
-			name: "a process registered twice",
-			edit: func(l map[string]string) {
+			Name: "a process registered twice",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = strings.Replace(l[pods[0].Name], registered(2), registered(1), 1)
 			},
-			wantErr: "process 1 registered twice",
+			WantErr: "process 1 registered twice",
 		},
 		{
-			name: "a registration from outside the Job",
-			edit: func(l map[string]string) {
+			Name: "a registration from outside the Job",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = strings.Replace(l[pods[0].Name], "("+pods[2].Name+")", "(elsewhere)", 1)
 			},
-			wantErr: "host elsewhere, which is no pod of the Job",
+			WantErr: "host elsewhere, which is no pod of the Job",
 		},
 		{
-			name: "a process was never released",
-			edit: func(l map[string]string) {
+			Name: "a process was never released",
+			Edit: func(l map[string]string) {
 				l[pods[1].Name] = "process 1 of 3: registered at " + address + ", but not all 3 processes did within 180s\n"
 			},
-			wantErr: "pod " + pods[1].Name + " (process 1) was never released",
+			WantErr: "pod " + pods[1].Name + " (process 1) was never released",
 		},
 		{
-			name:    "a pod ran as another process",
-			edit:    func(l map[string]string) { l[pods[2].Name] = released(1) },
-			wantErr: "pod " + pods[2].Name + " ran as process 1 of 3",
+			Name:    "a pod ran as another process",
+			Edit:    func(l map[string]string) { l[pods[2].Name] = released(1) },
+			WantErr: "pod " + pods[2].Name + " ran as process 1 of 3",
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			logs := good()
-			tc.edit(logs)
-			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
-			checkJudged(t, summary, err, tc.wantErr)
-		})
-	}
+	})
 	// Without the pod injected as process 0.
 	bare := []*corev1.Pod{pods[1].DeepCopy(), pods[2].DeepCopy()}
-	if _, err := ex.Judge(Run{Pods: bare, Logs: good()}); err == nil || !strings.Contains(err.Error(), "no pod has JAX_PROCESS_ID=0") {
+	if _, err := ex.Judge(training.Run{Pods: bare, Logs: good()}); err == nil || !strings.Contains(err.Error(), "no pod has JAX_PROCESS_ID=0") {
 		t.Errorf("Judge without process 0 = %v", err)
 	}
 }
@@ -132,15 +122,7 @@ func TestJudgeJAX(t *testing.T) {
 // example/jax/jax.yaml's script, and none of the lines of a failed or
 // misplaced process.
 func TestJAXHelloSuccess(t *testing.T) {
-	var h Hello
-	for _, x := range Hellos {
-		if x.Source == "example/jax/jax.yaml" {
-			h = x
-		}
-	}
-	if h.Success == nil {
-		t.Fatal("no Hello of example/jax/jax.yaml")
-	}
+	h := trainingtest.Hello(t, Sample.Hellos, "example/jax/jax.yaml")
 	for _, line := range []string{
 		"process 0 of 3: OK, all 3 processes registered at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
 		"process 1 of 3: OK, registered with the coordinator at jax-dist-worker-0.jax-dist.ns.svc.cluster.local:6666",
@@ -160,4 +142,20 @@ func TestJAXHelloSuccess(t *testing.T) {
 			t.Errorf("Success %q matches %q", h.Success, line)
 		}
 	}
+}
+
+// The first lines and listening lines of each example as its program (or
+// its framework's daemon) prints them: Joined.Line must match the first,
+// Listening the second, and neither a line printed before.
+func TestExampleLines(t *testing.T) {
+	trainingtest.CheckLines(t, Sample.Training, map[string]trainingtest.Lines{
+		"example/jax/jax-contract.yaml": {
+			Joined: []string{
+				"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
+				"process 2 of 3: OK, registered with the coordinator at jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666",
+			},
+			Listening: []string{"process 0 of 3: coordinator serves [::]:6666 for jax-contract-check-worker-0.jax-contract-check.ns.svc.cluster.local:6666"},
+			Neither:   []string{"process 1 of 3: the coordinator at a:6666 unreachable: refused"},
+		},
+	})
 }

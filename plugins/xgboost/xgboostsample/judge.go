@@ -1,4 +1,4 @@
-package training
+package xgboostsample
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
+	"github.com/vcplugins/framework-plugins/internal/training"
 )
 
 // The lines of example/xgboost/train_xgboost.py.
@@ -36,15 +37,15 @@ type xgbRank struct {
 // sha256, and its own check against rank 0's agreed); rank 0's test accuracy
 // is at least 0.9; and the master found the model equal to one a single
 // process trains on all the training digits.
-func judgeXGBoost(run Run) (string, error) {
-	if err := noMismatch(run.Pods, run.Logs); err != nil {
+func judgeXGBoost(run training.Run) (string, error) {
+	if err := training.NoMismatch(run.Pods, run.Logs); err != nil {
 		return "", err
 	}
 	var ranks []xgbRank
 	var serial []string
 	for _, pod := range run.Pods {
 		log := run.Logs[pod.Name]
-		env := kubeutil.EnvOf(pod, containerOf(pod))
+		env := kubeutil.EnvOf(pod, training.ContainerOf(pod))
 		joined := xgbJoinedLine.FindAllStringSubmatch(log, -1)
 		if len(joined) != 1 {
 			return "", fmt.Errorf("pod %s joined the tracker %d times, want once", pod.Name, len(joined))

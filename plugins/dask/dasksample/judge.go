@@ -1,4 +1,4 @@
-package training
+package dasksample
 
 import (
 	"fmt"
@@ -12,6 +12,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/plugins/dask"
 )
 
@@ -34,11 +35,11 @@ var (
 // scheduler at that same address (`dask worker` was given none); each
 // worker held and computed one part of the data; and the result matches the
 // local computation within 1e-9 with a test accuracy of at least 0.9.
-func judgeDask(run Run) (string, error) {
+func judgeDask(run training.Run) (string, error) {
 	var client, scheduler *corev1.Pod
 	var workers []*corev1.Pod
 	for _, pod := range run.Pods {
-		if FailedOnItsOwn(pod) {
+		if training.FailedOnItsOwn(pod) {
 			return "", fmt.Errorf("pod %s failed", pod.Name)
 		}
 		switch pod.Annotations[batch.TaskSpecKey] {
@@ -57,7 +58,7 @@ func judgeDask(run Run) (string, error) {
 	if m := daskFailedLine.FindString(log); m != "" {
 		return "", fmt.Errorf("pod %s: %s", client.Name, m)
 	}
-	injected := kubeutil.EnvOf(client, containerOf(client))[dask.EnvSchedulerAddress]
+	injected := kubeutil.EnvOf(client, training.ContainerOf(client))[dask.EnvSchedulerAddress]
 	if !strings.HasPrefix(injected, "tcp://"+scheduler.Name+".") {
 		return "", fmt.Errorf("the client was injected %s=%q, which does not name the scheduler pod %s", dask.EnvSchedulerAddress, injected, scheduler.Name)
 	}
@@ -103,7 +104,7 @@ func judgeDask(run Run) (string, error) {
 		if reg == nil {
 			return "", fmt.Errorf("worker pod %s never registered with the scheduler", w.Name)
 		}
-		if want := kubeutil.EnvOf(w, containerOf(w))[dask.EnvSchedulerAddress]; reg[1] != want {
+		if want := kubeutil.EnvOf(w, training.ContainerOf(w))[dask.EnvSchedulerAddress]; reg[1] != want {
 			return "", fmt.Errorf("worker pod %s registered to %s, not to its %s %s", w.Name, reg[1], dask.EnvSchedulerAddress, want)
 		}
 	}

@@ -1,4 +1,4 @@
-package training
+package jaxsample
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/jobs"
 	"github.com/vcplugins/framework-plugins/plugins/jax"
 )
@@ -28,9 +29,9 @@ var (
 // from that pod (its hostname, and its IP when known) and under the process
 // id of its index in the task; every other pod was released as that process,
 // of as many as the Job has pods, at the same address.
-func judgeJAX(run Run) (string, error) {
+func judgeJAX(run training.Run) (string, error) {
 	pods, logs := run.Pods, run.Logs
-	if err := noMismatch(pods, logs); err != nil {
+	if err := training.NoMismatch(pods, logs); err != nil {
 		return "", err
 	}
 	n := len(pods)
@@ -38,14 +39,14 @@ func judgeJAX(run Run) (string, error) {
 	var coordinator *corev1.Pod
 	for _, pod := range pods {
 		byName[pod.Name] = pod
-		if kubeutil.EnvOf(pod, containerOf(pod))[jax.EnvJAXProcessID] == "0" {
+		if kubeutil.EnvOf(pod, training.ContainerOf(pod))[jax.EnvJAXProcessID] == "0" {
 			coordinator = pod
 		}
 	}
 	if coordinator == nil {
 		return "", fmt.Errorf("no pod has %s=0", jax.EnvJAXProcessID)
 	}
-	address := kubeutil.EnvOf(coordinator, containerOf(coordinator))[jax.EnvJAXCoordinatorAddress]
+	address := kubeutil.EnvOf(coordinator, training.ContainerOf(coordinator))[jax.EnvJAXCoordinatorAddress]
 	log := logs[coordinator.Name]
 	done := jaxCoordinated.FindStringSubmatch(log)
 	switch {

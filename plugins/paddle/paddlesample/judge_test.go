@@ -1,4 +1,4 @@
-package training
+package paddlesample
 
 import (
 	"fmt"
@@ -10,12 +10,14 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
 )
 
 func TestJudgePaddle(t *testing.T) {
-	ex := example(t, "example/paddle/paddle-contract.yaml")
-	job, pods := examplePods(t, ex, paddle.New)
+	ex := trainingtest.Example(t, Sample.Training, "example/paddle/paddle-contract.yaml")
+	job, pods := trainingtest.Pods(t, ex, paddle.New)
 	for i, p := range pods {
 		p.Status.PodIP = fmt.Sprintf("10.245.0.%d", i+2)
 	}
@@ -31,110 +33,90 @@ func TestJudgePaddle(t *testing.T) {
 			pods[2].Name: line(2, pods[2].Name, "reached the collective master 10.245.0.2:40000"),
 		}
 	}
-	tests := []struct {
-		name    string
-		edit    func(map[string]string)
-		wantErr string
-	}{
-		{name: "every node started up with rank 0 serving", edit: func(map[string]string) {}},
+	trainingtest.JudgeEdits(t, ex, pods, good, []trainingtest.LogEdit{
+		{Name: "every node started up with rank 0 serving"},
 		{
-			name: "a node found a variable the launcher would not take",
-			edit: func(l map[string]string) {
+			Name: "a node found a variable the launcher would not take",
+			Edit: func(l map[string]string) {
 				l[pods[2].Name] = "MISMATCH x: PADDLE_NNODES='' is neither a positive integer N nor a range N:M\n"
 			},
-			wantErr: "pod " + pods[2].Name + ": MISMATCH x: PADDLE_NNODES=''",
+			WantErr: "pod " + pods[2].Name + ": MISMATCH x: PADDLE_NNODES=''",
 		},
 		{
-			name:    "a node never finished",
-			edit:    func(l map[string]string) { l[pods[1].Name] = "" },
-			wantErr: "pod " + pods[1].Name + " never finished",
+			Name:    "a node never finished",
+			Edit:    func(l map[string]string) { l[pods[1].Name] = "" },
+			WantErr: "pod " + pods[1].Name + " never finished",
 		},
 		{
-			name: "two nodes claim one rank",
-			edit: func(l map[string]string) {
+			Name: "two nodes claim one rank",
+			Edit: func(l map[string]string) {
 				l[pods[2].Name] = line(1, pods[2].Name, "reached the collective master 10.245.0.2:40000")
 			},
-			wantErr: "ranks [0 1 1]",
+			WantErr: "ranks [0 1 1]",
 		},
 		{
-			name: "rank 0 is not the pod told to serve",
-			edit: func(l map[string]string) {
+			Name: "rank 0 is not the pod told to serve",
+			Edit: func(l map[string]string) {
 				l[pods[0].Name] = line(1, pods[0].Name, "x")
 				l[pods[1].Name] = line(0, pods[1].Name, "x")
 			},
-			wantErr: "rank 0 is pod " + pods[1].Name + ", but the plugin told pod " + pods[0].Name,
+			WantErr: "rank 0 is pod " + pods[1].Name + ", but the plugin told pod " + pods[0].Name,
 		},
 		{
-			name: "the rendezvous was served at another address",
-			edit: func(l map[string]string) {
+			Name: "the rendezvous was served at another address",
+			Edit: func(l map[string]string) {
 				for k, v := range l {
 					l[k] = strings.ReplaceAll(v, "rendezvous 10.245.0.2:", "rendezvous 10.245.0.9:")
 				}
 			},
-			wantErr: "the rendezvous was served at 10.245.0.9, pod " + pods[0].Name + "'s IP is 10.245.0.2",
+			WantErr: "the rendezvous was served at 10.245.0.9, pod " + pods[0].Name + "'s IP is 10.245.0.2",
 		},
 		{
-			name: "fewer nodes than pods",
-			edit: func(l map[string]string) {
+			Name: "fewer nodes than pods",
+			Edit: func(l map[string]string) {
 				for k, v := range l {
 					l[k] = strings.ReplaceAll(v, " of 3 on ", " of 2 on ")
 				}
 			},
-			wantErr: "started up with 2 nodes, the Job has 3 pods",
+			WantErr: "started up with 2 nodes, the Job has 3 pods",
 		},
 		{
-			name: "a node saw other nodes",
-			edit: func(l map[string]string) {
+			Name: "a node saw other nodes",
+			Edit: func(l map[string]string) {
 				l[pods[2].Name] = strings.Replace(l[pods[2].Name], nodes, nodes+",stranger", 1)
 			},
-			wantErr: "pod " + pods[2].Name + " saw nodes",
+			WantErr: "pod " + pods[2].Name + " saw nodes",
 		},
 		{
-			name: "the nodes are not the Job's pods",
-			edit: func(l map[string]string) {
+			Name: "the nodes are not the Job's pods",
+			Edit: func(l map[string]string) {
 				for k, v := range l {
 					l[k] = strings.ReplaceAll(v, nodes, nodes+",stranger")
 				}
 			},
-			wantErr: "include stranger, which is not a pod of the Job",
+			WantErr: "include stranger, which is not a pod of the Job",
 		},
 		{
-			name: "another job id",
-			edit: func(l map[string]string) {
+			Name: "another job id",
+			Edit: func(l map[string]string) {
 				l[pods[1].Name] = strings.Replace(l[pods[1].Name], "job "+job.Name, "job other", 1)
 			},
-			wantErr: "ran in job other",
+			WantErr: "ran in job other",
 		},
 		{
-			name: "parameter-server mode although the variables select collective",
-			edit: func(l map[string]string) {
+			Name: "parameter-server mode although the variables select collective",
+			Edit: func(l map[string]string) {
 				l[pods[1].Name] = strings.Replace(l[pods[1].Name], "paddle collective", "paddle ps", 1)
 			},
-			wantErr: "started up in ps mode, its variables select collective mode",
+			WantErr: "started up in ps mode, its variables select collective mode",
 		},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			logs := good()
-			tc.edit(logs)
-			summary, err := ex.Judge(Run{Pods: pods, Logs: logs})
-			checkJudged(t, summary, err, tc.wantErr)
-		})
-	}
+	})
 }
 
 // The hello example's success lines, as its script prints them in a pod of
 // each rank, and what must not pass for them.
 func TestPaddleHello(t *testing.T) {
-	var h Hello
-	for _, x := range Hellos {
-		if x.Source == "example/paddle/paddle.yaml" {
-			h = x
-		}
-	}
-	if h.Name != "paddle-dist" {
-		t.Fatalf("no Hello for example/paddle/paddle.yaml")
-	}
+	h := trainingtest.Hello(t, Sample.Hellos, "example/paddle/paddle.yaml")
 	pod := func(i int) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("paddle-dist-worker-%d", i), Annotations: map[string]string{batch.TaskSpecKey: "worker"}}}
 	}
@@ -147,7 +129,7 @@ func TestPaddleHello(t *testing.T) {
 		"paddle-dist-worker-1": node(1),
 		"paddle-dist-worker-2": node(2),
 	}
-	if lines, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || lines != 3 {
+	if lines, err := h.Judge(training.Run{Pods: pods, Logs: good}); err != nil || lines != 3 {
 		t.Errorf("Judge = %d, %v; want 3 lines", lines, err)
 	}
 	for name, log := range map[string]string{
@@ -156,8 +138,23 @@ func TestPaddleHello(t *testing.T) {
 		"rank 0 exited with the node count": "registered paddle-dist-worker-2\nrank 0: only 2 of 3 nodes registered\n",
 	} {
 		logs := map[string]string{"paddle-dist-worker-0": log, "paddle-dist-worker-1": node(1), "paddle-dist-worker-2": node(2)}
-		if _, err := h.Judge(Run{Pods: pods, Logs: logs}); err == nil {
+		if _, err := h.Judge(training.Run{Pods: pods, Logs: logs}); err == nil {
 			t.Errorf("%s: Judge passed", name)
 		}
 	}
+}
+
+// The first lines and listening lines of each example as its program (or
+// its framework's daemon) prints them: Joined.Line must match the first,
+// Listening the second, and neither a line printed before.
+func TestExampleLines(t *testing.T) {
+	trainingtest.CheckLines(t, Sample.Training, map[string]trainingtest.Lines{
+		"example/paddle/paddle-contract.yaml": {
+			Joined: []string{
+				"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)",
+				"paddle collective rank 2 of 3 on paddle-check-worker-2: OK, job paddle-check, rendezvous 10.88.0.5:36543 hosted by a, nodes a,b,c; x",
+			},
+			Listening: []string{"paddle-check-worker-0: serves the rendezvous at 10.88.0.5:36543 (PADDLE_MASTER=paddle-check-worker-0.paddle-check.ns.svc.cluster.local:36543)"},
+		},
+	})
 }

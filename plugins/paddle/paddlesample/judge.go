@@ -1,4 +1,4 @@
-package training
+package paddlesample
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/plugins/paddle"
 )
 
@@ -33,16 +34,16 @@ type paddleNode struct {
 // given; every node saw the same nodes, which are the Job's pods; rank 0 is
 // the pod the plugin told to serve the rendezvous (PADDLE_MASTER=$(POD_IP):port),
 // serving it at its pod IP, and every other pod's PADDLE_MASTER names rank 0.
-func judgePaddle(run Run) (string, error) {
+func judgePaddle(run training.Run) (string, error) {
 	pods, logs := run.Pods, run.Logs
-	if err := noMismatch(pods, logs); err != nil {
+	if err := training.NoMismatch(pods, logs); err != nil {
 		return "", err
 	}
 	var nodes []paddleNode
 	hosts := map[string]bool{}
 	var serving *corev1.Pod
 	for _, pod := range pods {
-		env := kubeutil.EnvOf(pod, containerOf(pod))
+		env := kubeutil.EnvOf(pod, training.ContainerOf(pod))
 		m := paddleDoneLine.FindStringSubmatch(logs[pod.Name])
 		if m == nil {
 			return "", fmt.Errorf("pod %s never finished: it did not start up with every other node", pod.Name)
@@ -101,7 +102,7 @@ func judgePaddle(run Run) (string, error) {
 		return "", fmt.Errorf("the rendezvous was served at %s, pod %s's IP is %s", rank0.addr, serving.Name, ip)
 	}
 	for _, n := range nodes[1:] {
-		master := kubeutil.EnvOf(n.pod, containerOf(n.pod))[paddle.EnvMaster]
+		master := kubeutil.EnvOf(n.pod, training.ContainerOf(n.pod))[paddle.EnvMaster]
 		if want := rank0.host + "."; !strings.HasPrefix(master, want) || !strings.HasSuffix(master, ":"+rank0.port) {
 			return "", fmt.Errorf("pod %s was injected %s=%q, which does not name rank 0 (%s, port %s)", n.pod.Name, paddle.EnvMaster, master, rank0.host, rank0.port)
 		}

@@ -1,4 +1,4 @@
-package training
+package xgboostsample
 
 import (
 	"fmt"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/training"
+	"github.com/vcplugins/framework-plugins/internal/training/trainingtest"
 	"github.com/vcplugins/framework-plugins/plugins/xgboost"
 )
 
@@ -56,8 +58,8 @@ func (l xgbLog) String() string {
 }
 
 func TestJudgeXGBoost(t *testing.T) {
-	ex := example(t, "example/xgboost/xgboost-digits.yaml")
-	_, pods := examplePods(t, ex, xgboost.New)
+	ex := trainingtest.Example(t, Sample.Training, "example/xgboost/xgboost-digits.yaml")
+	_, pods := trainingtest.Pods(t, ex, xgboost.New)
 	if len(pods) != 3 {
 		t.Fatalf("%d pods, want 3", len(pods))
 	}
@@ -171,7 +173,7 @@ func TestJudgeXGBoost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := judgeXGBoost(Run{Pods: pods, Logs: tc.logs})
+			got, err := judgeXGBoost(training.Run{Pods: pods, Logs: tc.logs})
 			switch {
 			case tc.wantErr && err == nil:
 				t.Fatalf("judged good: %s", got)
@@ -189,7 +191,7 @@ func TestJudgeXGBoost(t *testing.T) {
 // The judge reads what train_xgboost.py prints: its format strings make the
 // lines the judge's patterns match.
 func TestXGBoostLinesMatchTheProgram(t *testing.T) {
-	ex := example(t, "example/xgboost/xgboost-digits.yaml")
+	ex := trainingtest.Example(t, Sample.Training, "example/xgboost/xgboost-digits.yaml")
 	root, err := localcluster.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -216,15 +218,7 @@ func TestXGBoostLinesMatchTheProgram(t *testing.T) {
 // The hello's Success matches the lines its script printed in a run on
 // 127.0.0.1, with the Job's tracker address in place of 127.0.0.1:19995.
 func TestXGBoostHello(t *testing.T) {
-	var h Hello
-	for _, x := range Hellos {
-		if x.Source == "example/xgboost/xgboost.yaml" {
-			h = x
-		}
-	}
-	if h.Name != "xgboost-dist" {
-		t.Fatal("no Hello for example/xgboost/xgboost.yaml")
-	}
+	h := trainingtest.Hello(t, Sample.Hellos, "example/xgboost/xgboost.yaml")
 	pod := func(name, task string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{batch.TaskSpecKey: task}}}
 	}
@@ -234,7 +228,7 @@ func TestXGBoostHello(t *testing.T) {
 		"xgboost-dist-worker-0": "rank 1 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist.ns.svc.cluster.local:9999\n",
 		"xgboost-dist-worker-1": "rank 2 of 3: OK, joined the tracker at xgboost-dist-master-0.xgboost-dist.ns.svc.cluster.local:9999\n",
 	}
-	if n, err := h.Judge(Run{Pods: pods, Logs: good}); err != nil || n != 3 {
+	if n, err := h.Judge(training.Run{Pods: pods, Logs: good}); err != nil || n != 3 {
 		t.Errorf("good run: %d lines, %v", n, err)
 	}
 	for name, log := range map[string]string{
@@ -246,7 +240,7 @@ func TestXGBoostHello(t *testing.T) {
 			bad[k] = v
 		}
 		bad[name] = log
-		if _, err := h.Judge(Run{Pods: pods, Logs: bad}); err == nil || !strings.Contains(err.Error(), "pod "+name+" printed 0") {
+		if _, err := h.Judge(training.Run{Pods: pods, Logs: bad}); err == nil || !strings.Contains(err.Error(), "pod "+name+" printed 0") {
 			t.Errorf("%s printed %q: judged %v", name, log, err)
 		}
 	}
@@ -270,4 +264,15 @@ func TestSameTracker(t *testing.T) {
 			t.Errorf("sameTracker(%q, %q, %q) = %v, want %v", tc.joined, tc.injected, tc.podIP, got, tc.want)
 		}
 	}
+}
+
+// The first lines and listening lines of each example as its program (or
+// its framework's daemon) prints them: Joined.Line must match the first,
+// Listening the second, and neither a line printed before.
+func TestExampleLines(t *testing.T) {
+	trainingtest.CheckLines(t, Sample.Training, map[string]trainingtest.Lines{
+		"example/xgboost/xgboost-digits.yaml": {
+			Joined: []string{"rank 1 of 3 joined tracker at xgboost-digits-master-0.xgboost-digits.ns.svc.cluster.local:9999"},
+		},
+	})
 }
