@@ -13,9 +13,9 @@ import (
 
 // pins are the script's arguments, shaped as hack/node.mk's NODE_PACKAGES.
 var pins = []string{
-	"containerd=1.6.20~ds1-1+deb12u3",
-	"runc=1.1.5+ds1-1+deb12u1",
-	"containernetworking-plugins=1.1.1+ds1-3+b5",
+	"libseccomp-dev=2.5.4-1+deb12u1",
+	"busybox-static=1:1.35.0-4+deb12u1+b1",
+	"mmdebstrap=1.3.5-7",
 }
 
 // fakeDpkgQuery answers -W (status and version, by glob) and -S (owner of a
@@ -52,7 +52,6 @@ type machine struct {
 	dpkg      []string // FAKE_DPKG_DB lines
 	programs  []string // executables in RUNTIME_PATH
 	processes []string // comm of the processes in PROC_ROOT
-	systemd   bool     // SYSTEMD_RUN exists: systemd runs the host
 	// own are executables of this project's _output/bin (OWN_OUTPUT), also
 	// in RUNTIME_PATH, as after make kubectl.
 	own []string
@@ -101,9 +100,6 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		write(filepath.Join("proc", string(rune('1'+i))+"00", "comm"), c+"\n", 0o644)
 	}
 	statePath := write("state", "ready\n", 0o644) // a stale one: removed unless ready
-	if m.systemd {
-		write("systemd/.keep", "", 0o644)
-	}
 	uid := m.uid
 	if uid == "" {
 		uid = "0"
@@ -124,8 +120,6 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"NODE_PREREQS_STATE=" + statePath,
 		"NODE_PREREQS_UID=" + uid,
 		"NODE_PREREQS_KERNEL=Linux",
-		"SYSTEMD_RUN=" + filepath.Join(dir, "systemd"),
-		"POLICY_RC=/usr/sbin/policy-rc.d",
 	}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
@@ -150,9 +144,9 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 func TestNodePrereqs(t *testing.T) {
 	const kwok = "; the local cluster will run KWOK nodes only\n"
 	installedPins := []string{
-		"pkg containerd installed 1.6.20~ds1-1+deb12u3",
-		"pkg runc installed 1.1.5+ds1-1+deb12u1",
-		"pkg containernetworking-plugins installed 1.1.1+ds1-3+b5",
+		"pkg libseccomp-dev installed 2.5.4-1+deb12u1",
+		"pkg busybox-static installed 1:1.35.0-4+deb12u1+b1",
+		"pkg mmdebstrap installed 1.3.5-7",
 	}
 	cases := []struct {
 		name      string
@@ -166,22 +160,6 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
 				"dry run: apt-get update -qq\n" +
 				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n",
-		},
-		{
-			name: "Debian 12 run by systemd: containerd's service neither starts nor is enabled",
-			m:    machine{osRelease: debian12, systemd: true},
-			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
-				"dry run: apt-get update -qq\n" +
-				"dry run: /usr/sbin/policy-rc.d refuses service starts during the install\n" +
-				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n" +
-				"dry run: systemctl disable --quiet containerd.service\n",
-		},
-		{
-			name: "Debian 12 run by systemd, containerd installed: nothing to disable",
-			m:    machine{osRelease: debian12, systemd: true, dpkg: installedPins[:2]},
-			want: "real node packages: installing " + pins[2] + "\n" +
-				"dry run: apt-get update -qq\n" +
-				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + pins[2] + "\n",
 		},
 		{
 			name: "Debian 12, only configuration files of containerd.io left: installs",
@@ -198,15 +176,30 @@ func TestNodePrereqs(t *testing.T) {
 				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + pins[2] + "\n",
 		},
 		{
-			name: "Debian 12, all pins installed and containerd ours: up to date",
+			name: "Debian 12, all pins installed, a real node of ours running: up to date",
 			m: machine{
 				osRelease: debian12,
-				dpkg:      append([]string{"file RUNTIME/containerd containerd"}, installedPins...),
-				programs:  []string{"containerd"},
-				processes: []string{"containerd"}, // a real node of ours may be running
+				dpkg:      installedPins,
+				processes: []string{"containerd"},
 			},
 			want:      "real node packages: up to date\n",
 			wantReady: true,
+		},
+		{
+			name: "Debian 12, Debian's containerd of an earlier make node-prereqs left installed: not the host's",
+			m: machine{
+				osRelease: debian12,
+				dpkg: append([]string{"file RUNTIME/containerd containerd", "pkg containerd installed 1.6.20~ds1-1+deb12u3",
+					"pkg runc installed 1.1.5+ds1-1+deb12u1"}, installedPins...),
+				programs: []string{"containerd", "runc"},
+			},
+			want:      "real node packages: up to date\n",
+			wantReady: true,
+		},
+		{
+			name: "a containerd of no package",
+			m:    machine{osRelease: debian12, programs: []string{"containerd"}},
+			want: "real node: the host has a container runtime of its own (/runtime/containerd)" + kwok,
 		},
 		{
 			name:      "Debian 12, this project's kubelet and containerd on PATH (make kubectl): not the host's",
@@ -263,9 +256,9 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node: the host has a container runtime of its own (package moby-engine 27.3.1)" + kwok,
 		},
 		{
-			name: "another containerd version installed",
-			m:    machine{osRelease: debian12, dpkg: []string{"pkg containerd installed 1.7.24~ds1-1"}},
-			want: "real node: containerd 1.7.24~ds1-1 is installed, not the pinned 1.6.20~ds1-1+deb12u3; not replacing it" + kwok,
+			name: "another libseccomp-dev version installed",
+			m:    machine{osRelease: debian12, dpkg: []string{"pkg libseccomp-dev installed 2.5.4-1"}},
+			want: "real node: libseccomp-dev 2.5.4-1 is installed, not the pinned 2.5.4-1+deb12u1; not replacing it" + kwok,
 		},
 		{
 			name: "a kubelet of no package",
