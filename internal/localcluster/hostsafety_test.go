@@ -130,6 +130,52 @@ func TestCheckRuncVersion(t *testing.T) {
 	}
 }
 
+// TestRemoveLinksInto checks that Down removes the kubelet's links to the
+// node's container logs from a /var/log/containers it did not create, and
+// nothing else there.
+func TestRemoveLinksInto(t *testing.T) {
+	dir := t.TempDir()
+	logs, root := filepath.Join(dir, "containers"), filepath.Join(dir, "cluster")
+	entries := []struct {
+		name, target string // target "" is a regular file
+		removed      bool
+	}{
+		{"pod_ns_c-1.log", filepath.Join(root, "node", "pod-logs", "ns_pod_1", "c", "0.log"), true},
+		{"dangling-but-ours.log", filepath.Join(root, "gone.log"), true},
+		{"hosts-own.log", "/var/log/pods/ns_pod_2/c/0.log", false},
+		{"sibling.log", root + "-other/node/pod-logs/0.log", false},
+		{"relative.log", "../pods/0.log", false},
+		{"regular.log", "", false},
+	}
+	if err := os.MkdirAll(logs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		p := filepath.Join(logs, e.name)
+		var err error
+		if e.target == "" {
+			err = os.WriteFile(p, nil, 0o644)
+		} else {
+			err = os.Symlink(e.target, p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := removeLinksInto(logs, root); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		_, err := os.Lstat(filepath.Join(logs, e.name))
+		if gone := errors.Is(err, os.ErrNotExist); gone != e.removed {
+			t.Errorf("%s removed: %v, want %v", e.name, gone, e.removed)
+		}
+	}
+	if err := removeLinksInto(filepath.Join(dir, "absent"), root); err != nil {
+		t.Errorf("removeLinksInto of a missing directory = %v, want nil", err)
+	}
+}
+
 func TestHostRuntimeRunning(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

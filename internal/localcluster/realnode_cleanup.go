@@ -93,6 +93,15 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 			errs = append(errs, err)
 		}
 	}
+	// The kubelet links every container's log into /var/log/containers,
+	// whatever its configuration. Where that directory was there before the
+	// node, and so is not among CreatedPaths, the links into root are the
+	// node's: left, they would dangle there.
+	if !slices.Contains(rn.CreatedPaths, containerLogLinks) {
+		if err := removeLinksInto(containerLogLinks, root); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	names := make([]string, 0, len(rn.Sysctls))
 	for k := range rn.Sysctls {
 		names = append(names, k)
@@ -261,6 +270,44 @@ func shimPIDs(socket string) []int {
 		}
 	}
 	return pids
+}
+
+// containerLogLinks is the kubelet's fixed directory of links to container
+// logs (one of hostPaths).
+const containerLogLinks = "/var/log/containers"
+
+// removeLinksInto removes the symbolic links in dir whose target is root or
+// below it, and leaves every other entry; a missing dir is nothing to do.
+func removeLinksInto(dir, root string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		target, err := os.Readlink(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		rel, err := filepath.Rel(root, target)
+		if !filepath.IsAbs(target) || err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // removeCgroupTree removes the cgroup dir and every cgroup below it, deepest
