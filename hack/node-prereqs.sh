@@ -33,6 +33,7 @@
 #   NODE_PREREQS_UID (id -u)             NODE_PREREQS_KERNEL (uname -s)
 #   OWN_OUTPUT    (this project's _output: its own kubelet and containerd,
 #                  on PATH after make kubectl, are never the host's)
+#   CGO_TOOLS     ("gcc pkg-config": what runc's cgo build runs)
 # DRY_RUN=1 prints the apt-get commands instead of running them.
 set -euo pipefail
 
@@ -109,6 +110,12 @@ if [[ ! -d "$cgroup_root/memory" ]]; then
 		fi
 	done
 fi
+
+# make node builds runc with cgo (hack/node.mk). The machine image has
+# these; a host without them would fail that build, so it says so here.
+for tool in ${CGO_TOOLS:-gcc pkg-config}; do
+	command -v "$tool" >/dev/null || skip "no $tool for runc's cgo build (Debian's gcc, libc6-dev and pkg-config)"
+done
 
 for p in "${host_runtime_packages[@]}"; do
 	while read -r st name version; do

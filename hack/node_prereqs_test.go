@@ -56,6 +56,9 @@ type machine struct {
 	// in RUNTIME_PATH, as after make kubectl.
 	own []string
 	ci  bool // CI=true
+	// cgoTools is CGO_TOOLS, the programs runc's build needs ("": the
+	// script's default, gcc and pkg-config, which this machine has).
+	cgoTools string
 }
 
 const debian12 = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n"
@@ -125,6 +128,9 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if m.ci {
 		cmd.Env = append(cmd.Env, "CI=true")
+	}
+	if m.cgoTools != "" {
+		cmd.Env = append(cmd.Env, "CGO_TOOLS="+m.cgoTools)
 	}
 	if err := cmd.Run(); err != nil {
 		if !m.ci {
@@ -269,6 +275,11 @@ func TestNodePrereqs(t *testing.T) {
 			name: "a dockerd runs",
 			m:    machine{osRelease: debian12, processes: []string{"sshd", "dockerd"}},
 			want: "real node: a dockerd of the host runs (pid 200)" + kwok,
+		},
+		{
+			name: "no C compiler for runc",
+			m:    machine{osRelease: debian12, dpkg: installedPins, cgoTools: "gcc-missing pkg-config"},
+			want: "real node: no gcc-missing for runc's cgo build (Debian's gcc, libc6-dev and pkg-config)" + kwok,
 		},
 		{
 			name: "not root",
