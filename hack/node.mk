@@ -11,8 +11,8 @@
 
 # The runtime, pinned as go.mod pins the other cluster binaries, each built
 # with its own module's requirements (go install MODULE/cmd@VERSION), so
-# containerd's dependency graph stays out of go.mod. Built only when missing:
-# delete $(NODE_BIN) after changing a version.
+# containerd's dependency graph stays out of go.mod. Built when missing or
+# when its version here changed (a stamp per module in $(NODE_BIN)).
 CONTAINERD_VERSION  := v2.4.2
 RUNC_VERSION        := v1.5.3
 CNI_PLUGINS_VERSION := v1.10.0
@@ -38,7 +38,7 @@ NODE_PACKAGES := \
 	busybox-static=1:1.35.0-4+deb12u1+b1 \
 	mmdebstrap=1.3.5-7
 
-.PHONY: node node-training node-prereqs node-binaries
+.PHONY: node node-training node-prereqs node-binaries node-force
 # node-prereqs writes "ready" here where the real node's packages are there
 # (removes it elsewhere); the e2e suite then requires the real node.
 NODE_PREREQS_STATE := $(CURDIR)/_output/node-prereqs
@@ -63,17 +63,27 @@ define node_go_install
 	echo "done ($$(( $$(date +%s) - start ))s)"
 endef
 
+# $(NODE_BIN)/<module>.version holds the module's version: rewritten only when
+# it differs, so its binaries are rebuilt only then.
+node-force:
+$(NODE_BIN)/%.version: node-force
+	@mkdir -p $(@D)
+	@echo '$(VERSION_OF_$*)' | cmp -s - $@ || echo '$(VERSION_OF_$*)' >$@
+VERSION_OF_containerd := $(CONTAINERD_VERSION)
+VERSION_OF_runc       := $(RUNC_VERSION)
+VERSION_OF_cni        := $(CNI_PLUGINS_VERSION)
+
 # Static, as containerd's releases build the shim; the btrfs, zfs and
 # devmapper snapshotters, which need cgo, are disabled in the node's
 # configuration anyway.
-$(addprefix $(NODE_BIN)/,containerd containerd-shim-runc-v2 ctr) &:
+$(addprefix $(NODE_BIN)/,containerd containerd-shim-runc-v2 ctr) &: $(NODE_BIN)/containerd.version
 	$(call node_go_install,$(NODE_BIN),0,containerd containerd-shim-runc-v2 ctr,-ldflags '-X github.com/containerd/containerd/v2/version.Version=$(CONTAINERD_VERSION)' \
 		$(foreach c,containerd containerd-shim-runc-v2 ctr,github.com/containerd/containerd/v2/cmd/$(c)@$(CONTAINERD_VERSION)))
 # runc needs cgo (its nsenter is C) and, for seccomp profiles, libseccomp-dev
 # (NODE_PACKAGES above).
-$(NODE_BIN)/runc:
+$(NODE_BIN)/runc: $(NODE_BIN)/runc.version
 	$(call node_go_install,$(NODE_BIN),1,runc,-tags seccomp github.com/opencontainers/runc@$(RUNC_VERSION))
-$(NODE_CNI_BIN)/bridge $(NODE_CNI_BIN)/host-local $(NODE_CNI_BIN)/loopback &:
+$(NODE_CNI_BIN)/bridge $(NODE_CNI_BIN)/host-local $(NODE_CNI_BIN)/loopback &: $(NODE_BIN)/cni.version
 	$(call node_go_install,$(NODE_CNI_BIN),0,bridge host-local loopback,-ldflags '-X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$(CNI_PLUGINS_VERSION)' \
 		$(foreach p,main/bridge ipam/host-local main/loopback,github.com/containernetworking/plugins/plugins/$(p)@$(CNI_PLUGINS_VERSION)))
 
