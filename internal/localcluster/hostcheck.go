@@ -25,7 +25,8 @@ type HostSnapshot struct {
 	Links []string
 	// Sysctls are the values of the sysctls the kubelet may set.
 	Sysctls map[string]string
-	// Paths are those of hostPaths that exist.
+	// Paths are those of hostPaths that exist, and real nodes' shim socket
+	// directories (/run/vcplugins-*).
 	Paths []string
 	// Cgroups are the top-level cgroups of every hierarchy: the v1 ones and
 	// the unified (cgroup v2) one.
@@ -84,6 +85,9 @@ func TakeHostSnapshot(binDir string) HostSnapshot {
 			s.Paths = append(s.Paths, p)
 		}
 	}
+	// A real node's shim socket directory (RealNodeState.shimSocketDir).
+	shimDirs, _ := filepath.Glob("/run/" + netnsPrefix + "*")
+	s.Paths = append(s.Paths, shimDirs...)
 	cgroups := hostCgroupLayout()
 	for _, h := range cgroups.all() {
 		entries, _ := os.ReadDir(h)

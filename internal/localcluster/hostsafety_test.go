@@ -176,6 +176,57 @@ func TestRemoveLinksInto(t *testing.T) {
 	}
 }
 
+// TestRemoveCNIResults checks that Down removes libcni's results of the
+// node's sandboxes, bridge and loopback, and no other network's.
+func TestRemoveCNIResults(t *testing.T) {
+	dir := t.TempDir()
+	entries := []struct {
+		name    string
+		removed bool
+	}{
+		{"vcplugins-1a2b3c4d-aaa111-eth0", true},
+		{"cni-loopback-aaa111-lo", true},
+		{"vcplugins-1a2b3c4d-bbb222-eth0", true},
+		{"cni-loopback-ccc333-lo", false},          // a sandbox of the host's containerd
+		{"vcplugins-9f9f9f9f-ccc333-eth0", false},  // another cluster's node
+		{"vcplugins-1a2b3c4d0-ddd444-eth0", false}, // a name that only starts alike
+		{"mynet-eee555-eth0", false},
+	}
+	for _, e := range entries {
+		if err := os.WriteFile(filepath.Join(dir, e.name), []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := removeCNIResults(dir, "vcplugins-1a2b3c4d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		_, err := os.Stat(filepath.Join(dir, e.name))
+		if gone := errors.Is(err, os.ErrNotExist); gone != e.removed {
+			t.Errorf("%s removed: %v, want %v", e.name, gone, e.removed)
+		}
+	}
+	if err := removeCNIResults(filepath.Join(dir, "absent"), "vcplugins-1a2b3c4d"); err != nil {
+		t.Errorf("removeCNIResults of a missing directory = %v, want nil", err)
+	}
+}
+
+// TestShimSocketDir checks that the shims' socket directory fits
+// containerd's limit (socket_dir of at most 42 characters on Linux) for a
+// cluster root of any length, and is the node's own.
+func TestShimSocketDir(t *testing.T) {
+	for _, root := range []string{"/r", "/work/a/very/long/path/to/a/checkout/of/this/project/_output/local"} {
+		rn := realNodeStateFor(root)
+		got := rn.shimSocketDir()
+		if len(got) > 42 {
+			t.Errorf("shimSocketDir for %s = %s, %d characters, over 42", root, got, len(got))
+		}
+		if want := "/run/" + rn.Netns; got != want {
+			t.Errorf("shimSocketDir for %s = %s, want %s", root, got, want)
+		}
+	}
+}
+
 func TestHostRuntimeRunning(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

@@ -139,16 +139,18 @@ var kernelSysctls = []string{
 	"kernel.keys.root_maxbytes",
 }
 
-// hostPaths are the places outside the cluster root that containerd 2.4 (its
-// shims' sockets in /run/containerd/s, libcni's cache in /var/lib/cni) and
-// the kubelet (1.30 to 1.35) write to whatever their configuration says, and
+// hostPaths are the places outside the cluster root that containerd 2.4
+// (libcni's cache in /var/lib/cni) and the kubelet (1.30 to 1.35) write to
+// whatever their configuration says, and
 // /run/mount, the directory of util-linux's mount table that the mount(8) the
 // kubelet runs creates where it is missing. /usr/libexec/kubernetes is
 // kube-controller-manager's default FlexVolume directory, which it creates at
 // start: Up points it under the root (--flex-volume-plugin-dir), and the
 // path is here so that a host check notices if it is made again; so is
 // /run/nri, the directory of the NRI socket containerd 2.x makes unless NRI
-// is disabled (containerdConfig disables it).
+// is disabled (containerdConfig disables it), and /run/containerd, where its
+// shims' sockets go unless socket_dir says otherwise (containerdConfig puts
+// them in shimSocketDir).
 var hostPaths = []string{
 	"/run/netns",
 	"/run/containerd",
@@ -489,6 +491,12 @@ func (u *upper) realNode(ctx context.Context) error {
 	)
 }
 
+// shimSocketDir is where the node's containerd shims put their sockets:
+// /run/<netns name>, the node's own (by the hash in its name) and short
+// enough for containerd (socket_dir of at most 42 characters). Down removes
+// it: a shim that is killed leaves its socket behind.
+func (rn *RealNodeState) shimSocketDir() string { return filepath.Join("/run", rn.Netns) }
+
 // realNodeStateFor returns what of the real node's state of the cluster at
 // root follows from root alone: the names of its network namespace, cgroup
 // root and containerd socket. Down uses it when state.json cannot be read.
@@ -578,7 +586,7 @@ func writeRealNodeConfig(root, binDir string, p *pki, server string, rn *RealNod
 	cd := filepath.Join(root, "containerd")
 	containerdConf := containerdConfig(containerdSettings{
 		Root: filepath.Join(cd, "root"), State: filepath.Join(cd, "state"), Temp: filepath.Join(cd, "tmp"),
-		Opt: filepath.Join(cd, "opt"), Socket: rn.ContainerdSocket, SandboxImage: pauseImage,
+		Opt: filepath.Join(cd, "opt"), Socket: rn.ContainerdSocket, ShimSocketDir: rn.shimSocketDir(), SandboxImage: pauseImage,
 		Shim: filepath.Join(nodeBinDir(binDir), "containerd-shim-runc-v2"), Runc: filepath.Join(nodeBinDir(binDir), "runc"),
 		RuncRoot: filepath.Join(cd, "runc"), CNIBinDir: nodeCNIBinDir(binDir), CNIConfDir: filepath.Join(root, "cni", "net.d"),
 	})
@@ -656,8 +664,8 @@ func writeRealNodeConfig(root, binDir string, p *pki, server string, rn *RealNod
 // directories and socket, the sandbox image, and the shim, runc and CNI
 // plugins it runs.
 type containerdSettings struct {
-	Root, State, Temp, Opt, Socket, SandboxImage string
-	Shim, Runc, RuncRoot, CNIBinDir, CNIConfDir  string
+	Root, State, Temp, Opt, Socket, ShimSocketDir, SandboxImage string
+	Shim, Runc, RuncRoot, CNIBinDir, CNIConfDir                 string
 }
 
 // containerdConfig returns containerd 2.4's configuration (version 4, its
@@ -680,6 +688,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
 
 [plugins."io.containerd.internal.v1.opt"]
   path = %[6]q
+
+[plugins."io.containerd.shim.v1.manager"]
+  socket_dir = %[13]q
 
 # Its socket would be in /run/nri on the host; the node runs no NRI plugin.
 [plugins."io.containerd.nri.v1.nri"]
@@ -714,7 +725,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 `, s.Root, s.State, s.Temp, s.Socket, s.Socket+".ttrpc", s.Opt, s.SandboxImage,
-		s.Shim, s.Runc, s.RuncRoot, s.CNIBinDir, s.CNIConfDir)
+		s.Shim, s.Runc, s.RuncRoot, s.CNIBinDir, s.CNIConfDir, s.ShimSocketDir)
 }
 
 // realNodeReady reports whether the real node is Ready and its DNS answers:

@@ -93,6 +93,15 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 			errs = append(errs, err)
 		}
 	}
+	// Sockets of the node's shims (killed above, so they did not remove
+	// them) and libcni's results of its pods' networks, which it keeps in
+	// /var/lib/cni whatever the configuration says.
+	if err := removeHostPath(rn.shimSocketDir()); err != nil {
+		errs = append(errs, err)
+	}
+	if err := removeCNIResults(cniResultsDir, rn.Netns); err != nil {
+		errs = append(errs, err)
+	}
 	// The kubelet links every container's log into /var/log/containers,
 	// whatever its configuration. Where that directory was there before the
 	// node, and so is not among CreatedPaths, the links into root are the
@@ -304,6 +313,41 @@ func removeLinksInto(dir, root string) error {
 			continue
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cniResultsDir is libcni's cache of ADD results, one file per network and
+// interface of a sandbox, named <network>-<container ID>-<interface>.
+const cniResultsDir = "/var/lib/cni/results"
+
+// removeCNIResults removes from dir the results of network (the node's CNI
+// network, named as its network namespace) and the loopback results
+// (containerd's network "cni-loopback") of the same sandboxes; others stay.
+func removeCNIResults(dir, network string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var remove []string
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), network+"-")
+		if !ok {
+			continue
+		}
+		remove = append(remove, e.Name())
+		if id, _, ok := strings.Cut(rest, "-"); ok {
+			remove = append(remove, "cni-loopback-"+id+"-lo")
+		}
+	}
+	var errs []error
+	for _, name := range remove {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, err)
 		}
 	}

@@ -195,7 +195,7 @@ func TestWriteRealNodeConfig(t *testing.T) {
 // the host or take the host's in.
 func TestContainerdConfig(t *testing.T) {
 	s := containerdSettings{
-		Root: "/c/root", State: "/c/state", Temp: "/c/tmp", Opt: "/c/opt", Socket: "/c/containerd.sock",
+		Root: "/c/root", State: "/c/state", Temp: "/c/tmp", Opt: "/c/opt", Socket: "/c/containerd.sock", ShimSocketDir: "/s/vcplugins-test",
 		SandboxImage: "localhost/pause:local", Shim: "/b/node/containerd-shim-runc-v2", Runc: "/b/node/runc",
 		RuncRoot: "/c/runc", CNIBinDir: "/b/node/cni", CNIConfDir: "/c/net.d",
 	}
@@ -237,6 +237,7 @@ func TestContainerdConfig(t *testing.T) {
 		{`plugins."io.containerd.server.v1.grpc" address`, `"/c/containerd.sock"`},
 		{`plugins."io.containerd.server.v1.ttrpc" address`, `"/c/containerd.sock.ttrpc"`},
 		{`plugins."io.containerd.internal.v1.opt" path`, `"/c/opt"`},
+		{`plugins."io.containerd.shim.v1.manager" socket_dir`, `"/s/vcplugins-test"`},
 		{`plugins."io.containerd.nri.v1.nri" disable`, "true"},
 		{`plugins."io.containerd.cri.v1.images".pinned_images sandbox`, `"localhost/pause:local"`},
 		{runtime + " cdi_spec_dirs", "[]"},
