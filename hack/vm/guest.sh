@@ -61,7 +61,7 @@ host_state() {
 	ls /run/netns 2>/dev/null | sed 's/^/netns /'
 	ip -o link | awk -F': ' '{sub(/@.*/, "", $2); print "link " $2}'
 	awk '{print "mount " $5}' /proc/self/mountinfo
-	for p in /run/netns /run/containerd /run/nri /run/mount /var/lib/cni /var/lib/kubelet /var/log/containers /var/log/pods /usr/libexec/kubernetes; do
+	for p in /run/netns /run/containerd /run/nri /run/vcplugins-* /run/mount /var/lib/cni /var/lib/kubelet /var/log/containers /var/log/pods /usr/libexec/kubernetes; do
 		[[ -e $p ]] && echo "path $p"
 	done
 	ps -eo comm= | grep -E '^(containerd|kubelet|kube-|etcd|vc-|coredns|runc)' | sed 's/^/process /'
