@@ -1,5 +1,7 @@
 # framework-plugins: Volcano job plugins for TensorFlow, PyTorch, MPI, MXNet, XGBoost, Dask, JAX and PaddlePaddle.
-# Only Go is needed: every binary the local cluster runs is built from go.mod.
+# Only Go is needed (and, for the real node's runc, cgo's C compiler): every
+# binary the local cluster runs is built from Go modules, pinned in go.mod,
+# hack/tools, hack/coredns and, for the real node's runtime, hack/node.mk.
 
 GO      ?= go
 LOCAL   := $(CURDIR)/_output/local
@@ -206,3 +208,4 @@ clean: ## Remove build output and local cluster state.
 -include hack/installer.mk
 -include hack/node.mk
 -include hack/images.mk
+-include hack/vm.mk

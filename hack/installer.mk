@@ -126,12 +126,13 @@ images: images-tool ## Build our images (an index of IMAGE_PLATFORMS each) and V
 		--version $(VERSION) --revision $(IMAGE_GIT_SHA) $(IMAGES_FLAGS)
 
 # The running cluster of LOCAL_DIR (make local-up, with the real node): its
-# containerd's socket is in state.json.
+# containerd's socket and ctr are in state.json.
 images-load: images ## Import the tarballs of make images into the real node's containerd (LOCAL_DIR).
 	@sock=$$(sed -n 's/.*"containerdSocket": *"\([^"]*\)".*/\1/p' $(LOCAL_DIR)/state.json); \
-	test -n "$$sock" || { echo "no real node in $(LOCAL_DIR)/state.json" >&2; exit 1; }; \
+	ctr=$$(sed -n 's/.*"ctr": *"\([^"]*\)".*/\1/p' $(LOCAL_DIR)/state.json); \
+	test -n "$$sock" -a -n "$$ctr" || { echo "no real node in $(LOCAL_DIR)/state.json" >&2; exit 1; }; \
 	for f in $(INSTALL_IMAGES_DIR)/*.tar; do \
-		echo "ctr -n k8s.io images import $$f"; ctr --address "$$sock" -n k8s.io images import "$$f" >/dev/null || exit 1; \
+		echo "ctr -n k8s.io images import $$f"; "$$ctr" --address "$$sock" -n k8s.io images import "$$f" >/dev/null || exit 1; \
 	done
 
 # IMAGE_REPO must name a registry path of yours: not the local default, not
@@ -190,7 +191,7 @@ INSTALL_LINE_FLAGS := $(if $(filter-out $(DEFAULT_LINE),$(LINE)),--volcano-value
 install-prereqs: node-prereqs
 	@if [ -f $(NODE_PREREQS_STATE) ]; then $(MAKE) --no-print-directory install-prereqs-real-node; \
 	else echo "install test: nothing built for it (the real node is skipped here)"; fi
-install-prereqs-real-node: $(INSTALL_CLUSTER_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images chart-package
+install-prereqs-real-node: $(INSTALL_CLUSTER_BINARIES) $(NODE_BINARIES) $(LOCAL_BIN)/kubectl node-images node-images-training images chart-package
 	$(call local_go_build,$(LOCAL_BIN)/installtest,./hack/installtest)
 
 test-install-real-node: install-prereqs-real-node

@@ -174,8 +174,11 @@ local-up: binaries node ## Start the local cluster (KWOK nodes and, where possib
 # not compile; `go run` covers a fresh checkout.
 LOCAL_CLI = $(if $(wildcard $(LOCAL_BIN)/local-cluster),$(LOCAL_BIN)/local-cluster,$(GO) run ./hack/local-cluster)
 
-local-down: ## Stop the local cluster and undo what it changed on the host.
+# The VM of make vm-test (hack/vm.mk) goes too: its root image is the largest
+# file a local run leaves.
+local-down: ## Stop the local cluster and undo what it changed on the host; remove make vm-test's VM files.
 	$(LOCAL_CLI) down --dir $(LOCAL_DIR)
+	$(if $(VM_DIR),rm -rf $(VM_DIR))
 
 local-status: ## Show the local cluster's components; exit status 3 if it is not usable.
 	@$(LOCAL_CLI) status --dir $(LOCAL_DIR)

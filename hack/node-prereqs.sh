@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Installs the Debian packages of the local cluster's real node, at the pinned
-# versions given as arguments (name=version ...), only where the real node can
-# run and the host keeps what it has:
+# Installs the few Debian packages the local cluster's real node still needs
+# (hack/node.mk says which and why; its containerd, runc and CNI plugins are
+# built from Go modules), at the pinned versions given as arguments
+# (name=version ...), only where the real node can run and the host keeps
+# what it has:
 #
 #   - Linux, root, apt-get: Debian 12 (bookworm), whose versions are pinned;
-#   - the cgroup v1 memory hierarchy (<cgroup root>/memory), which the real
-#     node needs (internal/localcluster's realNodePreflight checks the same);
+#   - cgroup v1 (the memory hierarchy at <cgroup root>/memory) or cgroup v2
+#     (<cgroup root> is cgroup2fs, with the cpu, memory and pids controllers),
+#     as internal/localcluster's realNodePreflight checks;
 #   - no container runtime or kubelet of the host's own: none of its packages
 #     (Docker's containerd.io, docker-ce, moby-*, k3s, ...), no containerd,
-#     dockerd, kubelet or k3s program that a package of ours does not own, and
-#     none running;
+#     dockerd, kubelet or k3s program that a package of ours (or Debian's
+#     containerd, which this script installed before) does not own, and none
+#     running;
 #   - no pinned package installed at another version: nothing is downgraded,
 #     upgraded, replaced or removed (apt-get install --no-remove).
 #
@@ -23,13 +27,13 @@
 #
 # What it reads can be pointed elsewhere, so that its tests fake a machine:
 #   OS_RELEASE    (/etc/os-release)      CGROUP_ROOT (/sys/fs/cgroup)
+#   CGROUP_FSTYPE (stat -fc %T of CGROUP_ROOT: cgroup2fs on a cgroup v2 host)
 #   DPKG_QUERY    (dpkg-query)           PROC_ROOT   (/proc)
 #   RUNTIME_PATH  ($PATH and the sbin/bin dirs: where host runtimes are looked for)
 #   NODE_PREREQS_UID (id -u)             NODE_PREREQS_KERNEL (uname -s)
-#   SYSTEMD_RUN   (/run/systemd/system: there when systemd runs the host)
-#   POLICY_RC     (/usr/sbin/policy-rc.d)
 #   OWN_OUTPUT    (this project's _output: its own kubelet and containerd,
 #                  on PATH after make kubectl, are never the host's)
+#   CGO_TOOLS     ("gcc pkg-config": what runc's cgo build runs)
 # DRY_RUN=1 prints the apt-get commands instead of running them.
 set -euo pipefail
 
@@ -39,8 +43,6 @@ dpkg_query=${DPKG_QUERY:-dpkg-query}
 proc_root=${PROC_ROOT:-/proc}
 runtime_path=${RUNTIME_PATH:-$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
 state=${NODE_PREREQS_STATE:-}
-systemd_run=${SYSTEMD_RUN:-/run/systemd/system}
-policy_rc=${POLICY_RC:-/usr/sbin/policy-rc.d}
 own_output=${OWN_OUTPUT:-$(cd "$(dirname "$0")/.." && pwd)/_output}
 
 # Packages of a container runtime or kubelet that is the host's own (patterns
@@ -97,8 +99,23 @@ if [[ "$id" != debian || "$version_id" != 12 ]]; then
 fi
 
 if [[ ! -d "$cgroup_root/memory" ]]; then
-	skip "needs the cgroup v1 memory hierarchy at $cgroup_root/memory (this host has cgroup v2)"
+	fstype=${CGROUP_FSTYPE:-$(stat -fc %T "$cgroup_root" 2>/dev/null || true)}
+	if [[ "$fstype" != cgroup2fs ]]; then
+		skip "needs cgroup v1 (the memory hierarchy at $cgroup_root/memory) or v2 (cgroup2 at $cgroup_root, which is ${fstype:-unreadable} here)"
+	fi
+	controllers=" $(cat "$cgroup_root/cgroup.controllers" 2>/dev/null | tr '\n' ' ')"
+	for c in cpu memory pids; do
+		if [[ "$controllers" != *" $c "* ]]; then
+			skip "cgroup v2 at $cgroup_root lacks the $c controller (cgroup.controllers:${controllers% })"
+		fi
+	done
 fi
+
+# make node builds runc with cgo (hack/node.mk). The machine image has
+# these; a host without them would fail that build, so it says so here.
+for tool in ${CGO_TOOLS:-gcc pkg-config}; do
+	command -v "$tool" >/dev/null || skip "no $tool for runc's cgo build (Debian's gcc, libc6-dev and pkg-config)"
+done
 
 for p in "${host_runtime_packages[@]}"; do
 	while read -r st name version; do
@@ -109,8 +126,12 @@ for p in "${host_runtime_packages[@]}"; do
 	done < <("$dpkg_query" -W -f='${db:Status-Status} ${Package} ${Version}\n' "$p" 2>/dev/null || true)
 done
 
-# Our packages, by name: a program one of them owns is ours.
-ours=()
+# Our packages, by name: a program one of them owns is ours. So is one of
+# Debian's containerd, which this script installed (its service disabled)
+# until the real node built its own: left by an earlier run, it is no
+# runtime of the host's; one that runs is refused all the same, below and by
+# the local cluster's preflight.
+ours=(containerd)
 for pin in "$@"; do
 	ours+=("${pin%%=*}")
 done
@@ -149,8 +170,9 @@ if [[ ${#missing[@]} -eq 0 ]]; then
 	exit 0
 fi
 
-# Installing under a running runtime would share its paths (/run/containerd,
-# /var/lib/cni) and restart services it relies on.
+# A runtime of the host's that runs would share the node's fixed paths
+# (/run/containerd, /var/lib/cni): nothing is installed for a node that could
+# not run beside it.
 for d in "$proc_root"/[0-9]*; do
 	comm=$(cat "$d/comm" 2>/dev/null) || continue
 	for p in "${host_runtime_processes[@]}"; do
@@ -163,39 +185,16 @@ done
 echo "real node packages: installing ${missing[*]}"
 # --no-remove: apt fails rather than remove a package; no --allow-downgrades.
 install=(apt-get install -y -qq --no-install-recommends --no-remove "${missing[@]}")
-# On a host run by systemd, Debian's containerd package enables and starts
-# containerd.service: a container runtime of the host's own, at boot too.
-# The real node runs its own containerd (internal/localcluster), so the
-# install runs with a policy-rc.d that refuses service starts (if the host
-# has none), and the unit is disabled after it.
-systemd_units=()
-if [[ -d "$systemd_run" ]] && [[ " ${missing[*]} " == *" containerd="* ]]; then
-	systemd_units=(containerd.service)
-fi
 if [[ -n "${DRY_RUN:-}" ]]; then
 	echo "dry run: apt-get update -qq"
-	if ((${#systemd_units[@]})); then
-		echo "dry run: $policy_rc refuses service starts during the install"
-	fi
 	echo "dry run: ${install[*]}"
-	if ((${#systemd_units[@]})); then
-		echo "dry run: systemctl disable --quiet ${systemd_units[*]}"
-	fi
 	exit 0
 fi
 start=$(date +%s)
 export DEBIAN_FRONTEND=noninteractive
 # The package lists of a fresh machine are empty or old.
 apt-get update -qq
-if ((${#systemd_units[@]})) && [[ ! -e "$policy_rc" ]]; then
-	printf '#!/bin/sh\n# framework-plugins node-prereqs.sh: no service starts while it installs\nexit 101\n' >"$policy_rc"
-	chmod 755 "$policy_rc"
-	trap 'rm -f "$policy_rc"' EXIT
-fi
 "${install[@]}" >/dev/null
-if ((${#systemd_units[@]})); then
-	systemctl disable --quiet "${systemd_units[@]}"
-fi
 echo "real node packages: installed ($(($(date +%s) - start))s)"
 [[ -n "$state" ]] && echo ready >"$state"
 exit 0

@@ -13,9 +13,9 @@ import (
 
 // pins are the script's arguments, shaped as hack/node.mk's NODE_PACKAGES.
 var pins = []string{
-	"containerd=1.6.20~ds1-1+deb12u3",
-	"runc=1.1.5+ds1-1+deb12u1",
-	"containernetworking-plugins=1.1.1+ds1-3+b5",
+	"libseccomp-dev=2.5.4-1+deb12u1",
+	"busybox-static=1:1.35.0-4+deb12u1+b1",
+	"mmdebstrap=1.3.5-7",
 }
 
 // fakeDpkgQuery answers -W (status and version, by glob) and -S (owner of a
@@ -46,16 +46,19 @@ exit $found
 // machine is what the script sees of a host.
 type machine struct {
 	osRelease string   // /etc/os-release
-	cgroupV2  bool     // no <cgroup root>/memory
+	cgroupV2  string   // "": cgroup v1 (<cgroup root>/memory); else cgroup v2, its cgroup.controllers
+	fstype    string   // CGROUP_FSTYPE: stat -fc %T of the cgroup root (cgroup2fs, tmpfs)
 	uid       string   // id -u
 	dpkg      []string // FAKE_DPKG_DB lines
 	programs  []string // executables in RUNTIME_PATH
 	processes []string // comm of the processes in PROC_ROOT
-	systemd   bool     // SYSTEMD_RUN exists: systemd runs the host
 	// own are executables of this project's _output/bin (OWN_OUTPUT), also
 	// in RUNTIME_PATH, as after make kubectl.
 	own []string
 	ci  bool // CI=true
+	// cgoTools is CGO_TOOLS, the programs runc's build needs ("": the
+	// script's default, gcc and pkg-config, which this machine has).
+	cgoTools string
 }
 
 const debian12 = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n"
@@ -82,8 +85,8 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 	db := write("dpkg.db", strings.ReplaceAll(strings.Join(m.dpkg, "\n"), "RUNTIME", filepath.Join(dir, "runtime"))+"\n", 0o644)
 	osRelease := write("os-release", m.osRelease, 0o644)
 	cgroups := filepath.Join(dir, "cgroup")
-	if m.cgroupV2 {
-		write("cgroup/cgroup.controllers", "cpu memory pids\n", 0o644)
+	if m.cgroupV2 != "" {
+		write("cgroup/cgroup.controllers", m.cgroupV2, 0o644)
 	} else {
 		write("cgroup/memory/cgroup.procs", "", 0o644)
 	}
@@ -100,9 +103,6 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		write(filepath.Join("proc", string(rune('1'+i))+"00", "comm"), c+"\n", 0o644)
 	}
 	statePath := write("state", "ready\n", 0o644) // a stale one: removed unless ready
-	if m.systemd {
-		write("systemd/.keep", "", 0o644)
-	}
 	uid := m.uid
 	if uid == "" {
 		uid = "0"
@@ -114,6 +114,7 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"DRY_RUN=1",
 		"OS_RELEASE=" + osRelease,
 		"CGROUP_ROOT=" + cgroups,
+		"CGROUP_FSTYPE=" + m.fstype,
 		"DPKG_QUERY=" + dpkg,
 		"FAKE_DPKG_DB=" + db,
 		"PROC_ROOT=" + filepath.Join(dir, "proc"),
@@ -122,13 +123,14 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"NODE_PREREQS_STATE=" + statePath,
 		"NODE_PREREQS_UID=" + uid,
 		"NODE_PREREQS_KERNEL=Linux",
-		"SYSTEMD_RUN=" + filepath.Join(dir, "systemd"),
-		"POLICY_RC=/usr/sbin/policy-rc.d",
 	}
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if m.ci {
 		cmd.Env = append(cmd.Env, "CI=true")
+	}
+	if m.cgoTools != "" {
+		cmd.Env = append(cmd.Env, "CGO_TOOLS="+m.cgoTools)
 	}
 	if err := cmd.Run(); err != nil {
 		if !m.ci {
@@ -148,9 +150,9 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 func TestNodePrereqs(t *testing.T) {
 	const kwok = "; the local cluster will run KWOK nodes only\n"
 	installedPins := []string{
-		"pkg containerd installed 1.6.20~ds1-1+deb12u3",
-		"pkg runc installed 1.1.5+ds1-1+deb12u1",
-		"pkg containernetworking-plugins installed 1.1.1+ds1-3+b5",
+		"pkg libseccomp-dev installed 2.5.4-1+deb12u1",
+		"pkg busybox-static installed 1:1.35.0-4+deb12u1+b1",
+		"pkg mmdebstrap installed 1.3.5-7",
 	}
 	cases := []struct {
 		name      string
@@ -164,22 +166,6 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
 				"dry run: apt-get update -qq\n" +
 				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n",
-		},
-		{
-			name: "Debian 12 run by systemd: containerd's service neither starts nor is enabled",
-			m:    machine{osRelease: debian12, systemd: true},
-			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
-				"dry run: apt-get update -qq\n" +
-				"dry run: /usr/sbin/policy-rc.d refuses service starts during the install\n" +
-				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n" +
-				"dry run: systemctl disable --quiet containerd.service\n",
-		},
-		{
-			name: "Debian 12 run by systemd, containerd installed: nothing to disable",
-			m:    machine{osRelease: debian12, systemd: true, dpkg: installedPins[:2]},
-			want: "real node packages: installing " + pins[2] + "\n" +
-				"dry run: apt-get update -qq\n" +
-				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + pins[2] + "\n",
 		},
 		{
 			name: "Debian 12, only configuration files of containerd.io left: installs",
@@ -196,15 +182,30 @@ func TestNodePrereqs(t *testing.T) {
 				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + pins[2] + "\n",
 		},
 		{
-			name: "Debian 12, all pins installed and containerd ours: up to date",
+			name: "Debian 12, all pins installed, a real node of ours running: up to date",
 			m: machine{
 				osRelease: debian12,
-				dpkg:      append([]string{"file RUNTIME/containerd containerd"}, installedPins...),
-				programs:  []string{"containerd"},
-				processes: []string{"containerd"}, // a real node of ours may be running
+				dpkg:      installedPins,
+				processes: []string{"containerd"},
 			},
 			want:      "real node packages: up to date\n",
 			wantReady: true,
+		},
+		{
+			name: "Debian 12, Debian's containerd of an earlier make node-prereqs left installed: not the host's",
+			m: machine{
+				osRelease: debian12,
+				dpkg: append([]string{"file RUNTIME/containerd containerd", "pkg containerd installed 1.6.20~ds1-1+deb12u3",
+					"pkg runc installed 1.1.5+ds1-1+deb12u1"}, installedPins...),
+				programs: []string{"containerd", "runc"},
+			},
+			want:      "real node packages: up to date\n",
+			wantReady: true,
+		},
+		{
+			name: "a containerd of no package",
+			m:    machine{osRelease: debian12, programs: []string{"containerd"}},
+			want: "real node: the host has a container runtime of its own (/runtime/containerd)" + kwok,
 		},
 		{
 			name:      "Debian 12, this project's kubelet and containerd on PATH (make kubectl): not the host's",
@@ -228,9 +229,27 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node: the pinned packages are Debian 12's, this is debian 13" + kwok,
 		},
 		{
-			name: "cgroup v2",
-			m:    machine{osRelease: debian12, cgroupV2: true, dpkg: installedPins},
-			want: "real node: needs the cgroup v1 memory hierarchy at /cgroup/memory (this host has cgroup v2)" + kwok,
+			name:      "cgroup v2, all pins installed: up to date",
+			m:         machine{osRelease: debian12, cgroupV2: "cpuset cpu io memory hugetlb pids rdma misc\n", fstype: "cgroup2fs", dpkg: installedPins},
+			want:      "real node packages: up to date\n",
+			wantReady: true,
+		},
+		{
+			name: "cgroup v2, nothing installed: installs the pins",
+			m:    machine{osRelease: debian12, cgroupV2: "cpu memory pids\n", fstype: "cgroup2fs"},
+			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
+				"dry run: apt-get update -qq\n" +
+				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n",
+		},
+		{
+			name: "cgroup v2 without the memory controller",
+			m:    machine{osRelease: debian12, cgroupV2: "cpuset cpu io pids\n", fstype: "cgroup2fs", dpkg: installedPins},
+			want: "real node: cgroup v2 at /cgroup lacks the memory controller (cgroup.controllers: cpuset cpu io pids)" + kwok,
+		},
+		{
+			name: "neither the v1 memory hierarchy nor cgroup2",
+			m:    machine{osRelease: debian12, cgroupV2: "cpu memory pids\n", fstype: "tmpfs", dpkg: installedPins},
+			want: "real node: needs cgroup v1 (the memory hierarchy at /cgroup/memory) or v2 (cgroup2 at /cgroup, which is tmpfs here)" + kwok,
 		},
 		{
 			name: "Docker's containerd.io installed",
@@ -243,9 +262,9 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node: the host has a container runtime of its own (package moby-engine 27.3.1)" + kwok,
 		},
 		{
-			name: "another containerd version installed",
-			m:    machine{osRelease: debian12, dpkg: []string{"pkg containerd installed 1.7.24~ds1-1"}},
-			want: "real node: containerd 1.7.24~ds1-1 is installed, not the pinned 1.6.20~ds1-1+deb12u3; not replacing it" + kwok,
+			name: "another libseccomp-dev version installed",
+			m:    machine{osRelease: debian12, dpkg: []string{"pkg libseccomp-dev installed 2.5.4-1"}},
+			want: "real node: libseccomp-dev 2.5.4-1 is installed, not the pinned 2.5.4-1+deb12u1; not replacing it" + kwok,
 		},
 		{
 			name: "a kubelet of no package",
@@ -256,6 +275,11 @@ func TestNodePrereqs(t *testing.T) {
 			name: "a dockerd runs",
 			m:    machine{osRelease: debian12, processes: []string{"sshd", "dockerd"}},
 			want: "real node: a dockerd of the host runs (pid 200)" + kwok,
+		},
+		{
+			name: "no C compiler for runc",
+			m:    machine{osRelease: debian12, dpkg: installedPins, cgoTools: "gcc-missing pkg-config"},
+			want: "real node: no gcc-missing for runc's cgo build (Debian's gcc, libc6-dev and pkg-config)" + kwok,
 		},
 		{
 			name: "not root",

@@ -95,8 +95,8 @@ type t struct {
 	failed  []string
 	results []string
 	// containerd is the real node's containerd socket, where Volcano's own
-	// images are imported.
-	containerd string
+	// images are imported, and ctr the node's own ctr that imports them.
+	containerd, ctr string
 	// registry is the cluster's registry (HOST:PORT) our images are pushed
 	// to and pulled from; digests are theirs by image name (ourImages).
 	registry string
@@ -169,7 +169,7 @@ func run(o options) (code int) {
 	// cluster's registry, the line's chart version and Volcano's namespace.
 	x := &t{o: o, env: append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig, "REGISTRY="+cl.RegistryAddress(),
 		"VOLCANO_VERSION="+strings.TrimPrefix(version, "v"), "VOLCANO_NAMESPACE=volcano-system"),
-		containerd: cl.RealNode.ContainerdSocket, registry: cl.RegistryAddress(), digests: map[string]string{}}
+		containerd: cl.RealNode.ContainerdSocket, ctr: cl.RealNode.Ctr, registry: cl.RegistryAddress(), digests: map[string]string{}}
 	// kubeutil.Warnings drops the one warning every Job created through the
 	// typed client draws (its null creationTimestamp) and prints the rest.
 	clients, err := kubeutil.NewClients(cl.RESTConfig, kubeutil.Warnings{Prefix: "installtest: API server warning: "})
@@ -185,7 +185,7 @@ func run(o options) (code int) {
 		return fail(fmt.Errorf("no image tarballs of Volcano's in %s (make images)", o.installImages))
 	}
 	for _, f := range tars {
-		if err := x.sh("ctr", "--address", x.containerd, "-n", "k8s.io", "images", "import", f); err != nil {
+		if err := x.sh(x.ctr, "--address", x.containerd, "-n", "k8s.io", "images", "import", f); err != nil {
 			return fail(err)
 		}
 	}

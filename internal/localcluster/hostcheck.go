@@ -25,10 +25,15 @@ type HostSnapshot struct {
 	Links []string
 	// Sysctls are the values of the sysctls the kubelet may set.
 	Sysctls map[string]string
-	// Paths are those of hostPaths that exist.
+	// Paths are those of hostPaths that exist, and real nodes' shim socket
+	// directories (/run/vcplugins-*).
 	Paths []string
-	// Cgroups are the top-level cgroups of every v1 hierarchy.
+	// Cgroups are the top-level cgroups of every hierarchy: the v1 ones and
+	// the unified (cgroup v2) one.
 	Cgroups []string
+	// CgroupControllers are the controllers the unified hierarchy's root
+	// passes on to its children (its cgroup.subtree_control).
+	CgroupControllers []string
 }
 
 // TakeHostSnapshot records the host state a cluster using the binaries in
@@ -80,7 +85,11 @@ func TakeHostSnapshot(binDir string) HostSnapshot {
 			s.Paths = append(s.Paths, p)
 		}
 	}
-	for _, h := range cgroupHierarchies() {
+	// A real node's shim socket directory (RealNodeState.shimSocketDir).
+	shimDirs, _ := filepath.Glob("/run/" + netnsPrefix + "*")
+	s.Paths = append(s.Paths, shimDirs...)
+	cgroups := hostCgroupLayout()
+	for _, h := range cgroups.all() {
 		entries, _ := os.ReadDir(h)
 		for _, e := range entries {
 			if e.IsDir() {
@@ -88,7 +97,10 @@ func TakeHostSnapshot(binDir string) HostSnapshot {
 			}
 		}
 	}
-	for _, l := range [][]string{s.Processes, s.Mounts, s.Netns, s.Links, s.Paths, s.Cgroups} {
+	if cgroups.unified != "" {
+		s.CgroupControllers, _ = readControllers(filepath.Join(cgroups.unified, "cgroup.subtree_control"))
+	}
+	for _, l := range [][]string{s.Processes, s.Mounts, s.Netns, s.Links, s.Paths, s.Cgroups, s.CgroupControllers} {
 		sort.Strings(l)
 	}
 	return s
@@ -130,6 +142,7 @@ func HostChanges(before, after HostSnapshot) []string {
 	diff("network interface", before.Links, after.Links, true)
 	diff("path", before.Paths, after.Paths, true)
 	diff("cgroup", before.Cgroups, after.Cgroups, true)
+	diff("cgroup controller", before.CgroupControllers, after.CgroupControllers, true)
 	keys := make([]string, 0, len(before.Sysctls))
 	for k := range before.Sysctls {
 		keys = append(keys, k)

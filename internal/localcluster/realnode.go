@@ -77,8 +77,9 @@ const (
 	// second one on the machine would collide on the kubelet's fixed
 	// device-plugin socket, so Up refuses to start one while another exists.
 	netnsPrefix = "vcplugins-"
-	// kubeletCgroupPrefix starts the cgroup (under every v1 hierarchy) that
-	// holds all of the node's pods, so Down finds every process and cgroup.
+	// kubeletCgroupPrefix starts the cgroup (under every v1 hierarchy, or
+	// the unified one on a cgroup v2 host) that holds all of the node's pods,
+	// so Down finds every process and cgroup.
 	kubeletCgroupPrefix = "/vcplugins-"
 )
 
@@ -97,6 +98,9 @@ type RealNodeState struct {
 	CgroupRoot string `json:"cgroupRoot"`
 	// ContainerdSocket is containerd's gRPC socket.
 	ContainerdSocket string `json:"containerdSocket"`
+	// Ctr is the path of the ctr of the node's containerd (in BinDir/node),
+	// for clients of ContainerdSocket: no ctr need be on PATH.
+	Ctr string `json:"ctr,omitempty"`
 	// KubeletPort is the kubelet's port, on 127.0.0.1 in the namespace and,
 	// through the proxy, on the host.
 	KubeletPort int `json:"kubeletPort"`
@@ -113,6 +117,14 @@ type RealNodeState struct {
 	// pod namespace Down deletes is a new cni-* entry that a process of the
 	// node's cgroups is in (podNetnsOf), never one of the host's.
 	NetnsBefore []string `json:"netnsBefore"`
+	// UnifiedCgroup is the unified hierarchy's mount point where the node's
+	// cgroups are there (a cgroup v2 host), "" on a cgroup v1 host.
+	UnifiedCgroup string `json:"unifiedCgroup,omitempty"`
+	// SubtreeBefore are the controllers its root passed on to its children
+	// (cgroup.subtree_control) before the node started. The node enables
+	// those the kubelet needs, and runc all the others, for its cgroups;
+	// Down disables those that were not there before.
+	SubtreeBefore []string `json:"subtreeBefore,omitempty"`
 }
 
 // kernelSysctls are the sysctls the kubelet sets at start unless
@@ -127,16 +139,22 @@ var kernelSysctls = []string{
 	"kernel.keys.root_maxbytes",
 }
 
-// hostPaths are the places outside the cluster root that containerd 1.6 and
-// the kubelet (1.30 to 1.35) write to whatever their configuration says, and
+// hostPaths are the places outside the cluster root that containerd 2.4
+// (libcni's cache in /var/lib/cni) and the kubelet (1.30 to 1.35) write to
+// whatever their configuration says, and
 // /run/mount, the directory of util-linux's mount table that the mount(8) the
 // kubelet runs creates where it is missing. /usr/libexec/kubernetes is
 // kube-controller-manager's default FlexVolume directory, which it creates at
 // start: Up points it under the root (--flex-volume-plugin-dir), and the
-// path is here so that a host check notices if it is made again.
+// path is here so that a host check notices if it is made again; so is
+// /run/nri, the directory of the NRI socket containerd 2.x makes unless NRI
+// is disabled (containerdConfig disables it), and /run/containerd, where its
+// shims' sockets go unless socket_dir says otherwise (containerdConfig puts
+// them in shimSocketDir).
 var hostPaths = []string{
 	"/run/netns",
 	"/run/containerd",
+	"/run/nri",
 	"/run/mount",
 	"/var/lib/cni",
 	"/var/lib/kubelet",
@@ -145,13 +163,27 @@ var hostPaths = []string{
 	"/usr/libexec/kubernetes",
 }
 
-// cniBinDir holds the bridge, host-local and loopback plugins of Debian's
-// containernetworking-plugins package.
-const cniBinDir = "/usr/lib/cni"
+// nodeBinDir is the directory of the real node's container runtime in a
+// cluster's BinDir: make node-binaries builds realNodeTools there, from Go
+// modules pinned in hack/node.mk, and the CNI plugins in its cni
+// subdirectory (nodeCNIBinDir). The node runs them by these paths, never
+// from PATH, so no distribution's containerd or runc takes their place.
+func nodeBinDir(binDir string) string { return filepath.Join(binDir, "node") }
 
-// realNodeTools are the host programs the real node runs, from Debian packages
-// (make node-prereqs installs them).
-var realNodeTools = []string{"containerd", "containerd-shim-runc-v2", "runc", "ctr", "ip", "nsenter"}
+// nodeCNIBinDir holds realNodeCNIPlugins, containerd's CNI bin_dirs.
+func nodeCNIBinDir(binDir string) string { return filepath.Join(nodeBinDir(binDir), "cni") }
+
+// realNodeTools are the runtime programs in nodeBinDir.
+var realNodeTools = []string{"containerd", "containerd-shim-runc-v2", "ctr", "runc"}
+
+// realNodeCNIPlugins are the plugins in nodeCNIBinDir: those the node's CNI
+// configuration names (bridge, host-local) and loopback, which containerd
+// runs to bring up every pod's lo.
+var realNodeCNIPlugins = []string{"bridge", "host-local", "loopback"}
+
+// hostTools are the host's own programs the real node runs, and where they
+// come from: every Debian has both.
+var hostTools = []struct{ name, from string }{{"ip", "iproute2"}, {"nsenter", "util-linux"}}
 
 // realNodePreflight returns nil if this machine can run the real node, or an
 // error saying, in one line, what is missing.
@@ -162,21 +194,51 @@ func realNodePreflight(cfg Config) error {
 	if os.Geteuid() != 0 {
 		return errors.New("needs root (containerd, network namespaces, cgroups)")
 	}
-	if _, err := os.Stat("/sys/fs/cgroup/memory"); err != nil {
-		return errors.New("needs the cgroup v1 memory hierarchy at /sys/fs/cgroup/memory")
+	if err := checkCgroups(cgroupRootDir, cgroupFSType(cgroupRootDir)); err != nil {
+		return err
 	}
-	for _, t := range realNodeTools {
-		if _, err := exec.LookPath(t); err != nil {
-			return fmt.Errorf("%s is not installed (make node-prereqs)", t)
+	if err := checkNodeFiles(cfg, exec.LookPath); err != nil {
+		return err
+	}
+	runc := filepath.Join(nodeBinDir(cfg.BinDir), "runc")
+	out, err := exec.Command(runc, "--version").CombinedOutput()
+	if err := checkRuncVersion(runc, out, err); err != nil {
+		return err
+	}
+	others, _ := filepath.Glob("/run/netns/" + netnsPrefix + "*")
+	if len(others) > 0 {
+		return fmt.Errorf("another real node runs on this machine (network namespace %s); one per machine", filepath.Base(others[0]))
+	}
+	return hostRuntimeRunning("/proc")
+}
+
+// checkNodeFiles returns an error naming the first of the real node's
+// programs and images that is missing, and the make target or package that
+// provides it; lookPath finds the host's programs (exec.LookPath).
+func checkNodeFiles(cfg Config, lookPath func(string) (string, error)) error {
+	executable := func(path string) bool {
+		fi, err := os.Stat(path)
+		return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0
+	}
+	for _, t := range hostTools {
+		if _, err := lookPath(t.name); err != nil {
+			return fmt.Errorf("%s is not installed (Debian's %s)", t.name, t.from)
 		}
 	}
-	for _, p := range []string{"bridge", "host-local", "loopback"} {
-		if _, err := os.Stat(filepath.Join(cniBinDir, p)); err != nil {
-			return fmt.Errorf("CNI plugin %s/%s is not installed (make node-prereqs)", cniBinDir, p)
+	var built []string
+	for _, t := range realNodeTools {
+		built = append(built, filepath.Join(nodeBinDir(cfg.BinDir), t))
+	}
+	for _, p := range realNodeCNIPlugins {
+		built = append(built, filepath.Join(nodeCNIBinDir(cfg.BinDir), p))
+	}
+	for _, path := range built {
+		if !executable(path) {
+			return fmt.Errorf("%s is not built (make node)", path)
 		}
 	}
 	for _, b := range []string{Kubelet, CoreDNS} {
-		if _, err := os.Stat(filepath.Join(cfg.BinDir, b)); err != nil {
+		if !executable(filepath.Join(cfg.BinDir, b)) {
 			return fmt.Errorf("%s is not built (make binaries)", filepath.Join(cfg.BinDir, b))
 		}
 	}
@@ -185,11 +247,25 @@ func realNodePreflight(cfg Config) error {
 			return fmt.Errorf("image %s is not built (make node-images)", filepath.Join(cfg.ImageDir, img))
 		}
 	}
-	others, _ := filepath.Glob("/run/netns/" + netnsPrefix + "*")
-	if len(others) > 0 {
-		return fmt.Errorf("another real node runs on this machine (network namespace %s); one per machine", filepath.Base(others[0]))
+	return nil
+}
+
+// checkRuncVersion judges the output and error of `runc --version` (the
+// runc at path): an error if it does not run (it links libseccomp.so.2,
+// which a host may lack) or was built without seccomp, under which every
+// container asking for a seccomp profile (RuntimeDefault) would fail.
+func checkRuncVersion(path string, out []byte, err error) error {
+	if err != nil {
+		first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+		if first == "" {
+			first = err.Error()
+		}
+		return fmt.Errorf("%s does not run: %s", path, first)
 	}
-	return hostRuntimeRunning("/proc")
+	if !strings.Contains(string(out), "\nlibseccomp: ") {
+		return fmt.Errorf("%s was built without seccomp (make node-binaries needs libseccomp-dev: make node-prereqs)", path)
+	}
+	return nil
 }
 
 // hostRuntimes are the process names (comm) of a kubelet or container
@@ -287,6 +363,7 @@ func (u *upper) realNode(ctx context.Context) error {
 	root := filepath.Join(cfg.RootDir, "node")
 	rn := realNodeStateFor(cfg.RootDir)
 	rn.DNS = podGateway
+	rn.Ctr = filepath.Join(nodeBinDir(cfg.BinDir), "ctr")
 	for _, s := range kernelSysctls {
 		v, err := os.ReadFile(sysctlPath(s))
 		if err != nil {
@@ -328,13 +405,33 @@ func (u *upper) realNode(ctx context.Context) error {
 			return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, out)
 		}
 	}
-	for _, hier := range cgroupHierarchies() {
+	cgroups := hostCgroupLayout()
+	if len(cgroups.v1) == 0 && cgroups.unified != "" {
+		// cgroup v2: the kubelet validates its cgroup root's controllers,
+		// which are those its parent passes on.
+		before, err := readControllers(filepath.Join(cgroups.unified, "cgroup.subtree_control"))
+		if err != nil {
+			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
+		}
+		enable, err := controllersToEnable(cgroups.unified)
+		if err != nil {
+			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
+		}
+		rn.UnifiedCgroup, rn.SubtreeBefore = cgroups.unified, before
+		if err := writeState(&u.state); err != nil {
+			return err
+		}
+		if err := setSubtreeControl(cgroups.unified, enable, true); err != nil {
+			return err
+		}
+	}
+	for _, hier := range cgroups.nodeHierarchies() {
 		if err := os.MkdirAll(filepath.Join(hier, rn.CgroupRoot), 0o755); err != nil {
 			return err
 		}
 	}
 
-	files, err := writeRealNodeConfig(root, u.pki, u.state.Server, rn)
+	files, err := writeRealNodeConfig(root, cfg.BinDir, u.pki, u.state.Server, rn)
 	if err != nil {
 		return err
 	}
@@ -353,12 +450,15 @@ func (u *upper) realNode(ctx context.Context) error {
 		inClusterProxyArgs(cfg.RootDir, u.state.Ports[KubeAPIServer])...)...); err != nil {
 		return err
 	}
-	containerd, _ := exec.LookPath("containerd")
-	if err := u.startIn(nsPath, Containerd, containerd, nil, "--config", files.containerd); err != nil {
+	// containerd runs the runc shim by the configuration's runtime_path;
+	// PATH leads to our binaries too, for anything it looks up by name.
+	nodeBin := nodeBinDir(cfg.BinDir)
+	env := []string{"PATH=" + nodeBin + string(os.PathListSeparator) + os.Getenv("PATH")}
+	if err := u.startIn(nsPath, Containerd, filepath.Join(nodeBin, "containerd"), env, "--config", files.containerd); err != nil {
 		return err
 	}
 	if err := u.waitFor(ctx, "containerd socket", Containerd, func(ctx context.Context) (bool, error) {
-		out, err := exec.CommandContext(ctx, "ctr", "--address", rn.ContainerdSocket, "version").CombinedOutput()
+		out, err := exec.CommandContext(ctx, rn.Ctr, "--address", rn.ContainerdSocket, "version").CombinedOutput()
 		if err != nil {
 			return false, fmt.Errorf("ctr version: %v: %s", err, out)
 		}
@@ -371,7 +471,7 @@ func (u *upper) realNode(ctx context.Context) error {
 	tars, _ := filepath.Glob(filepath.Join(cfg.ImageDir, "*.tar"))
 	for _, file := range tars {
 		t := time.Now()
-		out, err := exec.CommandContext(ctx, "ctr", "--address", rn.ContainerdSocket, "-n", "k8s.io", "images", "import", file).CombinedOutput()
+		out, err := exec.CommandContext(ctx, rn.Ctr, "--address", rn.ContainerdSocket, "-n", "k8s.io", "images", "import", file).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("loading %s into containerd: %v: %s", file, err, out)
 		}
@@ -390,6 +490,12 @@ func (u *upper) realNode(ctx context.Context) error {
 		"--v", "1",
 	)
 }
+
+// shimSocketDir is where the node's containerd shims put their sockets:
+// /run/<netns name>, the node's own (by the hash in its name) and short
+// enough for containerd (socket_dir of at most 42 characters). Down removes
+// it: a shim that is killed leaves its socket behind.
+func (rn *RealNodeState) shimSocketDir() string { return filepath.Join("/run", rn.Netns) }
 
 // realNodeStateFor returns what of the real node's state of the cluster at
 // root follows from root alone: the names of its network namespace, cgroup
@@ -434,15 +540,16 @@ type realNodeFiles struct {
 }
 
 // writeRealNodeConfig writes containerd's, CoreDNS's and the kubelet's
-// configuration under root and returns their paths.
-func writeRealNodeConfig(root string, p *pki, server string, rn *RealNodeState) (realNodeFiles, error) {
+// configuration under root, for the runtime in binDir's node directory, and
+// returns their paths.
+func writeRealNodeConfig(root, binDir string, p *pki, server string, rn *RealNodeState) (realNodeFiles, error) {
 	f := realNodeFiles{
 		containerd:        filepath.Join(root, "containerd.toml"),
 		corefile:          filepath.Join(root, "Corefile"),
 		kubelet:           filepath.Join(root, "kubelet.yaml"),
 		kubeletKubeconfig: filepath.Join(root, "kubelet.kubeconfig"),
 	}
-	for _, d := range []string{"cni/net.d", "cni/ipam", "containerd", "kubelet", "pod-logs", "volume-plugins"} {
+	for _, d := range []string{"cni/net.d", "cni/ipam", "containerd/tmp", "kubelet", "pod-logs", "volume-plugins"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			return f, err
 		}
@@ -477,41 +584,12 @@ func writeRealNodeConfig(root string, p *pki, server string, rn *RealNodeState) 
 	}
 
 	cd := filepath.Join(root, "containerd")
-	containerdConf := fmt.Sprintf(`version = 2
-root = %[1]q
-state = %[2]q
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
-
-[grpc]
-  address = %[3]q
-
-[ttrpc]
-  address = %[4]q
-
-[plugins."io.containerd.internal.v1.opt"]
-  path = %[5]q
-
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = %[6]q
-  # Root here lacks CAP_SYS_RESOURCE: a negative oom_score_adj (which the
-  # kubelet asks for sandboxes and Guaranteed pods) fails every sandbox.
-  restrict_oom_score_adj = true
-  stream_server_address = "127.0.0.1"
-  stream_server_port = "0"
-  enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
-    default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-      runtime_type = "io.containerd.runc.v2"
-      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-        SystemdCgroup = false
-        Root = %[7]q
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = %[8]q
-    conf_dir = %[9]q
-`, filepath.Join(cd, "root"), filepath.Join(cd, "state"), rn.ContainerdSocket, rn.ContainerdSocket+".ttrpc",
-		filepath.Join(cd, "opt"), pauseImage, filepath.Join(cd, "runc"), cniBinDir, filepath.Join(root, "cni", "net.d"))
+	containerdConf := containerdConfig(containerdSettings{
+		Root: filepath.Join(cd, "root"), State: filepath.Join(cd, "state"), Temp: filepath.Join(cd, "tmp"),
+		Opt: filepath.Join(cd, "opt"), Socket: rn.ContainerdSocket, ShimSocketDir: rn.shimSocketDir(), SandboxImage: pauseImage,
+		Shim: filepath.Join(nodeBinDir(binDir), "containerd-shim-runc-v2"), Runc: filepath.Join(nodeBinDir(binDir), "runc"),
+		RuncRoot: filepath.Join(cd, "runc"), CNIBinDir: nodeCNIBinDir(binDir), CNIConfDir: filepath.Join(root, "cni", "net.d"),
+	})
 	if err := os.WriteFile(f.containerd, []byte(containerdConf), 0o644); err != nil {
 		return f, err
 	}
@@ -547,7 +625,9 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		TLSPrivateKeyFile: p.KubeletServingKey,
 		Authentication:    kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
 		Authorization:     kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
-		CgroupDriver:      "cgroupfs",
+		// cgroupfs on either cgroup version: the node's cgroups are one tree
+		// of its own under the hierarchy root, which no systemd manages.
+		CgroupDriver: "cgroupfs",
 		// The kubelet 1.35 refuses cgroup v1 hosts (this project's CI
 		// machines) unless told otherwise; v1 is in maintenance upstream.
 		FailCgroupV1:  ptr.To(false),
@@ -578,6 +658,74 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
 		return f, err
 	}
 	return f, os.WriteFile(f.kubelet, data, 0o644)
+}
+
+// containerdSettings are the paths containerdConfig writes: containerd's
+// directories and socket, the sandbox image, and the shim, runc and CNI
+// plugins it runs.
+type containerdSettings struct {
+	Root, State, Temp, Opt, Socket, ShimSocketDir, SandboxImage string
+	Shim, Runc, RuncRoot, CNIBinDir, CNIConfDir                 string
+}
+
+// containerdConfig returns containerd 2.4's configuration (version 4, its
+// own, so nothing is migrated at start) for the real node: every path it
+// writes is one of s's or, where containerd has a fixed one, in hostPaths.
+func containerdConfig(s containerdSettings) string {
+	return fmt.Sprintf(`version = 4
+root = %[1]q
+state = %[2]q
+temp = %[3]q
+# None of the host's drop-in files (the default imports /etc/containerd/conf.d).
+imports = []
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+
+[plugins."io.containerd.server.v1.grpc"]
+  address = %[4]q
+
+[plugins."io.containerd.server.v1.ttrpc"]
+  address = %[5]q
+
+[plugins."io.containerd.internal.v1.opt"]
+  path = %[6]q
+
+[plugins."io.containerd.shim.v1.manager"]
+  socket_dir = %[13]q
+
+# Its socket would be in /run/nri on the host; the node runs no NRI plugin.
+[plugins."io.containerd.nri.v1.nri"]
+  disable = true
+
+[plugins."io.containerd.cri.v1.images"]
+  snapshotter = "overlayfs"
+  [plugins."io.containerd.cri.v1.images".pinned_images]
+    sandbox = %[7]q
+
+[plugins."io.containerd.cri.v1.runtime"]
+  # Root here lacks CAP_SYS_RESOURCE: a negative oom_score_adj (which the
+  # kubelet asks for sandboxes and Guaranteed pods) fails every sandbox.
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  # No devices from the host's CDI specs (/etc/cdi, /var/run/cdi).
+  cdi_spec_dirs = []
+  [plugins."io.containerd.cri.v1.runtime".containerd]
+    default_runtime_name = "runc"
+    [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+      runtime_path = %[8]q
+      [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
+        BinaryName = %[9]q
+        Root = %[10]q
+        SystemdCgroup = false
+  [plugins."io.containerd.cri.v1.runtime".cni]
+    bin_dirs = [%[11]q]
+    conf_dir = %[12]q
+
+[plugins."io.containerd.grpc.v1.cri"]
+  stream_server_address = "127.0.0.1"
+  stream_server_port = "0"
+`, s.Root, s.State, s.Temp, s.Socket, s.Socket+".ttrpc", s.Opt, s.SandboxImage,
+		s.Shim, s.Runc, s.RuncRoot, s.CNIBinDir, s.CNIConfDir, s.ShimSocketDir)
 }
 
 // realNodeReady reports whether the real node is Ready and its DNS answers:

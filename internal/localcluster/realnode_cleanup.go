@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,8 +20,9 @@ import (
 // processes were signalled: it kills what is left in the node's cgroups and
 // containerd's shims, unmounts everything under root and the pod network
 // namespaces, deletes the node's network namespace (and with it the bridge),
-// removes its cgroups and the host paths it created, and writes back the
-// sysctls. It carries on past failures and returns them all.
+// removes its cgroups (in every hierarchy, v1 and unified) and the host paths
+// it created, disables the cgroup v2 controllers it enabled, and writes back
+// the sysctls. It carries on past failures and returns them all.
 func cleanupRealNode(root string, rn *RealNodeState) error {
 	var errs []error
 	hiers := cgroupHierarchies()
@@ -77,8 +79,35 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 			errs = append(errs, err)
 		}
 	}
+	if rn.UnifiedCgroup != "" {
+		extra, err := controllersAdded(rn.UnifiedCgroup, rn.SubtreeBefore)
+		if err == nil {
+			err = setSubtreeControl(rn.UnifiedCgroup, extra, false)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for i := len(rn.CreatedPaths) - 1; i >= 0; i-- {
 		if err := removeHostPath(rn.CreatedPaths[i]); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Sockets of the node's shims (killed above, so they did not remove
+	// them) and libcni's results of its pods' networks, which it keeps in
+	// /var/lib/cni whatever the configuration says.
+	if err := removeHostPath(rn.shimSocketDir()); err != nil {
+		errs = append(errs, err)
+	}
+	if err := removeCNIResults(cniResultsDir, rn.Netns); err != nil {
+		errs = append(errs, err)
+	}
+	// The kubelet links every container's log into /var/log/containers,
+	// whatever its configuration. Where that directory was there before the
+	// node, and so is not among CreatedPaths, the links into root are the
+	// node's: left, they would dangle there.
+	if !slices.Contains(rn.CreatedPaths, containerLogLinks) {
+		if err := removeLinksInto(containerLogLinks, root); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -136,20 +165,69 @@ func sysctlPath(name string) string {
 	return filepath.Join("/proc/sys", strings.ReplaceAll(name, ".", "/"))
 }
 
-// cgroupHierarchies returns the mount points of the cgroup v1 hierarchies
-// (/sys/fs/cgroup/cpu, memory, ...), each once.
-func cgroupHierarchies() []string {
-	data, err := os.ReadFile(mountinfoFile)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, m := range parseMountinfo(data) {
-		if m.fstype == "cgroup" {
-			out = append(out, m.point)
+// cgroupLayout is where the host mounts its cgroup hierarchies.
+type cgroupLayout struct {
+	// v1 are the mount points of the cgroup v1 hierarchies
+	// (/sys/fs/cgroup/cpu, memory, ...), each once.
+	v1 []string
+	// unified is the mount point of the cgroup2 (unified) hierarchy, "" if
+	// none: /sys/fs/cgroup on a host booted with cgroup v2, or an empty
+	// /sys/fs/cgroup/unified beside the v1 hierarchies on a hybrid one.
+	unified string
+}
+
+// cgroupLayoutOf reads the cgroup mounts of a mountinfo table.
+func cgroupLayoutOf(mountinfo []byte) cgroupLayout {
+	var l cgroupLayout
+	for _, m := range parseMountinfo(mountinfo) {
+		switch m.fstype {
+		case "cgroup":
+			if !slices.Contains(l.v1, m.point) {
+				l.v1 = append(l.v1, m.point)
+			}
+		case "cgroup2":
+			if l.unified == "" {
+				l.unified = m.point
+			}
 		}
 	}
-	return out
+	return l
+}
+
+// hostCgroupLayout is the layout of this host ("" and nil where its mount
+// table cannot be read).
+func hostCgroupLayout() cgroupLayout {
+	data, err := os.ReadFile(mountinfoFile)
+	if err != nil {
+		return cgroupLayout{}
+	}
+	return cgroupLayoutOf(data)
+}
+
+// nodeHierarchies are where the real node's cgroup root is made: under every
+// v1 hierarchy where there are any (the kubelet and runc then use only those,
+// also on a hybrid host), else under the unified hierarchy.
+func (l cgroupLayout) nodeHierarchies() []string {
+	if len(l.v1) > 0 || l.unified == "" {
+		return l.v1
+	}
+	return []string{l.unified}
+}
+
+// all are the mount points of every hierarchy, v1 and unified: where Down
+// looks for the node's processes and cgroups, and the host check for
+// top-level cgroups.
+func (l cgroupLayout) all() []string {
+	if l.unified == "" {
+		return l.v1
+	}
+	return append(slices.Clip(l.v1), l.unified)
+}
+
+// cgroupHierarchies returns the mount points of every cgroup hierarchy of
+// the host, v1 and unified, each once.
+func cgroupHierarchies() []string {
+	return hostCgroupLayout().all()
 }
 
 // cgroupPIDs returns the processes in cgroup (and below) of every hierarchy.
@@ -201,6 +279,79 @@ func shimPIDs(socket string) []int {
 		}
 	}
 	return pids
+}
+
+// containerLogLinks is the kubelet's fixed directory of links to container
+// logs (one of hostPaths).
+const containerLogLinks = "/var/log/containers"
+
+// removeLinksInto removes the symbolic links in dir whose target is root or
+// below it, and leaves every other entry; a missing dir is nothing to do.
+func removeLinksInto(dir, root string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if root, err = filepath.Abs(root); err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range entries {
+		if e.Type()&os.ModeSymlink == 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		target, err := os.Readlink(p)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		rel, err := filepath.Rel(root, target)
+		if !filepath.IsAbs(target) || err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// cniResultsDir is libcni's cache of ADD results, one file per network and
+// interface of a sandbox, named <network>-<container ID>-<interface>.
+const cniResultsDir = "/var/lib/cni/results"
+
+// removeCNIResults removes from dir the results of network (the node's CNI
+// network, named as its network namespace) and the loopback results
+// (containerd's network "cni-loopback") of the same sandboxes; others stay.
+func removeCNIResults(dir, network string) error {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var remove []string
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), network+"-")
+		if !ok {
+			continue
+		}
+		remove = append(remove, e.Name())
+		if id, _, ok := strings.Cut(rest, "-"); ok {
+			remove = append(remove, "cni-loopback-"+id+"-lo")
+		}
+	}
+	var errs []error
+	for _, name := range remove {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // removeCgroupTree removes the cgroup dir and every cgroup below it, deepest

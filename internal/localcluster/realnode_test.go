@@ -72,6 +72,7 @@ func TestHostChanges(t *testing.T) {
 		Netns:     []string{"other"},
 		Sysctls:   map[string]string{"kernel.panic": "0", "vm.overcommit_memory": "0"},
 		Paths:     []string{"/run/netns"},
+		Cgroups:   []string{"/sys/fs/cgroup/init.scope"},
 	}
 	after := HostSnapshot{
 		Mounts:  []string{"/", "/proc", "/proc", "/work/x/rootfs"},
@@ -79,7 +80,9 @@ func TestHostChanges(t *testing.T) {
 		Links:   []string{"vcp0"},
 		Sysctls: map[string]string{"kernel.panic": "10", "vm.overcommit_memory": "0"},
 		Paths:   []string{"/run/netns", "/var/lib/cni"},
-		Cgroups: []string{"/sys/fs/cgroup/cpu/vcplugins-1"},
+		Cgroups: []string{"/sys/fs/cgroup/cpu/vcplugins-1", "/sys/fs/cgroup/init.scope", "/sys/fs/cgroup/vcplugins-2"},
+		// cgroup v2: the controllers the node enabled for the root's children.
+		CgroupControllers: []string{"cpu", "memory"},
 	}
 	// A process that ended is not reported: other work on the machine.
 	want := []string{
@@ -89,6 +92,9 @@ func TestHostChanges(t *testing.T) {
 		"network interface vcp0 left behind",
 		"path /var/lib/cni left behind",
 		"cgroup /sys/fs/cgroup/cpu/vcplugins-1 left behind",
+		"cgroup /sys/fs/cgroup/vcplugins-2 left behind",
+		"cgroup controller cpu left behind",
+		"cgroup controller memory left behind",
 		"sysctl kernel.panic: 0 -> 10",
 	}
 	if diff := cmp.Diff(want, HostChanges(before, after)); diff != "" {
@@ -109,7 +115,8 @@ func TestWriteRealNodeConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	rn := &RealNodeState{Netns: "vcplugins-test", CgroupRoot: "/vcplugins-test", ContainerdSocket: filepath.Join(dir, "node", "containerd.sock"), KubeletPort: 12345, DNS: podGateway}
-	files, err := writeRealNodeConfig(filepath.Join(dir, "node"), p, "https://127.0.0.1:6443", rn)
+	bin := filepath.Join(dir, "bin")
+	files, err := writeRealNodeConfig(filepath.Join(dir, "node"), bin, p, "https://127.0.0.1:6443", rn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,12 +154,18 @@ func TestWriteRealNodeConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The runtime is ours, by path: the shim, runc and the CNI plugins of
+	// bin/node, whatever PATH holds.
 	for _, want := range []string{
+		"version = 4\n",
 		"restrict_oom_score_adj = true",
 		"SystemdCgroup = false",
 		`snapshotter = "overlayfs"`,
-		`sandbox_image = "` + pauseImage + `"`,
+		`sandbox = "` + pauseImage + `"`,
 		`address = "` + rn.ContainerdSocket + `"`,
+		`runtime_path = "` + filepath.Join(bin, "node", "containerd-shim-runc-v2") + `"`,
+		`BinaryName = "` + filepath.Join(bin, "node", "runc") + `"`,
+		`bin_dirs = ["` + filepath.Join(bin, "node", "cni") + `"]`,
 	} {
 		if !strings.Contains(string(conf), want) {
 			t.Errorf("containerd configuration lacks %s", want)
@@ -172,6 +185,78 @@ func TestWriteRealNodeConfig(t *testing.T) {
 	}
 	if strings.Contains(string(cni), "isDefaultGateway") {
 		t.Errorf("CNI configuration gives pods a default route:\n%s", cni)
+	}
+}
+
+// TestContainerdConfig checks that every path containerd's configuration
+// names, a directory, socket or program, is one the node chose: a fixed
+// default of containerd's (/run/containerd, /var/lib/containerd, /opt, the
+// host's drop-ins, CDI specs, NRI's socket) would put the node's state on
+// the host or take the host's in.
+func TestContainerdConfig(t *testing.T) {
+	s := containerdSettings{
+		Root: "/c/root", State: "/c/state", Temp: "/c/tmp", Opt: "/c/opt", Socket: "/c/containerd.sock", ShimSocketDir: "/s/vcplugins-test",
+		SandboxImage: "localhost/pause:local", Shim: "/b/node/containerd-shim-runc-v2", Runc: "/b/node/runc",
+		RuncRoot: "/c/runc", CNIBinDir: "/b/node/cni", CNIConfDir: "/c/net.d",
+	}
+	conf := containerdConfig(s)
+	// key = value lines, by section.
+	got := map[string]string{}
+	section := ""
+	var settings []string
+	for _, line := range strings.Split(conf, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "#") {
+			settings = append(settings, line)
+		}
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "["):
+			section = strings.Trim(line, "[]")
+		default:
+			k, v, ok := strings.Cut(line, " = ")
+			if !ok {
+				t.Fatalf("line %q is neither a section nor key = value", line)
+			}
+			if _, dup := got[section+" "+k]; dup {
+				t.Errorf("%s set twice in [%s]", k, section)
+			}
+			got[section+" "+k] = v
+		}
+	}
+	const (
+		runtime = `plugins."io.containerd.cri.v1.runtime"`
+		runc    = runtime + `.containerd.runtimes.runc`
+	)
+	for _, tc := range []struct{ key, want string }{
+		{" version", "4"},
+		{" root", `"/c/root"`},
+		{" state", `"/c/state"`},
+		{" temp", `"/c/tmp"`},
+		{" imports", "[]"},
+		{`plugins."io.containerd.server.v1.grpc" address`, `"/c/containerd.sock"`},
+		{`plugins."io.containerd.server.v1.ttrpc" address`, `"/c/containerd.sock.ttrpc"`},
+		{`plugins."io.containerd.internal.v1.opt" path`, `"/c/opt"`},
+		{`plugins."io.containerd.shim.v1.manager" socket_dir`, `"/s/vcplugins-test"`},
+		{`plugins."io.containerd.nri.v1.nri" disable`, "true"},
+		{`plugins."io.containerd.cri.v1.images".pinned_images sandbox`, `"localhost/pause:local"`},
+		{runtime + " cdi_spec_dirs", "[]"},
+		{runtime + " restrict_oom_score_adj", "true"},
+		{runc + " runtime_path", `"/b/node/containerd-shim-runc-v2"`},
+		{runc + ".options BinaryName", `"/b/node/runc"`},
+		{runc + ".options Root", `"/c/runc"`},
+		{runtime + ".cni bin_dirs", `["/b/node/cni"]`},
+		{runtime + ".cni conf_dir", `"/c/net.d"`},
+		{`plugins."io.containerd.grpc.v1.cri" stream_server_address`, `"127.0.0.1"`},
+	} {
+		if got[tc.key] != tc.want {
+			t.Errorf("[%s] = %q, want %q", tc.key, got[tc.key], tc.want)
+		}
+	}
+	for _, fixed := range []string{"/run/containerd", "/var/lib/containerd", "/opt/", "/etc/", "/var/run/", "/usr/"} {
+		if strings.Contains(strings.Join(settings, "\n"), fixed) {
+			t.Errorf("configuration names %s:\n%s", fixed, conf)
+		}
 	}
 }
 

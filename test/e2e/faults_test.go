@@ -535,7 +535,7 @@ func waitBack(ctx context.Context, f *framework.Framework, component string, at 
 		}
 	case localcluster.Containerd:
 		check = func(ctx context.Context) error {
-			out, err := exec.CommandContext(ctx, "ctr", "--address", cl.RealNode.ContainerdSocket, "version").CombinedOutput()
+			out, err := exec.CommandContext(ctx, cl.RealNode.Ctr, "--address", cl.RealNode.ContainerdSocket, "version").CombinedOutput()
 			if err != nil {
 				return fmt.Errorf("ctr version: %v: %s", err, out)
 			}

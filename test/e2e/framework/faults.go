@@ -280,7 +280,7 @@ func (f *Framework) KillContainer(ctx context.Context, pod *corev1.Pod) time.Tim
 	}
 	gomega.Expect(id).NotTo(gomega.BeEmpty(), "container ID of pod %s", pod.Name)
 	at := time.Now()
-	out, err := exec.CommandContext(ctx, "ctr", "--address", tc.Local.RealNode.ContainerdSocket, "-n", "k8s.io",
+	out, err := exec.CommandContext(ctx, tc.Local.RealNode.Ctr, "--address", tc.Local.RealNode.ContainerdSocket, "-n", "k8s.io",
 		"task", "kill", "--signal", "SIGKILL", id).CombinedOutput()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "ctr task kill %s: %s", id, out)
 	return at
