@@ -172,13 +172,12 @@ scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MP
 sweep: binaries stock-controller-manager ## Sweep: 500 small jobs created at once on 50 KWOK nodes, our vc-controller-manager against Volcano's stock one (tensorflow, pytorch, mpi; pytorch also as impl stock-wait, with --wait-master-enabled) and on every framework's mix, a fresh cluster per run: time to all bound, controller CPU, API requests per job, admission p99 (~33 min).
 	$(call local_go_build,$(BIN)/sweep,./hack/sweep)
 	$(BIN)/sweep -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SWEEP_FLAGS)
-# Not part of `make test`: two clusters with the real node, one after the other,
-# and STARTUP_RUNS+1 runs of each example on each (about 20 minutes with the defaults, 18 measured).
-# STARTUP_FLAGS='--impls ours,stock,stock-wait' adds a third cluster: stock with the pytorch
-# example's --wait-master-enabled; not by default, as its wait script needs nc -z, which the
-# real node's busybox lacks (hack/demo/startup.go).
+# Not part of `make test`: three clusters with the real node, one after the other (ours,
+# stock, and stock-wait: stock with the pytorch example's --wait-master-enabled, its wait in
+# the training image), and STARTUP_RUNS+1 runs of each example on each (about 20 minutes
+# before stock-wait, 18 measured).
 STARTUP_RUNS ?= 10
-startup: binaries stock-controller-manager stock-webhook-manager node-training ## Time to first step on the real node: each framework's example Job STARTUP_RUNS times (default 10) with our vc-controller-manager and, for pytorch, mpi and tensorflow, Volcano's stock one; create → bound → started → every rank joined → Completed, failures, restarts and the wait containers' release latency, against targets.
+startup: binaries stock-controller-manager stock-webhook-manager node-training ## Time to first step on the real node: each framework's example Job STARTUP_RUNS times (default 10) with our vc-controller-manager and, for pytorch, mpi and tensorflow, Volcano's stock one (pytorch also with --wait-master-enabled); create → bound → started → every rank joined → Completed, failures, restarts and the wait containers' release latency, against targets.
 	$(call local_go_build,$(BIN)/demo,./hack/demo)
 	$(BIN)/demo -mode startup -runs $(STARTUP_RUNS) -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(STARTUP_FLAGS)
 

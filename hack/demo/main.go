@@ -17,7 +17,7 @@
 //	demo [--mode auto|real|kwok] [--dir _output/local] [--bin-dir _output/bin]
 //	     [--namespace demo] [--job-timeout 3m] [--real-job-timeout 8m]
 //	     [--up-timeout 3m] [--keep]
-//	demo --mode startup [--runs 10] [--warmup 1] [--impls ours,stock[,stock-wait]]
+//	demo --mode startup [--runs 10] [--warmup 1] [--impls ours,stock,stock-wait]
 //	     [--examples NAME,...|all] [--startup-dir _output/startup]
 //	     [--out _output/bench] [--join-slack 1s] [--release-limit 500ms]
 //	     [--run-timeout 5m] [--verbose]
@@ -25,7 +25,7 @@
 // --mode startup is `make startup`: the time to first step of the examples
 // on the real node, with this project's vc-controller-manager, with
 // Volcano's stock one and with the stock one running the PyTorch examples
-// with --wait-master-enabled (stock-wait, on request only: see startupMain),
+// with --wait-master-enabled (stock-wait, its wait in the training image),
 // each on a fresh cluster of its own; see startupMain
 // and docs/dev/performance.md. It never reuses the cluster of --dir.
 //
@@ -95,7 +95,7 @@ func mainStatus() int {
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running at the end (also KEEP=1 in the environment)")
 	flag.IntVar(&o.runs, "runs", 10, "startup: measured runs of each example per controller manager")
 	flag.IntVar(&o.warmup, "warmup", 1, "startup: unmeasured runs of each example on each fresh cluster before the measured ones")
-	flag.StringVar(&o.impls, "impls", implOurs+","+implStock, "startup: controller managers, in order: ours, stock (Volcano's, for pytorch, mpi and tensorflow), stock-wait (Volcano's, for pytorch, with --wait-master-enabled; not by default: its wait script needs nc -z or bash's /dev/tcp, which no image on the real node has, so its workers time out after 300 s)")
+	flag.StringVar(&o.impls, "impls", implOurs+","+implStock+","+implStockWait, "startup: controller managers, in order: ours, stock (Volcano's, for pytorch, mpi and tensorflow), stock-wait (Volcano's, for pytorch, with --wait-master-enabled, its wait in the training image)")
 	flag.StringVar(&o.examples, "examples", "", "startup: comma-separated example Job names or files; empty: the first example of each framework; all: every one")
 	flag.StringVar(&o.startupDir, "startup-dir", "_output/startup", "startup: root directory of its clusters (relative to the module root); removed after each")
 	flag.StringVar(&o.out, "out", "_output/bench", "startup: directory for startup.txt and startup.json")

@@ -54,12 +54,8 @@ const deleteTimeout = 3 * time.Minute
 // one Job at a time (run 1 of every example, then run 2, ...), and stops
 // the cluster. Stock runs only the examples marked Stock, made stock-compatible by
 // stockExample; stock-wait only the PyTorch ones of those, with
-// stockWaitExample's --wait-master-enabled. stock-wait is not in the default
-// --impls: Volcano's wait script loops on `nc -z host port || echo >
-// /dev/tcp/host/port` under sh, and the real node, which pulls nothing, has
-// only Debian's busybox 1.35.0 (whose nc has no -z, whose sh no /dev/tcp)
-// and the training image (dash, no nc): every worker would wait its 300 s
-// and fail. It needs an image with such an nc loaded on the node. It prints a line per run, then the report (writeReport), writes
+// stockWaitExample's --wait-master-enabled (its wait in the training image,
+// for its nc). It prints a line per run, then the report (writeReport), writes
 // startup.txt and startup.json into --out, and returns 0 when every target
 // holds, 1 when one does not, 2 when the measurement could not run, 130 on
 // Ctrl-C.

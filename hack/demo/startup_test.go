@@ -647,7 +647,7 @@ func TestStockPlan(t *testing.T) {
 		}},
 		{implStockWait, map[string][]string{
 			"pytorch-digits-ddp": {"--master=master", "--worker=worker", "--port=23456",
-				"--wait-master-enabled", "--wait-master-image=" + localcluster.WaitImage},
+				"--wait-master-enabled", "--wait-master-image=" + training.Image},
 		}},
 	} {
 		t.Run(tc.impl, func(t *testing.T) {
@@ -683,7 +683,7 @@ func TestStockPlan(t *testing.T) {
 					}
 					var want []string
 					if tc.impl == implStockWait && task.Name == "worker" {
-						want = []string{"wait-for-master " + localcluster.WaitImage}
+						want = []string{"wait-for-master " + training.Image}
 					}
 					if diff := cmp.Diff(want, inits); diff != "" {
 						t.Errorf("task %s: the in-tree plugin's init containers (-want +got):\n%s", task.Name, diff)

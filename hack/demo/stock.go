@@ -11,7 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
@@ -73,11 +73,11 @@ func stockExample(ex *example) (*example, error) {
 // stockWaitArgs are what stockWaitExample adds to a stock PyTorch Job's
 // plugin: Volcano's --wait-master-enabled, whose init container on every
 // worker loops on nc -z against the master's port (every 2 s, 300 s at
-// most), and --wait-master-image naming the real node's busybox, the image
-// ours' wait containers run there too: the node pulls nothing, and stock's
-// default, Docker Hub's busybox:1.36.1, is not on it. (That busybox's nc has
-// no -z, so the script never sees the master: see startupMain.)
-var stockWaitArgs = []string{"--wait-master-enabled", "--wait-master-image=" + localcluster.WaitImage}
+// most), and --wait-master-image naming the training image: the node pulls
+// nothing, so stock's default, Docker Hub's busybox:1.36.1, is not on it,
+// and the node's own busybox (Debian's 1.35.0) has an nc without -z and a
+// sh without /dev/tcp; the training image has OpenBSD's nc.
+var stockWaitArgs = []string{"--wait-master-enabled", "--wait-master-image=" + training.Image}
 
 // stockWaitExample returns the stock PyTorch example ex (stockExample's)
 // with stockWaitArgs added to its pytorch plugin; ex is left alone.

@@ -28,6 +28,9 @@ var trainingPackages = []string{
 	"python3", "python3-torch", "python3-sklearn", "python3-mpi4py",
 	"python3-xgboost", "python3-dask", "python3-distributed",
 	"openmpi-bin", "mpich", "openssh-server", "openssh-client",
+	// OpenBSD's nc for Volcano's in-tree pytorch wait (`nc -z host port`
+	// under sh), which make startup's stock-wait runs in this image.
+	"netcat-openbsd",
 }
 
 // mmdebstrapArgs is the whole mmdebstrap command line but the target; the mirror
