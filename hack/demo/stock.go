@@ -11,6 +11,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/vcplugins/framework-plugins/hack/internal/measure"
 	"github.com/vcplugins/framework-plugins/internal/training"
 	"github.com/vcplugins/framework-plugins/pkg/framework"
 	"github.com/vcplugins/framework-plugins/plugins/catalog/samples"
@@ -77,7 +78,7 @@ func stockExample(ex *example) (*example, error) {
 // nothing, so stock's default, Docker Hub's busybox:1.36.1, is not on it,
 // and the node's own busybox (Debian's 1.35.0) has an nc without -z and a
 // sh without /dev/tcp; the training image has OpenBSD's nc.
-var stockWaitArgs = []string{"--wait-master-enabled", "--wait-master-image=" + training.Image}
+var stockWaitArgs = []string{measure.StockWaitArg, "--wait-master-image=" + training.Image}
 
 // stockWaitExample returns the stock PyTorch example ex (stockExample's)
 // with stockWaitArgs added to its pytorch plugin; ex is left alone.
