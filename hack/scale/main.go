@@ -209,9 +209,9 @@ func runCluster(ctx context.Context, o options, impl, fw string, round int) (Mea
 			return err
 		}
 		r.Framework = fw
-		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s in etcd (median %d B, max %d B); kube-apiserver RSS +%s; %d pods marked unschedulable by vc-scheduler\n",
+		fmt.Printf("  %s: created %.1fs, bound %.1fs, controller CPU %.2fs to bound, %.2fs in all, peak RSS %s; pods %s in etcd (median %d B, max %d B); kube-apiserver RSS +%s, live heap +%s; %d pods marked unschedulable by vc-scheduler\n",
 			fw, r.Created.Seconds(), r.Bound.Seconds(), r.CPUToBound.Seconds(), r.CPUTotal.Seconds(), measure.MiB(r.PeakRSS),
-			measure.MiB(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, measure.MiB(r.APIServerRSSGrowth), r.SchedulerWrotePods)
+			measure.MiB(r.StoredPodBytes), r.StoredPodMedian, r.StoredPodMax, measure.MiB(r.APIServerRSSGrowth), measure.MiB(r.APIServerHeapGrowth), r.SchedulerWrotePods)
 		if r.Unschedulable != "" {
 			fmt.Printf("  vc-scheduler's first PodScheduled=False condition: %s\n", r.Unschedulable)
 		}

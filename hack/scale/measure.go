@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/vcplugins/framework-plugins/internal/kubeutil"
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
 	"github.com/vcplugins/framework-plugins/internal/stats"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
 
@@ -82,6 +84,45 @@ type Measurement struct {
 	// APIServerRSSGrowth is kube-apiserver's RSS (VmRSS) when all the job's
 	// pods are bound minus its RSS on the idle cluster before the job, bytes.
 	APIServerRSSGrowth int64 `json:"apiserverRSSGrowthBytes"`
+	// APIServerHeapGrowth is kube-apiserver's live heap after a forced
+	// collection (localcluster.APIServerLiveHeap) once the controller is
+	// idle after the job, minus the same on the idle cluster before it, in
+	// bytes: what the job's objects keep alive, without the garbage that
+	// APIServerRSSGrowth also counts.
+	APIServerHeapGrowth int64 `json:"apiserverLiveHeapGrowthBytes"`
+	// PodParts is, by the names of podParts, the median over the job's pods
+	// of the bytes each part takes in the pod as etcd stores it
+	// (localcluster.PartBytes).
+	PodParts map[string]int `json:"podPartsMedianBytes,omitempty"`
+}
+
+// podParts are the parts of a stored pod whose bytes Measurement.PodParts
+// holds, in the order reports show them. They overlap: managedFields record
+// the fields of all others, and the wait container holds its script.
+var podParts = []struct {
+	name string
+	drop func(*corev1.Pod)
+}{
+	{"managedFields", func(p *corev1.Pod) { p.ManagedFields = nil }},
+	{"status", func(p *corev1.Pod) { p.Status = corev1.PodStatus{} }},
+	{"labels, annotations, owner", func(p *corev1.Pod) { p.Labels, p.Annotations, p.OwnerReferences = nil, nil, nil }},
+	{"wait container", func(p *corev1.Pod) {
+		p.Spec.InitContainers = slices.DeleteFunc(p.Spec.InitContainers, func(c corev1.Container) bool { return c.Name == wait.ContainerName })
+	}},
+	{"its script", func(p *corev1.Pod) {
+		for i := range p.Spec.InitContainers {
+			if p.Spec.InitContainers[i].Name == wait.ContainerName {
+				p.Spec.InitContainers[i].Command = nil
+			}
+		}
+	}},
+	{"VC_* variables", func(p *corev1.Pod) {
+		for _, cs := range [][]corev1.Container{p.Spec.InitContainers, p.Spec.Containers} {
+			for i := range cs {
+				cs[i].Env = slices.DeleteFunc(cs[i].Env, func(e corev1.EnvVar) bool { return strings.HasPrefix(e.Name, "VC_") })
+			}
+		}
+	}},
 }
 
 // measurer runs jobs on one cluster and measures its controller manager.
@@ -105,6 +146,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	res := Measurement{Pods: want}
 
 	pid, apiserver := m.cl.PIDs[localcluster.ControllerManager], m.cl.PIDs[localcluster.KubeAPIServer]
+	// Before the idle wait, which then also waits out the collection.
+	heap0, err := localcluster.APIServerLiveHeap(ctx, m.cl.Kube)
+	if err != nil {
+		return res, err
+	}
 	if _, err := measure.WaitIdle(ctx, m.cl.AllPIDs(), measure.ClusterQuietCPU); err != nil {
 		return res, err
 	}
@@ -198,6 +244,11 @@ func (m *measurer) run(ctx context.Context, job *batch.Job) (Measurement, error)
 	if err := m.measureStored(ctx, job, &res); err != nil {
 		return res, fmt.Errorf("reading the job's pods from etcd: %w", err)
 	}
+	heap1, err := localcluster.APIServerLiveHeap(ctx, m.cl.Kube)
+	if err != nil {
+		return res, err
+	}
+	res.APIServerHeapGrowth = heap1 - heap0
 	res.PeakRSSOf = map[string]int64{}
 	for _, name := range tracked {
 		if res.PeakRSSOf[name], err = measure.PeakRSS(m.cl.PIDs[name]); err != nil {
@@ -237,6 +288,7 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 	_, tf := job.Spec.Plugins[tensorflow.Name]
 	etcd := m.cl.EtcdEndpoint()
 	var sizes []float64
+	parts := make([][]float64, len(podParts))
 	err := localcluster.EachStored(ctx, etcd, "pods", job.Namespace, func(name string, value []byte) error {
 		if !strings.HasPrefix(name, job.Name+"-") {
 			return nil
@@ -250,6 +302,9 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 		}
 		if wroteStatus(pod, localcluster.Scheduler) {
 			res.SchedulerWrotePods++
+		}
+		for i, part := range podParts {
+			parts[i] = append(parts[i], float64(localcluster.PartBytes(pod, part.drop)))
 		}
 		if !tf {
 			return nil
@@ -269,6 +324,10 @@ func (m *measurer) measureStored(ctx context.Context, job *batch.Job, res *Measu
 		return fmt.Errorf("etcd holds %d pods of job %s, want %d", len(sizes), job.Name, res.Pods)
 	}
 	res.StoredPodMedian = int(stats.Median(sizes, 0))
+	res.PodParts = map[string]int{}
+	for i, part := range podParts {
+		res.PodParts[part.name] = int(stats.Median(parts[i], 0))
+	}
 	if tf {
 		cms, err := localcluster.StoredSizes(ctx, etcd, "configmaps", job.Namespace)
 		if err != nil {

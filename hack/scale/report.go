@@ -155,6 +155,28 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	}
 	tw.Flush()
 
+	fmt.Fprintf(w, "\nWhat a pod is made of in etcd (bytes, medians over the job's pods, then over rounds; each part is the pod's size less its size without the part, so parts overlap: managedFields record every other part's fields, the wait container holds its script), and kube-apiserver's live heap growth from the idle cluster to the idle cluster after the job (after a forced collection):\n")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "framework\timpl\tmedian pod\t")
+	for _, part := range podParts {
+		fmt.Fprintf(tw, "%s\t", part.name)
+	}
+	fmt.Fprint(tw, "apiserver live heap growth\t\n")
+	for _, fw := range fws {
+		for _, impl := range measure.Impls {
+			k := key{fw, impl}
+			if len(groups[k]) == 0 {
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%.0fB\t", fw, impl, median(k, func(m Measurement) float64 { return float64(m.StoredPodMedian) }))
+			for _, part := range podParts {
+				fmt.Fprintf(tw, "%.0fB\t", median(k, func(m Measurement) float64 { return float64(m.PodParts[part.name]) }))
+			}
+			fmt.Fprintf(tw, "%s\t\n", measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerHeapGrowth) }))))
+		}
+	}
+	tw.Flush()
+
 	// ratios prints ours/baseline for every framework both ran; with
 	// targets, checked metrics above limit fail.
 	ratios := func(baseline string, targets bool) {

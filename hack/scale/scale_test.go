@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/vcplugins/framework-plugins/internal/localcluster"
+	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
 )
@@ -263,5 +264,47 @@ func TestReportStockWait(t *testing.T) {
 	report(&out, []Measurement{ms[0], ms[2]}, targetRatio)
 	if strings.Contains(out.String(), "stock-wait") {
 		t.Errorf("report without stock-wait measurements names it:\n%s", out.String())
+	}
+}
+
+// Each of podParts takes out exactly its part: a pod that has all of them
+// loses bytes to each, and one that has only the user's container loses none
+// (labels, annotations, owner aside, which every pod here has).
+func TestPodParts(t *testing.T) {
+	script := strings.Repeat("x", 2000)
+	full := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name: "j-worker-0", Labels: map[string]string{"volcano.sh/job-name": "j"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "vc-controller-manager", Operation: metav1.ManagedFieldsOperationUpdate}},
+		},
+		Spec: corev1.PodSpec{
+			InitContainers: []corev1.Container{{Name: wait.ContainerName, Command: []string{"sh", "-c", script}}},
+			Containers: []corev1.Container{{Name: "main", Image: "training", Env: []corev1.EnvVar{
+				{Name: "VC_WORKER_HOSTS", Value: "j-worker-0.j"}, {Name: "RANK", Value: "0"},
+			}}},
+		},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	bare := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "j-worker-0", Labels: map[string]string{"volcano.sh/job-name": "j"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Image: "training", Env: []corev1.EnvVar{{Name: "RANK", Value: "0"}}}}},
+	}
+	for _, part := range podParts {
+		got := localcluster.PartBytes(full, part.drop)
+		if got <= 0 {
+			t.Errorf("%s: %d bytes of a pod that has it, want > 0", part.name, got)
+		}
+		if part.name == "its script" && got < len(script) {
+			t.Errorf("%s: %d bytes, want at least the script's %d", part.name, got, len(script))
+		}
+		if part.name == "labels, annotations, owner" {
+			continue
+		}
+		if got := localcluster.PartBytes(bare, part.drop); got != 0 {
+			t.Errorf("%s: %d bytes of a pod without it, want 0", part.name, got)
+		}
+	}
+	if got := localcluster.PartBytes(full, func(*corev1.Pod) {}); got != 0 {
+		t.Errorf("dropping nothing: %d bytes, want 0", got)
 	}
 }

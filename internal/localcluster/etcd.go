@@ -188,6 +188,17 @@ func DecodeStoredPod(value []byte) (*corev1.Pod, error) {
 	return pod, nil
 }
 
+// PartBytes returns the bytes of pod's protobuf encoding (what etcd stores
+// of it, less the header) that the part drop removes from a copy of it takes:
+// the size of the encoding less that of the copy. Parts measured this way
+// overlap where one holds another, and managedFields keep the removed
+// part's entries (EnvBytes removes those too).
+func PartBytes(pod *corev1.Pod, drop func(*corev1.Pod)) int {
+	p := pod.DeepCopy()
+	drop(p)
+	return pod.Size() - p.Size()
+}
+
 // EnvBytes returns the bytes of pod's protobuf encoding (what etcd stores
 // of it, less the header) that its environment variables named names take
 // in all its containers and init containers, their entries in managedFields

@@ -1,6 +1,7 @@
 package localcluster
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -14,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/vcplugins/framework-plugins/pkg/metrics"
 )
@@ -83,4 +85,32 @@ next:
 		total += m.GetCounter().GetValue()
 	}
 	return total
+}
+
+// APIServerLiveHeap forces a garbage collection in kube-apiserver (its
+// /debug/pprof/heap?gc=1, served with --profiling, the default) and then
+// returns go_memstats_heap_alloc_bytes from its /metrics, in bytes: the heap
+// its live objects hold, with what was allocated between the two requests.
+// kube is a client with the cluster's admin credentials. It returns an error
+// if either request fails or the metric is missing.
+func APIServerLiveHeap(ctx context.Context, kube kubernetes.Interface) (int64, error) {
+	rc := kube.Discovery().RESTClient()
+	if _, err := rc.Get().AbsPath("/debug/pprof/heap").Param("gc", "1").DoRaw(ctx); err != nil {
+		return 0, fmt.Errorf("forcing a garbage collection in kube-apiserver: %w", err)
+	}
+	body, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("kube-apiserver's metrics: %w", err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+	if err != nil {
+		return 0, fmt.Errorf("kube-apiserver's metrics: %w", err)
+	}
+	const heap = "go_memstats_heap_alloc_bytes"
+	ms := families[heap].GetMetric()
+	if len(ms) == 0 {
+		return 0, fmt.Errorf("kube-apiserver's metrics have no %s", heap)
+	}
+	return int64(ms[0].GetGauge().GetValue()), nil
 }
