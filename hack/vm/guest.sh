@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs inside make vm-test's VM as root (hack/vm/init starts it):
 #
-#   guest.sh TREE STEPS
+#   guest.sh TREE STEPS [ACCEL]   (ACCEL: kvm or tcg, from run.sh; tcg lengthens the demo's timeouts)
 #
 # STEPS (comma-separated, in this order):
 #   checks  the unified hierarchy (stat -fc %T /sys/fs/cgroup prints
@@ -19,7 +19,7 @@
 # Each step prints its time; the exit status (the first failing step's) is
 # written to TREE/_output/vm/result for the host.
 set -uo pipefail
-tree=$1 steps=$2
+tree=$1 steps=$2 accel=${3:-kvm}
 out=$tree/_output/vm
 cd "$tree" || exit 1
 export HOME=/root
@@ -133,10 +133,10 @@ for step in ${steps//,/ }; do
 	build) run "build: make binaries node-training" make --no-print-directory binaries node-training || break ;;
 	node) run "node: local-up with the real node, a Job on it, local-down" with_host_check node || break ;;
 	# make demo's command after the build step's make binaries node-training.
-	# Longer timeouts: an emulated CPU (TCG) loads the training image and
-	# trains for minutes.
+	# Longer timeouts: a VM loads the training image and trains for minutes;
+	# an emulated CPU (TCG) for tens of them (docs/dev/vm-test.md "Runs").
 	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" \
-		--up-timeout 15m --real-job-timeout 12m || break ;;
+		$([[ $accel == tcg ]] && echo "--up-timeout 30m --real-job-timeout 75m" || echo "--up-timeout 15m --real-job-timeout 12m") || break ;;
 	*)
 		echo "unknown step $step"
 		rc=2

@@ -55,7 +55,7 @@ set +e
 qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$memory" \
 	-nodefaults -no-reboot -display none -serial stdio \
 	-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
-	-append "console=ttyS0 root=/dev/vda rw rootflags=discard init=/usr/local/sbin/vm-boot cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 panic=-1 quiet vm.tree=$tree vm.steps=$steps" \
+	-append "console=ttyS0 root=/dev/vda rw rootflags=discard init=/usr/local/sbin/vm-boot cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 panic=-1 quiet vm.tree=$tree vm.steps=$steps vm.accel=$accel" \
 	-drive "file=$dir/root.img,format=raw,if=virtio,discard=unmap" \
 	$(share tree "$tree") $(share goroot "$goroot" ro) $(share gomodcache "$gomodcache" ro) $(share gocache "$gocache" ro) \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0,romfile= \
