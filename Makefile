@@ -164,7 +164,7 @@ bench: ## Benchmarks: this project's plugins against Volcano's in-tree ones (imp
 	$(GO) run ./test/bench/report -go $(GO) -out $(CURDIR)/_output/bench
 
 # Not part of `make test`: it starts a 100-node cluster 8 times a round (2 rounds; 7 before stock-wait) and takes ~35 minutes.
-scale: binaries stock-controller-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our vc-controller-manager against Volcano's stock one (impls stock, ours; ours-inline for TensorFlow, stock-wait with --wait-master-enabled for PyTorch), each job on a fresh cluster (~35 min).
+scale: binaries stock-controller-manager stock-webhook-manager ## Scale test: 2,000-pod TensorFlow, MPI and PyTorch jobs on 100 KWOK nodes, our pair of managers against Volcano's stock pair (impls stock, ours; stock-wait with --wait-master-enabled for PyTorch), each job on a fresh cluster (~35 min).
 	$(call local_go_build,$(BIN)/scale,./hack/scale)
 	$(BIN)/scale -bin-dir $(BIN) -out $(CURDIR)/_output/bench $(SCALE_FLAGS)
 

@@ -64,6 +64,10 @@ var ImplBinary = map[string]string{
 	ImplStockWait:  localcluster.ControllerManager + "-stock",
 }
 
+// StockWebhookBinary is the file in the binary directory that runs
+// Volcano's own webhook manager (`make stock-webhook-manager`).
+const StockWebhookBinary = localcluster.WebhookManager + "-stock"
+
 // CheckImpls returns an error naming the first of impls that is not one of
 // Impls, and one if a binary of impls is missing in binDir.
 func CheckImpls(impls []string, binDir string) error {
@@ -98,6 +102,12 @@ type ClusterConfig struct {
 	// ExtraArgs are added to the components' command lines after those
 	// above, by component name (localcluster.Config.ExtraArgs).
 	ExtraArgs map[string][]string
+	// StockWebhook runs Volcano's own webhook manager
+	// (localcluster.WebhookManager + "-stock", `make stock-webhook-manager`)
+	// instead of ours: a stock cluster's whole pair. make scale sets it for
+	// stock's impls, whose 2,000-pod TensorFlow job ours refuses (its inline
+	// TF_CONFIG would pass MAX_ARG_STRLEN) while stock's admits it.
+	StockWebhook bool
 	// Keep leaves the cluster running after the measurement.
 	Keep bool
 }
@@ -154,11 +164,16 @@ func WithCluster(ctx context.Context, cfg ClusterConfig, run func(*Cluster) erro
 	for name, args := range cfg.ExtraArgs {
 		extra[name] = append(append([]string(nil), extra[name]...), args...)
 	}
+	webhook := localcluster.WebhookManager
+	if cfg.StockWebhook {
+		webhook = StockWebhookBinary
+	}
 	lc, err := localcluster.Up(ctx, localcluster.Config{
 		RootDir:                 cfg.Dir,
 		BinDir:                  cfg.BinDir,
 		Nodes:                   cfg.Nodes,
 		Webhook:                 localcluster.WebhookOn,
+		WebhookManagerBinary:    webhook,
 		ControllerManagerBinary: ImplBinary[cfg.Impl],
 		// The measurements are of the control plane on KWOK nodes; a real
 		// node's kubelet and containerd would only add CPU noise.
