@@ -343,3 +343,28 @@ func TestAdmittedPods(t *testing.T) {
 		}
 	}
 }
+
+// The report's first line names each framework's job size when they differ.
+func TestReportJobSizes(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		tf   int
+		want string
+	}{
+		{2000, "2000 pods each;"},
+		{1671, "pods: tensorflow 1671, mpi 2000;"},
+	} {
+		var b strings.Builder
+		report(&b, []Measurement{
+			{Impl: ImplStock, Round: 1, Framework: TensorFlow, Pods: c.tf, Bound: s, CPUTotal: s},
+			{Impl: ImplOurs, Round: 1, Framework: TensorFlow, Pods: c.tf, Bound: s, CPUTotal: s},
+			{Impl: ImplStock, Round: 1, Framework: MPI, Pods: 2000, Bound: s, CPUTotal: s},
+			{Impl: ImplOurs, Round: 1, Framework: MPI, Pods: 2000, Bound: s, CPUTotal: s},
+		}, 1.05)
+		if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, c.want) {
+			t.Errorf("tensorflow %d pods: first line %q, want it to contain %q", c.tf, first, c.want)
+		}
+	}
+	var b strings.Builder
+	report(&b, nil, 1.05) // no measurement: no panic
+}
