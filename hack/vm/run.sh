@@ -14,9 +14,12 @@ gomodcache=$(go env GOMODCACHE)
 gocache=$(go env GOCACHE)
 # PID 1: hack/vm/boot (the image's /usr/local/sbin/vm-boot), or systemd, which
 # runs vm-boot from the image's vm-test.service (hack/vm/build-image.sh).
+# Under systemd udev runs (the image has it for initramfs-tools) and would
+# rename the NIC while hack/vm/init sets it up: net.ifnames=0 keeps eth0.
+init_args=
 case ${VM_INIT:-boot} in
 boot) init=/usr/local/sbin/vm-boot ;;
-systemd) init=/lib/systemd/systemd ;;
+systemd) init=/lib/systemd/systemd init_args=" net.ifnames=0" ;;
 *)
 	echo "vm: VM_INIT=$VM_INIT: want boot or systemd" >&2
 	exit 2
@@ -65,7 +68,7 @@ set +e
 qemu-system-x86_64 "${accel_args[@]}" -smp "$cpus" -m "$memory" \
 	-nodefaults -no-reboot -display none -serial stdio \
 	-kernel "$dir/vmlinuz" -initrd "$dir/initrd.img" \
-	-append "console=ttyS0 root=/dev/vda rw rootflags=discard init=$init cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 panic=-1 quiet vm.tree=$tree vm.steps=$steps vm.accel=$accel" \
+	-append "console=ttyS0 root=/dev/vda rw rootflags=discard init=$init$init_args cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 panic=-1 quiet vm.tree=$tree vm.steps=$steps vm.accel=$accel" \
 	-drive "file=$dir/root.img,format=raw,if=virtio,discard=unmap" \
 	$(share tree "$tree") $(share goroot "$goroot" ro) $(share gomodcache "$gomodcache" ro) $(share gocache "$gocache" ro) \
 	-netdev user,id=n0,restrict=on -device virtio-net-pci,netdev=n0,romfile= \
