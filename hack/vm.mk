@@ -42,7 +42,8 @@ VM_HOST_PACKAGES := qemu-system-x86=1:7.2+dfsg-7+deb12u18+b3
 # The VM's packages besides NODE_PACKAGES (so that make node-prereqs finds
 # them all up to date inside): the kernel, its initramfs generator, what
 # hack/vm/init and the real node run, and systemd as init for VM_INIT=systemd
-# (without its Recommends, as mmdebstrap installs: no dbus-daemon, no udev).
+# (without its Recommends, as mmdebstrap installs: no dbus-daemon; udev is
+# there already, for initramfs-tools).
 VM_PACKAGES := \
 	linux-image-amd64=6.1.176-1 \
 	linux-image-6.1.0-50-amd64=6.1.176-1 \

@@ -16,10 +16,12 @@ gocache=$(go env GOCACHE)
 # runs vm-boot from the image's vm-test.service (hack/vm/build-image.sh).
 # Under systemd udev runs (the image has it for initramfs-tools) and would
 # rename the NIC while hack/vm/init sets it up: net.ifnames=0 keeps eth0.
+# systemd.firstboot=off: no prompt on the console whatever the image's empty
+# /etc/machine-id makes of the boot.
 init_args=
 case ${VM_INIT:-boot} in
 boot) init=/usr/local/sbin/vm-boot ;;
-systemd) init=/lib/systemd/systemd init_args=" net.ifnames=0" ;;
+systemd) init=/lib/systemd/systemd init_args=" net.ifnames=0 systemd.firstboot=off" ;;
 *)
 	echo "vm: VM_INIT=$VM_INIT: want boot or systemd" >&2
 	exit 2
