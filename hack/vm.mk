@@ -41,10 +41,14 @@ VM_INIT ?= boot
 VM_HOST_PACKAGES := qemu-system-x86=1:7.2+dfsg-7+deb12u18+b3
 # The VM's packages besides NODE_PACKAGES (so that make node-prereqs finds
 # them all up to date inside): the kernel, its initramfs generator, what
-# hack/vm/init and the real node run, and systemd as init for VM_INIT=systemd
-# (without its Recommends, as mmdebstrap installs: no dbus-daemon; udev is
-# there already, for initramfs-tools).
+# hack/vm/init and the real node run, cgo's compiler for runc's build (this
+# machine's image has them; a minbase root does not), and systemd as init for
+# VM_INIT=systemd (without its Recommends, as mmdebstrap installs: no
+# dbus-daemon; udev is there already, for initramfs-tools).
 VM_PACKAGES := \
+	gcc=4:12.2.0-3 \
+	libc6-dev=2.36-9+deb12u14 \
+	pkg-config=1.8.1-1 \
 	linux-image-amd64=6.1.176-1 \
 	linux-image-6.1.0-50-amd64=6.1.176-1 \
 	initramfs-tools=0.142+deb12u3 \

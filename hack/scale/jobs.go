@@ -9,6 +9,7 @@ import (
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/pytorch"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/webhook"
 )
 
 // Frameworks the scale test submits, in order.
@@ -48,4 +49,42 @@ func scaleJob(fw string, pods int, impl string) (*batch.Job, error) {
 		measure.WithStockWait(job)
 	}
 	return job, err
+}
+
+// admittedPods returns the most pods, at most pods, of framework fw's scale
+// job (as ours runs it) that our admission admits (webhook.MutateJob, then
+// webhook.ValidateJob without errors), and, when that is fewer than pods,
+// the denial's detail at pods. The TensorFlow job is bounded by its own
+// contract: TF_CONFIG holds the whole cluster in every process's
+// environment, whichever --tf-config (by reference the kubelet expands it),
+// and must fit MAX_ARG_STRLEN, which 2,000 pods' fully qualified host names
+// do not. It returns scaleJob's error.
+func admittedPods(fw string, pods int) (int, string, error) {
+	admits := func(n int) (bool, string, error) {
+		job, err := scaleJob(fw, n, ImplOurs)
+		if err != nil {
+			return false, "", err
+		}
+		mutated, _ := webhook.MutateJob(job, webhook.Options{})
+		if errs := webhook.ValidateJob(mutated); len(errs) > 0 {
+			return false, errs[0].Error(), nil
+		}
+		return true, "", nil
+	}
+	ok, denial, err := admits(pods)
+	if ok || err != nil {
+		return pods, "", err
+	}
+	lo, hi := 1, pods // the smallest job (2 pods) is admitted; find the largest
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if ok, _, err = admits(mid); err != nil {
+			return 0, "", err
+		} else if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, denial, nil
 }

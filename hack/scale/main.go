@@ -102,10 +102,13 @@ var tracked = []string{localcluster.KubeAPIServer, localcluster.Scheduler, local
 type options struct {
 	dir, binDir, out, in string
 	rounds, nodes, pods  int
-	impls, frameworks    []string
-	qps, burst           int
-	limit                float64
-	keep, profile        bool
+	// podsOf is each framework's job size: pods, or fewer where our
+	// admission refuses pods (admittedPods).
+	podsOf            map[string]int
+	impls, frameworks []string
+	qps, burst        int
+	limit             float64
+	keep, profile     bool
 }
 
 func main() {
@@ -121,7 +124,7 @@ func mainStatus() int {
 	flag.StringVar(&o.in, "in", "", "read measurements from these comma-separated scale.json files instead of running, and check them; rounds of later files are numbered after those of earlier ones")
 	flag.IntVar(&o.rounds, "rounds", 2, "clusters started per controller manager (the order alternates between rounds); the report shows medians")
 	flag.IntVar(&o.nodes, "nodes", 100, "KWOK nodes (32 CPU, 256Gi, 110 pods each)")
-	flag.IntVar(&o.pods, "pods", 2000, "pods per job")
+	flag.IntVar(&o.pods, "pods", 2000, "pods per job, or the most our admission admits where fewer (the TensorFlow job: TF_CONFIG within MAX_ARG_STRLEN)")
 	flag.StringVar(&impls, "impls", impls, "controller managers to run, in order: stock, stock-wait (stock with the PyTorch job's --wait-master-enabled; pytorch only), ours, ours-inline (ours with the TensorFlow job's --tf-config=inline; tensorflow only)")
 	flag.StringVar(&frameworks, "frameworks", frameworks, "jobs to submit, in order: "+TensorFlow+", "+MPI+", "+PyTorch+" (the reference of the RSS target)")
 	flag.IntVar(&o.qps, "qps", 5000, "--kube-api-qps of the controller manager and the webhook manager, for both impls")
@@ -163,6 +166,18 @@ func runAll(ctx context.Context, o options) ([]Measurement, error) {
 		if _, err := os.Stat(filepath.Join(o.binDir, measure.StockWebhookBinary)); err != nil {
 			return nil, fmt.Errorf("stock's webhook manager: %w (run `make stock-webhook-manager`)", err)
 		}
+	}
+	// Every impl runs the same job: the largest our admission admits.
+	o.podsOf = map[string]int{}
+	for _, fw := range o.frameworks {
+		n, denial, err := admittedPods(fw, o.pods)
+		if err != nil {
+			return nil, err
+		}
+		if n < o.pods {
+			fmt.Printf("%s job: our admission refuses %d pods (%s); every impl runs the largest it admits, %d pods\n", fw, o.pods, denial, n)
+		}
+		o.podsOf[fw] = n
 	}
 	var all []Measurement
 	for round := 1; round <= o.rounds; round++ {
@@ -213,11 +228,11 @@ func runCluster(ctx context.Context, o options, impl, fw string, round int) (Mea
 		ExtraArgs: extra, StockWebhook: measure.IsStock(impl),
 	}, func(cl *measure.Cluster) error {
 		m := &measurer{cl: cl, profile: profile}
-		job, err := scaleJob(fw, o.pods, impl)
+		job, err := scaleJob(fw, o.podsOf[fw], impl)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("  %s job %s: %d pods\n", fw, job.Name, o.pods)
+		fmt.Printf("  %s job %s: %d pods\n", fw, job.Name, o.podsOf[fw])
 		if r, err = m.run(ctx, job); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/vcplugins/framework-plugins/hack/internal/measure"
@@ -68,7 +69,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 	type key struct{ fw, impl string }
 	groups := map[key][]Measurement{}
 	var fws []string
-	rounds, pods := 0, 0
+	rounds, podsOf := 0, map[string]int{}
 	for _, m := range ms {
 		k := key{m.Framework, m.Impl}
 		if !slices.Contains(fws, m.Framework) {
@@ -76,7 +77,20 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		}
 		groups[k] = append(groups[k], m)
 		rounds = max(rounds, m.Round)
-		pods = max(pods, m.Pods)
+		podsOf[m.Framework] = max(podsOf[m.Framework], m.Pods)
+	}
+	// "2000 pods each", or each framework's where they differ (the
+	// TensorFlow job is cut to what our admission admits).
+	sizes := make([]string, len(fws))
+	for i, fw := range fws {
+		sizes[i] = fmt.Sprintf("%s %d", fw, podsOf[fw])
+	}
+	pods := "no jobs"
+	if len(fws) > 0 {
+		pods = fmt.Sprintf("%d pods each", podsOf[fws[0]])
+	}
+	if len(fws) > 0 && slices.ContainsFunc(fws, func(fw string) bool { return podsOf[fw] != podsOf[fws[0]] }) {
+		pods = "pods: " + strings.Join(sizes, ", ")
 	}
 	median := func(k key, get func(Measurement) float64) float64 {
 		var xs []float64
@@ -86,7 +100,7 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		return stats.Median(xs, math.NaN())
 	}
 
-	fmt.Fprintf(w, "Scale test: each job on a fresh cluster, %d pods each; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
+	fmt.Fprintf(w, "Scale test: each job on a fresh cluster, %s; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "framework\timpl\trounds\t")
 	for _, mt := range metrics {

@@ -15,6 +15,7 @@ import (
 	"github.com/vcplugins/framework-plugins/pkg/wait"
 	"github.com/vcplugins/framework-plugins/plugins/mpi"
 	"github.com/vcplugins/framework-plugins/plugins/tensorflow"
+	"github.com/vcplugins/framework-plugins/webhook"
 )
 
 // The scale jobs must be what both controllers run: valid arguments for this
@@ -307,4 +308,63 @@ func TestPodParts(t *testing.T) {
 	if got := localcluster.PartBytes(full, func(*corev1.Pod) {}); got != 0 {
 		t.Errorf("dropping nothing: %d bytes, want 0", got)
 	}
+}
+
+// The scale jobs are cut to what our admission admits, and only where it
+// refuses more: the TensorFlow job of 2,000 pods carries a TF_CONFIG over
+// MAX_ARG_STRLEN, the others are admitted whole.
+func TestAdmittedPods(t *testing.T) {
+	for _, fw := range []string{TensorFlow, MPI, PyTorch} {
+		n, denial, err := admittedPods(fw, 2000)
+		if err != nil {
+			t.Fatalf("%s: %v", fw, err)
+		}
+		if fw != TensorFlow {
+			if n != 2000 || denial != "" {
+				t.Errorf("%s: admittedPods = %d, %q; want 2000 and no denial", fw, n, denial)
+			}
+			continue
+		}
+		if n >= 2000 || n < 1000 || !strings.Contains(denial, "MAX_ARG_STRLEN") {
+			t.Errorf("%s: admittedPods = %d, %q; want fewer than 2000 (and over 1000) and a MAX_ARG_STRLEN denial", fw, n, denial)
+		}
+		for _, c := range []struct {
+			pods int
+			ok   bool
+		}{{n, true}, {n + 1, false}} {
+			job, _ := scaleJob(fw, c.pods, ImplOurs)
+			mutated, _ := webhook.MutateJob(job, webhook.Options{})
+			if got := len(webhook.ValidateJob(mutated)) == 0; got != c.ok {
+				t.Errorf("%s of %d pods: admitted %v, want %v", fw, c.pods, got, c.ok)
+			}
+		}
+		if got, _, _ := admittedPods(fw, n); got != n {
+			t.Errorf("%s: admittedPods(%d) = %d, want it unchanged", fw, n, got)
+		}
+	}
+}
+
+// The report's first line names each framework's job size when they differ.
+func TestReportJobSizes(t *testing.T) {
+	s := time.Second
+	for _, c := range []struct {
+		tf   int
+		want string
+	}{
+		{2000, "2000 pods each;"},
+		{1671, "pods: tensorflow 1671, mpi 2000;"},
+	} {
+		var b strings.Builder
+		report(&b, []Measurement{
+			{Impl: ImplStock, Round: 1, Framework: TensorFlow, Pods: c.tf, Bound: s, CPUTotal: s},
+			{Impl: ImplOurs, Round: 1, Framework: TensorFlow, Pods: c.tf, Bound: s, CPUTotal: s},
+			{Impl: ImplStock, Round: 1, Framework: MPI, Pods: 2000, Bound: s, CPUTotal: s},
+			{Impl: ImplOurs, Round: 1, Framework: MPI, Pods: 2000, Bound: s, CPUTotal: s},
+		}, 1.05)
+		if first, _, _ := strings.Cut(b.String(), "\n"); !strings.Contains(first, c.want) {
+			t.Errorf("tensorflow %d pods: first line %q, want it to contain %q", c.tf, first, c.want)
+		}
+	}
+	var b strings.Builder
+	report(&b, nil, 1.05) // no measurement: no panic
 }
