@@ -123,7 +123,7 @@ node() {
 		# /vcplugins-<id> (cgroupfs driver) or /vcplugins_<id>.slice (systemd).
 		find /sys/fs/cgroup/vcplugins[-_]* -maxdepth 2 -type d
 		if [[ -d /run/systemd/system ]]; then
-			systemctl --no-pager list-units --all 'vcplugins_*'
+			SYSTEMD_COLORS=0 systemctl --no-pager --plain --full --no-legend list-units --all 'vcplugins_*'
 		fi
 		echo "/sys/fs/cgroup/cgroup.subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 		local t=$(date +%s)
