@@ -9,6 +9,9 @@
 #   - cgroup v1 (the memory hierarchy at <cgroup root>/memory) or cgroup v2
 #     (<cgroup root> is cgroup2fs, with the cpu, memory and pids controllers),
 #     as internal/localcluster's realNodePreflight checks;
+#   - on a host booted with systemd (/run/systemd/system is a directory),
+#     systemd's private socket /run/systemd/private: the node uses the
+#     systemd cgroup driver there and starts its slice through that socket;
 #   - no container runtime or kubelet of the host's own: none of its packages
 #     (Docker's containerd.io, docker-ce, moby-*, k3s, ...), no containerd,
 #     dockerd, kubelet or k3s program that a package of ours (or Debian's
@@ -28,6 +31,7 @@
 # What it reads can be pointed elsewhere, so that its tests fake a machine:
 #   OS_RELEASE    (/etc/os-release)      CGROUP_ROOT (/sys/fs/cgroup)
 #   CGROUP_FSTYPE (stat -fc %T of CGROUP_ROOT: cgroup2fs on a cgroup v2 host)
+#   SD_BOOTED     (/run/systemd/system)  SYSTEMD_PRIVATE (/run/systemd/private)
 #   DPKG_QUERY    (dpkg-query)           PROC_ROOT   (/proc)
 #   RUNTIME_PATH  ($PATH and the sbin/bin dirs: where host runtimes are looked for)
 #   NODE_PREREQS_UID (id -u)             NODE_PREREQS_KERNEL (uname -s)
@@ -39,6 +43,8 @@ set -euo pipefail
 
 os_release=${OS_RELEASE:-/etc/os-release}
 cgroup_root=${CGROUP_ROOT:-/sys/fs/cgroup}
+sd_booted=${SD_BOOTED:-/run/systemd/system}
+systemd_private=${SYSTEMD_PRIVATE:-/run/systemd/private}
 dpkg_query=${DPKG_QUERY:-dpkg-query}
 proc_root=${PROC_ROOT:-/proc}
 runtime_path=${RUNTIME_PATH:-$PATH:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
@@ -109,6 +115,10 @@ if [[ ! -d "$cgroup_root/memory" ]]; then
 			skip "cgroup v2 at $cgroup_root lacks the $c controller (cgroup.controllers:${controllers% })"
 		fi
 	done
+fi
+# As realNodePreflight's checkSystemdDriver.
+if [[ -d "$sd_booted" && ! -S "$systemd_private" ]]; then
+	skip "this host runs systemd ($sd_booted), so the node uses the systemd cgroup driver, which needs systemd's private socket $systemd_private"
 fi
 
 # make node builds runc with cgo (hack/node.mk). The machine image has

@@ -2,6 +2,7 @@ package hack
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,6 +60,10 @@ type machine struct {
 	// cgoTools is CGO_TOOLS, the programs runc's build needs ("": the
 	// script's default, gcc and pkg-config, which this machine has).
 	cgoTools string
+	// systemd: "" not booted with systemd (no SD_BOOTED directory);
+	// "socket": booted with it, its private socket there; "no socket":
+	// booted with it, no private socket.
+	systemd string
 }
 
 const debian12 = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nID=debian\nVERSION_ID=\"12\"\n"
@@ -103,6 +108,24 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		write(filepath.Join("proc", string(rune('1'+i))+"00", "comm"), c+"\n", 0o644)
 	}
 	statePath := write("state", "ready\n", 0o644) // a stale one: removed unless ready
+	// systemd's directory, short: a socket's path has at most 107 bytes.
+	sd, err := os.MkdirTemp("", "sd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sd) })
+	if m.systemd != "" {
+		if err := os.Mkdir(filepath.Join(sd, "system"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.systemd == "socket" {
+		l, err := net.Listen("unix", filepath.Join(sd, "private"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { l.Close() })
+	}
 	uid := m.uid
 	if uid == "" {
 		uid = "0"
@@ -115,6 +138,8 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 		"OS_RELEASE=" + osRelease,
 		"CGROUP_ROOT=" + cgroups,
 		"CGROUP_FSTYPE=" + m.fstype,
+		"SD_BOOTED=" + filepath.Join(sd, "system"),
+		"SYSTEMD_PRIVATE=" + filepath.Join(sd, "private"),
 		"DPKG_QUERY=" + dpkg,
 		"FAKE_DPKG_DB=" + db,
 		"PROC_ROOT=" + filepath.Join(dir, "proc"),
@@ -144,7 +169,7 @@ func runNodePrereqs(t *testing.T, m machine) (out, state string, aptRan bool) {
 	}
 	_, aptErr := os.Stat(aptMarker)
 	// The temporary directory's name varies.
-	return strings.ReplaceAll(buf.String(), dir, ""), string(b), aptErr == nil
+	return strings.NewReplacer(dir, "", sd, "/run/systemd").Replace(buf.String()), string(b), aptErr == nil
 }
 
 func TestNodePrereqs(t *testing.T) {
@@ -240,6 +265,17 @@ func TestNodePrereqs(t *testing.T) {
 			want: "real node packages: installing " + strings.Join(pins, " ") + "\n" +
 				"dry run: apt-get update -qq\n" +
 				"dry run: apt-get install -y -qq --no-install-recommends --no-remove " + strings.Join(pins, " ") + "\n",
+		},
+		{
+			name:      "cgroup v2 under systemd with its private socket, all pins installed: up to date",
+			m:         machine{osRelease: debian12, cgroupV2: "cpuset cpu io memory hugetlb pids rdma misc\n", fstype: "cgroup2fs", dpkg: installedPins, systemd: "socket"},
+			want:      "real node packages: up to date\n",
+			wantReady: true,
+		},
+		{
+			name: "systemd without its private socket",
+			m:    machine{osRelease: debian12, cgroupV2: "cpuset cpu io memory hugetlb pids rdma misc\n", fstype: "cgroup2fs", dpkg: installedPins, systemd: "no socket"},
+			want: "real node: this host runs systemd (/run/systemd/system), so the node uses the systemd cgroup driver, which needs systemd's private socket /run/systemd/private" + kwok,
 		},
 		{
 			name: "cgroup v2 without the memory controller",

@@ -5,8 +5,10 @@
 #
 # STEPS (comma-separated, in this order):
 #   checks  the unified hierarchy (stat -fc %T /sys/fs/cgroup prints
-#           cgroup2fs) with the kubelet's controllers, and the real node's
-#           Debian packages up to date (make node-prereqs installs nothing)
+#           cgroup2fs) with the kubelet's controllers, the cgroup driver the
+#           real node will use (systemd under VM_INIT=systemd, with its
+#           private socket; else cgroupfs), and the real node's Debian
+#           packages up to date (make node-prereqs installs nothing)
 #   build   make binaries node-training: what the host built is reused, this
 #           repository's own binaries are rebuilt with the VM's build cache
 #   node    local-cluster up with the real node required, a Job of two busybox
@@ -48,6 +50,14 @@ checks() {
 	echo "root disk: $(df -h / | awk 'NR == 2 {print $2 " (" $4 " free)"}')"
 	echo "network: $(ip -o -4 addr show | awk '{print $2 " " $4}' | tr '\n' ' ')default via $(ip route show default | awk '{print $3}')"
 	[[ "$fstype" == cgroup2fs ]] || { echo "not the unified hierarchy"; return 1; }
+	# The real node's choice (realnode.go's hostCgroupDriver): systemd where
+	# /run/systemd/system is a directory, as sd_booted(3) tests.
+	if [[ -d /run/systemd/system ]]; then
+		echo "real node's cgroup driver: systemd (PID 1 $(cat /proc/1/comm), $(systemctl --version | head -n 1); private socket /run/systemd/private $([[ -S /run/systemd/private ]] && echo there || echo missing))"
+		[[ -S /run/systemd/private ]] || { echo "systemd's private socket is missing"; return 1; }
+	else
+		echo "real node's cgroup driver: cgroupfs (no /run/systemd/system; PID 1 $(cat /proc/1/comm))"
+	fi
 	local prereqs
 	prereqs=$(make --no-print-directory node-prereqs 2>&1)
 	echo "$prereqs"
@@ -110,7 +120,11 @@ node() {
 	if [[ $status -eq 0 ]]; then
 		"$kubectl" get nodes
 		echo "the real node's cgroups (unified hierarchy):"
-		find /sys/fs/cgroup/vcplugins-* -maxdepth 2 -type d
+		# /vcplugins-<id> (cgroupfs driver) or /vcplugins_<id>.slice (systemd).
+		find /sys/fs/cgroup/vcplugins[-_]* -maxdepth 2 -type d
+		if [[ -d /run/systemd/system ]]; then
+			SYSTEMD_COLORS=0 systemctl --no-pager --plain --full --no-legend list-units --all 'vcplugins_*'
+		fi
 		echo "/sys/fs/cgroup/cgroup.subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 		local t=$(date +%s)
 		"$kubectl" create -f hack/vm/real-node-job.yaml &&

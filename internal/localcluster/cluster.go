@@ -227,9 +227,7 @@ func Down(dir string) error {
 		// Nothing says whether a real node ran: undo one if its namespace
 		// or cgroups are there. What it recorded only in the state (the
 		// sysctls' old values, the host paths it created) is lost.
-		if guess := realNodeStateFor(dir); realNodeLeft(guess) {
-			rn = guess
-		}
+		rn = realNodeLeft(realNodeStateFor(dir), "/run/netns", cgroupHierarchies())
 	}
 	if rn != nil {
 		if err := cleanupRealNode(dir, rn); err != nil {
@@ -244,17 +242,31 @@ func Down(dir string) error {
 	return os.RemoveAll(dir)
 }
 
-// realNodeLeft reports whether the network namespace or a cgroup of rn exists.
-func realNodeLeft(rn *RealNodeState) bool {
-	if _, err := os.Stat(filepath.Join("/run/netns", rn.Netns)); err == nil {
-		return true
+// realNodeLeft returns guess, the node's names derived from its cluster's
+// root, if its network namespace (in netnsDir, a /run/netns) or its cgroup
+// (below one of hiers) exists, else nil. Where its cgroup is the systemd
+// slice of its cgroup root, the result has the systemd driver and that
+// slice, so that Down stops the slice too.
+func realNodeLeft(guess *RealNodeState, netnsDir string, hiers []string) *RealNodeState {
+	exists := func(path string) bool {
+		_, err := os.Stat(path)
+		return err == nil
 	}
-	for _, h := range cgroupHierarchies() {
-		if _, err := os.Stat(filepath.Join(h, rn.CgroupRoot)); err == nil {
-			return true
+	slice := systemdSliceName(guess.CgroupRoot)
+	found := exists(filepath.Join(netnsDir, guess.Netns))
+	for _, h := range hiers {
+		if exists(filepath.Join(h, systemdSlicePath(slice))) {
+			guess.CgroupDriver, guess.SystemdSlice = cgroupDriverSystemd, slice
+			found = true
+		}
+		if exists(filepath.Join(h, guess.CgroupRoot)) {
+			found = true
 		}
 	}
-	return false
+	if !found {
+		return nil
+	}
+	return guess
 }
 
 // ComponentStatus is a recorded component and whether its process runs.

@@ -77,9 +77,11 @@ const (
 	// second one on the machine would collide on the kubelet's fixed
 	// device-plugin socket, so Up refuses to start one while another exists.
 	netnsPrefix = "vcplugins-"
-	// kubeletCgroupPrefix starts the cgroup (under every v1 hierarchy, or
-	// the unified one on a cgroup v2 host) that holds all of the node's pods,
-	// so Down finds every process and cgroup.
+	// kubeletCgroupPrefix starts the kubelet's cgroup root, in cgroupfs form,
+	// that holds all of the node's pods (under every v1 hierarchy, or the
+	// unified one on a cgroup v2 host), so Down finds every process and
+	// cgroup. With the systemd driver the cgroup is the slice the kubelet
+	// makes of it, "/vcplugins_<id>.slice" (RealNodeState.cgroupPath).
 	kubeletCgroupPrefix = "/vcplugins-"
 )
 
@@ -94,8 +96,17 @@ type RealNodeState struct {
 	// Netns is the network namespace of containerd, the kubelet, CoreDNS and
 	// the pod bridge (a name under /run/netns).
 	Netns string `json:"netns"`
-	// CgroupRoot is the kubelet's cgroup root, e.g. /vcplugins-1a2b3c4d.
+	// CgroupRoot is the kubelet's cgroup root, e.g. /vcplugins-1a2b3c4d, in
+	// cgroupfs form whatever the driver (as the kubelet takes it).
 	CgroupRoot string `json:"cgroupRoot"`
+	// CgroupDriver is the kubelet's and runc's cgroup driver, "systemd" on a
+	// host booted with systemd, else "cgroupfs" ("" in a state written before
+	// the driver was recorded: cgroupfs).
+	CgroupDriver string `json:"cgroupDriver,omitempty"`
+	// SystemdSlice is, with the systemd driver, the transient slice unit the
+	// node started for its cgroup root, e.g. vcplugins_1a2b3c4d.slice; Down
+	// stops it. Its cgroup is /vcplugins_1a2b3c4d.slice in every hierarchy.
+	SystemdSlice string `json:"systemdSlice,omitempty"`
 	// ContainerdSocket is containerd's gRPC socket.
 	ContainerdSocket string `json:"containerdSocket"`
 	// Ctr is the path of the ctr of the node's containerd (in BinDir/node),
@@ -195,6 +206,9 @@ func realNodePreflight(cfg Config) error {
 		return errors.New("needs root (containerd, network namespaces, cgroups)")
 	}
 	if err := checkCgroups(cgroupRootDir, cgroupFSType(cgroupRootDir)); err != nil {
+		return err
+	}
+	if err := checkSystemdDriver(sdBootedDir, systemdPrivateSocket); err != nil {
 		return err
 	}
 	if err := checkNodeFiles(cfg, exec.LookPath); err != nil {
@@ -362,6 +376,10 @@ func (u *upper) realNode(ctx context.Context) error {
 	cfg := u.cfg
 	root := filepath.Join(cfg.RootDir, "node")
 	rn := realNodeStateFor(cfg.RootDir)
+	rn.CgroupDriver = hostCgroupDriver(sdBootedDir)
+	if rn.CgroupDriver == cgroupDriverSystemd {
+		rn.SystemdSlice = systemdSliceName(rn.CgroupRoot)
+	}
 	rn.DNS = podGateway
 	rn.Ctr = filepath.Join(nodeBinDir(cfg.BinDir), "ctr")
 	for _, s := range kernelSysctls {
@@ -406,14 +424,9 @@ func (u *upper) realNode(ctx context.Context) error {
 		}
 	}
 	cgroups := hostCgroupLayout()
-	if len(cgroups.v1) == 0 && cgroups.unified != "" {
-		// cgroup v2: the kubelet validates its cgroup root's controllers,
-		// which are those its parent passes on.
+	v2 := len(cgroups.v1) == 0 && cgroups.unified != ""
+	if v2 {
 		before, err := readControllers(filepath.Join(cgroups.unified, "cgroup.subtree_control"))
-		if err != nil {
-			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
-		}
-		enable, err := controllersToEnable(cgroups.unified)
 		if err != nil {
 			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
 		}
@@ -421,15 +434,35 @@ func (u *upper) realNode(ctx context.Context) error {
 		if err := writeState(&u.state); err != nil {
 			return err
 		}
+	}
+	if rn.SystemdSlice != "" {
+		// Before the controllers below: starting the slice may have systemd
+		// rewrite the root's cgroup.subtree_control to what its units need,
+		// dropping a controller it manages (cpuset) that none asks for.
+		if err := startSlice(ctx, rn.SystemdSlice); err != nil {
+			return err
+		}
+	}
+	if v2 {
+		// The kubelet validates its cgroup root's controllers, which are
+		// those its parent passes on.
+		enable, err := controllersToEnable(cgroups.unified)
+		if err != nil {
+			return fmt.Errorf("cgroup v2 at %s: %w", cgroups.unified, err)
+		}
 		if err := setSubtreeControl(cgroups.unified, enable, true); err != nil {
 			return err
 		}
 	}
+	// The cgroup root in every hierarchy the kubelet checks; under systemd
+	// the slice's cgroup is there already in the unified hierarchy (and in
+	// the v1 ones of its accounting), not in the other v1 ones.
 	for _, hier := range cgroups.nodeHierarchies() {
-		if err := os.MkdirAll(filepath.Join(hier, rn.CgroupRoot), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Join(hier, rn.cgroupPath()), 0o755); err != nil {
 			return err
 		}
 	}
+	fmt.Fprintf(cfg.Out, "    cgroup driver %s, cgroups under %s\n", rn.kubeletCgroupDriver(), rn.cgroupPath())
 
 	files, err := writeRealNodeConfig(root, cfg.BinDir, u.pki, u.state.Server, rn)
 	if err != nil {
@@ -589,6 +622,7 @@ func writeRealNodeConfig(root, binDir string, p *pki, server string, rn *RealNod
 		Opt: filepath.Join(cd, "opt"), Socket: rn.ContainerdSocket, ShimSocketDir: rn.shimSocketDir(), SandboxImage: pauseImage,
 		Shim: filepath.Join(nodeBinDir(binDir), "containerd-shim-runc-v2"), Runc: filepath.Join(nodeBinDir(binDir), "runc"),
 		RuncRoot: filepath.Join(cd, "runc"), CNIBinDir: nodeCNIBinDir(binDir), CNIConfDir: filepath.Join(root, "cni", "net.d"),
+		SystemdCgroup: rn.kubeletCgroupDriver() == cgroupDriverSystemd,
 	})
 	if err := os.WriteFile(f.containerd, []byte(containerdConf), 0o644); err != nil {
 		return f, err
@@ -625,9 +659,10 @@ func writeRealNodeConfig(root, binDir string, p *pki, server string, rn *RealNod
 		TLSPrivateKeyFile: p.KubeletServingKey,
 		Authentication:    kubeletv1beta1.KubeletAuthentication{X509: kubeletv1beta1.KubeletX509Authentication{ClientCAFile: p.CACert}, Webhook: kubeletv1beta1.KubeletWebhookAuthentication{Enabled: ptr.To(true)}, Anonymous: kubeletv1beta1.KubeletAnonymousAuthentication{Enabled: ptr.To(false)}},
 		Authorization:     kubeletv1beta1.KubeletAuthorization{Mode: kubeletv1beta1.KubeletAuthorizationModeWebhook},
-		// cgroupfs on either cgroup version: the node's cgroups are one tree
-		// of its own under the hierarchy root, which no systemd manages.
-		CgroupDriver: "cgroupfs",
+		// systemd where systemd booted the host (the node's cgroups are then
+		// its slice's units: one manager of the tree), else cgroupfs: one
+		// tree of the node's own under the hierarchy root.
+		CgroupDriver: rn.kubeletCgroupDriver(),
 		// The kubelet 1.35 refuses cgroup v1 hosts (this project's CI
 		// machines) unless told otherwise; v1 is in maintenance upstream.
 		FailCgroupV1:  ptr.To(false),
@@ -666,6 +701,8 @@ func writeRealNodeConfig(root, binDir string, p *pki, server string, rn *RealNod
 type containerdSettings struct {
 	Root, State, Temp, Opt, Socket, ShimSocketDir, SandboxImage string
 	Shim, Runc, RuncRoot, CNIBinDir, CNIConfDir                 string
+	// SystemdCgroup has runc use the systemd cgroup driver, as the kubelet.
+	SystemdCgroup bool
 }
 
 // containerdConfig returns containerd 2.4's configuration (version 4, its
@@ -716,7 +753,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
       [plugins."io.containerd.cri.v1.runtime".containerd.runtimes.runc.options]
         BinaryName = %[9]q
         Root = %[10]q
-        SystemdCgroup = false
+        SystemdCgroup = %[14]t
   [plugins."io.containerd.cri.v1.runtime".cni]
     bin_dirs = [%[11]q]
     conf_dir = %[12]q
@@ -725,7 +762,7 @@ disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapsho
   stream_server_address = "127.0.0.1"
   stream_server_port = "0"
 `, s.Root, s.State, s.Temp, s.Socket, s.Socket+".ttrpc", s.Opt, s.SandboxImage,
-		s.Shim, s.Runc, s.RuncRoot, s.CNIBinDir, s.CNIConfDir, s.ShimSocketDir)
+		s.Shim, s.Runc, s.RuncRoot, s.CNIBinDir, s.CNIConfDir, s.ShimSocketDir, s.SystemdCgroup)
 }
 
 // realNodeReady reports whether the real node is Ready and its DNS answers:

@@ -20,12 +20,14 @@ import (
 // processes were signalled: it kills what is left in the node's cgroups and
 // containerd's shims, unmounts everything under root and the pod network
 // namespaces, deletes the node's network namespace (and with it the bridge),
-// removes its cgroups (in every hierarchy, v1 and unified) and the host paths
-// it created, disables the cgroup v2 controllers it enabled, and writes back
-// the sysctls. It carries on past failures and returns them all.
+// stops its systemd slice (systemd driver), removes its cgroups (in every
+// hierarchy, v1 and unified) and the host paths it created, disables the
+// cgroup v2 controllers it enabled, and writes back the sysctls. It carries
+// on past failures and returns them all.
 func cleanupRealNode(root string, rn *RealNodeState) error {
 	var errs []error
 	hiers := cgroupHierarchies()
+	cgroup := rn.cgroupPath()
 	// The pods' network namespaces are known by their processes, so they
 	// are found before those are killed.
 	before := map[string]bool{}
@@ -33,15 +35,17 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 		before[n] = true
 	}
 	var podNetns []string
-	for _, p := range podNetnsOf("/run/netns", "/proc", cgroupPIDs(hiers, rn.CgroupRoot)) {
+	for _, p := range podNetnsOf("/run/netns", "/proc", cgroupPIDs(hiers, cgroup)) {
 		if !before[filepath.Base(p)] {
 			podNetns = append(podNetns, p)
 		}
 	}
-	// Container processes: everything in the node's cgroups.
+	// Container processes: everything in the node's cgroups. Killed here
+	// also under systemd: stopping a scope sends SIGTERM first and waits
+	// (90 s by default) for a container's PID 1, which ignores it.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		pids := cgroupPIDs(hiers, rn.CgroupRoot)
+		pids := cgroupPIDs(hiers, cgroup)
 		pids = append(pids, shimPIDs(rn.ContainerdSocket)...)
 		if len(pids) == 0 {
 			break
@@ -74,10 +78,13 @@ func cleanupRealNode(root string, rn *RealNodeState) error {
 			errs = append(errs, fmt.Errorf("ip netns delete %s: %v: %s", rn.Netns, err, out))
 		}
 	}
-	for _, h := range hiers {
-		if err := removeCgroupTree(filepath.Join(h, rn.CgroupRoot)); err != nil {
+	if rn.SystemdSlice != "" {
+		if err := stopSlice(rn.SystemdSlice); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := removeCgroupTrees(hiers, cgroup, 10*time.Second); err != nil {
+		errs = append(errs, err)
 	}
 	if rn.UnifiedCgroup != "" {
 		extra, err := controllersAdded(rn.UnifiedCgroup, rn.SubtreeBefore)
@@ -352,6 +359,26 @@ func removeCNIResults(dir, network string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeCgroupTrees removes the cgroup at path below each of hiers, and all
+// below it, retrying for up to timeout while one stays: a cgroup whose last
+// process is exiting is busy, and systemd removes a stopped slice's cgroups
+// itself, concurrently. The error names what is left.
+func removeCgroupTrees(hiers []string, path string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		var errs []error
+		for _, h := range hiers {
+			if err := removeCgroupTree(filepath.Join(h, path)); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if len(errs) == 0 || time.Now().After(deadline) {
+			return errors.Join(errs...)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // removeCgroupTree removes the cgroup dir and every cgroup below it, deepest

@@ -106,15 +106,32 @@ func TestHostChanges(t *testing.T) {
 }
 
 // TestWriteRealNodeConfig checks the settings the real node depends on: the
-// ones real-node.md found necessary on this machine kind, and the ones that
-// keep the node's state out of the host's fixed paths.
+// ones real-node.md found necessary on this machine kind, the ones that
+// keep the node's state out of the host's fixed paths, and the cgroup driver
+// of the kubelet and of containerd's runc, which must agree.
 func TestWriteRealNodeConfig(t *testing.T) {
+	for _, tc := range []struct {
+		name, driver      string
+		wantDriver        string
+		wantSystemdCgroup string
+	}{
+		{name: "cgroupfs (no systemd)", driver: cgroupDriverCgroupfs, wantDriver: "cgroupfs", wantSystemdCgroup: "SystemdCgroup = false"},
+		{name: "systemd (a host booted with it)", driver: cgroupDriverSystemd, wantDriver: "systemd", wantSystemdCgroup: "SystemdCgroup = true"},
+		{name: "none recorded (a state of before): cgroupfs", driver: "", wantDriver: "cgroupfs", wantSystemdCgroup: "SystemdCgroup = false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			testWriteRealNodeConfig(t, tc.driver, tc.wantDriver, tc.wantSystemdCgroup)
+		})
+	}
+}
+
+func testWriteRealNodeConfig(t *testing.T, driver, wantDriver, wantSystemdCgroup string) {
 	dir := t.TempDir()
 	p, err := newPKI(filepath.Join(dir, "pki"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rn := &RealNodeState{Netns: "vcplugins-test", CgroupRoot: "/vcplugins-test", ContainerdSocket: filepath.Join(dir, "node", "containerd.sock"), KubeletPort: 12345, DNS: podGateway}
+	rn := &RealNodeState{Netns: "vcplugins-test", CgroupRoot: "/vcplugins-test", CgroupDriver: driver, ContainerdSocket: filepath.Join(dir, "node", "containerd.sock"), KubeletPort: 12345, DNS: podGateway}
 	bin := filepath.Join(dir, "bin")
 	files, err := writeRealNodeConfig(filepath.Join(dir, "node"), bin, p, "https://127.0.0.1:6443", rn)
 	if err != nil {
@@ -139,7 +156,9 @@ func TestWriteRealNodeConfig(t *testing.T) {
 	}
 	got := essentials{kc.Address, kc.CgroupDriver, kc.CgroupRoot, kc.ContainerRuntimeEndpoint, kc.ClusterDomain,
 		kc.Port, kc.ClusterDNS, *kc.ResolverConfig, *kc.ImageGCHighThresholdPercent, kc.RegisterWithTaints[0].ToString()}
-	want := essentials{"127.0.0.1", "cgroupfs", "/vcplugins-test", "unix://" + rn.ContainerdSocket, "cluster.local",
+	// The cgroup root stays in cgroupfs form with either driver: the
+	// kubelet makes the slice name of it itself.
+	want := essentials{"127.0.0.1", wantDriver, "/vcplugins-test", "unix://" + rn.ContainerdSocket, "cluster.local",
 		12345, []string{podGateway}, "", 100, RealNodeTaint + "=true:NoSchedule"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("kubelet configuration (-want +got):\n%s", diff)
@@ -159,7 +178,7 @@ func TestWriteRealNodeConfig(t *testing.T) {
 	for _, want := range []string{
 		"version = 4\n",
 		"restrict_oom_score_adj = true",
-		"SystemdCgroup = false",
+		wantSystemdCgroup,
 		`snapshotter = "overlayfs"`,
 		`sandbox = "` + pauseImage + `"`,
 		`address = "` + rn.ContainerdSocket + `"`,
@@ -194,69 +213,77 @@ func TestWriteRealNodeConfig(t *testing.T) {
 // host's drop-ins, CDI specs, NRI's socket) would put the node's state on
 // the host or take the host's in.
 func TestContainerdConfig(t *testing.T) {
-	s := containerdSettings{
-		Root: "/c/root", State: "/c/state", Temp: "/c/tmp", Opt: "/c/opt", Socket: "/c/containerd.sock", ShimSocketDir: "/s/vcplugins-test",
-		SandboxImage: "localhost/pause:local", Shim: "/b/node/containerd-shim-runc-v2", Runc: "/b/node/runc",
-		RuncRoot: "/c/runc", CNIBinDir: "/b/node/cni", CNIConfDir: "/c/net.d",
-	}
-	conf := containerdConfig(s)
-	// key = value lines, by section.
-	got := map[string]string{}
-	section := ""
-	var settings []string
-	for _, line := range strings.Split(conf, "\n") {
-		line = strings.TrimSpace(line)
-		if !strings.HasPrefix(line, "#") {
-			settings = append(settings, line)
-		}
-		switch {
-		case line == "" || strings.HasPrefix(line, "#"):
-		case strings.HasPrefix(line, "["):
-			section = strings.Trim(line, "[]")
-		default:
-			k, v, ok := strings.Cut(line, " = ")
-			if !ok {
-				t.Fatalf("line %q is neither a section nor key = value", line)
+	// With either cgroup driver of runc (SystemdCgroup), nothing else changes.
+	for _, systemd := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SystemdCgroup=%t", systemd), func(t *testing.T) {
+			s := containerdSettings{
+				Root: "/c/root", State: "/c/state", Temp: "/c/tmp", Opt: "/c/opt", Socket: "/c/containerd.sock", ShimSocketDir: "/s/vcplugins-test",
+				SandboxImage: "localhost/pause:local", Shim: "/b/node/containerd-shim-runc-v2", Runc: "/b/node/runc",
+				RuncRoot: "/c/runc", CNIBinDir: "/b/node/cni", CNIConfDir: "/c/net.d", SystemdCgroup: systemd,
 			}
-			if _, dup := got[section+" "+k]; dup {
-				t.Errorf("%s set twice in [%s]", k, section)
+			conf := containerdConfig(s)
+			// key = value lines, by section.
+			got := map[string]string{}
+			section := ""
+			var settings []string
+			for _, line := range strings.Split(conf, "\n") {
+				line = strings.TrimSpace(line)
+				if !strings.HasPrefix(line, "#") {
+					settings = append(settings, line)
+				}
+				switch {
+				case line == "" || strings.HasPrefix(line, "#"):
+				case strings.HasPrefix(line, "["):
+					section = strings.Trim(line, "[]")
+				default:
+					k, v, ok := strings.Cut(line, " = ")
+					if !ok {
+						t.Fatalf("line %q is neither a section nor key = value", line)
+					}
+					if _, dup := got[section+" "+k]; dup {
+						t.Errorf("%s set twice in [%s]", k, section)
+					}
+					got[section+" "+k] = v
+				}
 			}
-			got[section+" "+k] = v
-		}
-	}
-	const (
-		runtime = `plugins."io.containerd.cri.v1.runtime"`
-		runc    = runtime + `.containerd.runtimes.runc`
-	)
-	for _, tc := range []struct{ key, want string }{
-		{" version", "4"},
-		{" root", `"/c/root"`},
-		{" state", `"/c/state"`},
-		{" temp", `"/c/tmp"`},
-		{" imports", "[]"},
-		{`plugins."io.containerd.server.v1.grpc" address`, `"/c/containerd.sock"`},
-		{`plugins."io.containerd.server.v1.ttrpc" address`, `"/c/containerd.sock.ttrpc"`},
-		{`plugins."io.containerd.internal.v1.opt" path`, `"/c/opt"`},
-		{`plugins."io.containerd.shim.v1.manager" socket_dir`, `"/s/vcplugins-test"`},
-		{`plugins."io.containerd.nri.v1.nri" disable`, "true"},
-		{`plugins."io.containerd.cri.v1.images".pinned_images sandbox`, `"localhost/pause:local"`},
-		{runtime + " cdi_spec_dirs", "[]"},
-		{runtime + " restrict_oom_score_adj", "true"},
-		{runc + " runtime_path", `"/b/node/containerd-shim-runc-v2"`},
-		{runc + ".options BinaryName", `"/b/node/runc"`},
-		{runc + ".options Root", `"/c/runc"`},
-		{runtime + ".cni bin_dirs", `["/b/node/cni"]`},
-		{runtime + ".cni conf_dir", `"/c/net.d"`},
-		{`plugins."io.containerd.grpc.v1.cri" stream_server_address`, `"127.0.0.1"`},
-	} {
-		if got[tc.key] != tc.want {
-			t.Errorf("[%s] = %q, want %q", tc.key, got[tc.key], tc.want)
-		}
-	}
-	for _, fixed := range []string{"/run/containerd", "/var/lib/containerd", "/opt/", "/etc/", "/var/run/", "/usr/"} {
-		if strings.Contains(strings.Join(settings, "\n"), fixed) {
-			t.Errorf("configuration names %s:\n%s", fixed, conf)
-		}
+			const (
+				runtime = `plugins."io.containerd.cri.v1.runtime"`
+				runc    = runtime + `.containerd.runtimes.runc`
+			)
+			for _, tc := range []struct{ key, want string }{
+				{" version", "4"},
+				{" root", `"/c/root"`},
+				{" state", `"/c/state"`},
+				{" temp", `"/c/tmp"`},
+				{" imports", "[]"},
+				{`plugins."io.containerd.server.v1.grpc" address`, `"/c/containerd.sock"`},
+				{`plugins."io.containerd.server.v1.ttrpc" address`, `"/c/containerd.sock.ttrpc"`},
+				{`plugins."io.containerd.internal.v1.opt" path`, `"/c/opt"`},
+				{`plugins."io.containerd.shim.v1.manager" socket_dir`, `"/s/vcplugins-test"`},
+				{`plugins."io.containerd.nri.v1.nri" disable`, "true"},
+				{`plugins."io.containerd.cri.v1.images".pinned_images sandbox`, `"localhost/pause:local"`},
+				{runtime + " cdi_spec_dirs", "[]"},
+				{runtime + " restrict_oom_score_adj", "true"},
+				{runc + " runtime_path", `"/b/node/containerd-shim-runc-v2"`},
+				{runc + ".options BinaryName", `"/b/node/runc"`},
+				{runc + ".options Root", `"/c/runc"`},
+				// runc's cgroup driver, the kubelet's (writeRealNodeConfig).
+				{runc + ".options SystemdCgroup", strconv.FormatBool(systemd)},
+				{runtime + ".cni bin_dirs", `["/b/node/cni"]`},
+				{runtime + ".cni conf_dir", `"/c/net.d"`},
+				{`plugins."io.containerd.grpc.v1.cri" stream_server_address`, `"127.0.0.1"`},
+			} {
+				if got[tc.key] != tc.want {
+					t.Errorf("[%s] = %q, want %q", tc.key, got[tc.key], tc.want)
+				}
+			}
+			for _, fixed := range []string{"/run/containerd", "/var/lib/containerd", "/opt/", "/etc/", "/var/run/", "/usr/"} {
+				if strings.Contains(strings.Join(settings, "\n"), fixed) {
+					t.Errorf("configuration names %s:\n%s", fixed, conf)
+				}
+			}
+
+		})
 	}
 }
 
