@@ -100,6 +100,17 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		return stats.Median(xs, math.NaN())
 	}
 
+	// each calls f for every framework and impl measured, in report order.
+	each := func(f func(fw, impl string, k key)) {
+		for _, fw := range fws {
+			for _, impl := range measure.Impls {
+				if k := (key{fw, impl}); len(groups[k]) > 0 {
+					f(fw, impl, k)
+				}
+			}
+		}
+	}
+
 	fmt.Fprintf(w, "Scale test: each job on a fresh cluster, %s; medians of %d round(s); times in seconds from the create call; CPU of the controller manager (user+system)\n", pods, rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "framework\timpl\trounds\t")
@@ -107,20 +118,14 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		fmt.Fprintf(tw, "%s\t", mt.name)
 	}
 	fmt.Fprint(tw, "peak RSS\t\n")
-	for _, fw := range fws {
-		for _, impl := range measure.Impls {
-			k := key{fw, impl}
-			if len(groups[k]) == 0 {
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t", fw, impl, len(groups[k]))
-			for _, mt := range metrics {
-				fmt.Fprintf(tw, "%.2f\t", median(k, mt.get))
-			}
-			rss := median(k, func(m Measurement) float64 { return float64(m.PeakRSS) })
-			fmt.Fprintf(tw, "%s\t\n", measure.MiB(int64(rss)))
+	each(func(fw, impl string, k key) {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t", fw, impl, len(groups[k]))
+		for _, mt := range metrics {
+			fmt.Fprintf(tw, "%.2f\t", median(k, mt.get))
 		}
-	}
+		rss := median(k, func(m Measurement) float64 { return float64(m.PeakRSS) })
+		fmt.Fprintf(tw, "%s\t\n", measure.MiB(int64(rss)))
+	})
 	tw.Flush()
 
 	// The medians hide what varies most between rounds: whether vc-scheduler
@@ -144,29 +149,23 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		fmt.Fprintf(tw, "%s peak\t", name)
 	}
 	fmt.Fprint(tw, "\n")
-	for _, fw := range fws {
-		for _, impl := range measure.Impls {
-			k := key{fw, impl}
-			if len(groups[k]) == 0 {
-				continue
-			}
-			tfConfig, tfPod := "-", "-"
-			if fw == TensorFlow {
-				tfConfig = measure.KiB(int64(median(k, func(m Measurement) float64 { return float64(m.TFConfigBytes) })))
-				tfPod = fmt.Sprintf("%.0fB", median(k, func(m Measurement) float64 { return float64(m.TFConfigPodMax) }))
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.0fB\t%.0fB\t%s\t%s\t%s\t", fw, impl,
-				measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.StoredPodBytes) }))),
-				median(k, func(m Measurement) float64 { return float64(m.StoredPodMedian) }),
-				median(k, func(m Measurement) float64 { return float64(m.StoredPodMax) }),
-				tfConfig, tfPod,
-				measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }))))
-			for _, name := range tracked {
-				fmt.Fprintf(tw, "%s\t", measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.PeakRSSOf[name]) }))))
-			}
-			fmt.Fprint(tw, "\n")
+	each(func(fw, impl string, k key) {
+		tfConfig, tfPod := "-", "-"
+		if fw == TensorFlow {
+			tfConfig = measure.KiB(int64(median(k, func(m Measurement) float64 { return float64(m.TFConfigBytes) })))
+			tfPod = fmt.Sprintf("%.0fB", median(k, func(m Measurement) float64 { return float64(m.TFConfigPodMax) }))
 		}
-	}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.0fB\t%.0fB\t%s\t%s\t%s\t", fw, impl,
+			measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.StoredPodBytes) }))),
+			median(k, func(m Measurement) float64 { return float64(m.StoredPodMedian) }),
+			median(k, func(m Measurement) float64 { return float64(m.StoredPodMax) }),
+			tfConfig, tfPod,
+			measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerRSSGrowth) }))))
+		for _, name := range tracked {
+			fmt.Fprintf(tw, "%s\t", measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.PeakRSSOf[name]) }))))
+		}
+		fmt.Fprint(tw, "\n")
+	})
 	tw.Flush()
 
 	fmt.Fprintf(w, "\nWhat a pod is made of in etcd (bytes, medians over the job's pods, then over rounds; each part is the pod's size less its size without the part, so parts overlap: managedFields record every other part's fields, the wait container holds its script), and kube-apiserver's live heap growth from the idle cluster to the idle cluster after the job (after a forced collection):\n")
@@ -176,19 +175,13 @@ func report(w io.Writer, ms []Measurement, limit float64) (failed []string) {
 		fmt.Fprintf(tw, "%s\t", part.name)
 	}
 	fmt.Fprint(tw, "apiserver live heap growth\t\n")
-	for _, fw := range fws {
-		for _, impl := range measure.Impls {
-			k := key{fw, impl}
-			if len(groups[k]) == 0 {
-				continue
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%.0fB\t", fw, impl, median(k, func(m Measurement) float64 { return float64(m.StoredPodMedian) }))
-			for _, part := range podParts {
-				fmt.Fprintf(tw, "%.0fB\t", median(k, func(m Measurement) float64 { return float64(m.PodParts[part.name]) }))
-			}
-			fmt.Fprintf(tw, "%s\t\n", measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerHeapGrowth) }))))
+	each(func(fw, impl string, k key) {
+		fmt.Fprintf(tw, "%s\t%s\t%.0fB\t", fw, impl, median(k, func(m Measurement) float64 { return float64(m.StoredPodMedian) }))
+		for _, part := range podParts {
+			fmt.Fprintf(tw, "%.0fB\t", median(k, func(m Measurement) float64 { return float64(m.PodParts[part.name]) }))
 		}
-	}
+		fmt.Fprintf(tw, "%s\t\n", measure.MiB(int64(median(k, func(m Measurement) float64 { return float64(m.APIServerHeapGrowth) }))))
+	})
 	tw.Flush()
 
 	// ratios prints ours/baseline for every framework both ran; with
