@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
@@ -75,16 +76,17 @@ func admittedPods(fw string, pods int) (int, string, error) {
 	if ok || err != nil {
 		return pods, "", err
 	}
-	lo, hi := 1, pods // the smallest job (2 pods) is admitted; find the largest
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if ok, _, err = admits(mid); err != nil {
-			return 0, "", err
-		} else if ok {
-			lo = mid
-		} else {
-			hi = mid
+	// The first size from 2 (the smallest job) up that is refused; pods is.
+	var searchErr error
+	first := 2 + sort.Search(pods-2, func(i int) bool {
+		ok, _, err := admits(2 + i)
+		if err != nil {
+			searchErr = err
 		}
+		return !ok
+	})
+	if searchErr != nil {
+		return 0, "", searchErr
 	}
-	return lo, denial, nil
+	return first - 1, denial, nil
 }
