@@ -150,7 +150,7 @@ for step in ${steps//,/ }; do
 	# Longer timeouts: a VM loads the training image and trains for minutes;
 	# an emulated CPU (TCG) for tens of them (docs/dev/vm-test.md "Runs").
 	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" \
-		$([[ $accel == tcg ]] && echo "--up-timeout 30m --real-job-timeout 75m" || echo "--up-timeout 15m --real-job-timeout 12m") || break ;;
+		$([[ $accel == tcg ]] && echo "--up-timeout 45m --real-job-timeout 150m" || echo "--up-timeout 15m --real-job-timeout 12m") || break ;;
 	*)
 		echo "unknown step $step"
 		rc=2
