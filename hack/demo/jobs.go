@@ -57,8 +57,8 @@ type example struct {
 
 // loadRealExamples loads the examples that run for real (samples.Examples:
 // each framework Sample's Training, in catalog order), placed on the real
-// node.
-func loadRealExamples(root, namespace string) ([]*example, error) {
+// node; the contract checks wait checkTimeout for a peer (0: as written).
+func loadRealExamples(root, namespace string, checkTimeout time.Duration) ([]*example, error) {
 	var out []*example
 	exs := samples.Examples()
 	for i := range exs {
@@ -68,7 +68,7 @@ func loadRealExamples(root, namespace string) ([]*example, error) {
 			return nil, err
 		}
 		job.Namespace = namespace
-		out = append(out, &example{framework: ex.Framework, file: ex.File, job: training.OnRealNode(job), real: ex})
+		out = append(out, &example{framework: ex.Framework, file: ex.File, job: ex.WithCheckTimeout(training.OnRealNode(job), checkTimeout), real: ex})
 	}
 	return out, nil
 }

@@ -16,7 +16,7 @@
 //
 //	demo [--mode auto|real|kwok] [--dir _output/local] [--bin-dir _output/bin]
 //	     [--namespace demo] [--job-timeout 3m] [--real-job-timeout 8m]
-//	     [--up-timeout 3m] [--keep]
+//	     [--check-timeout 0] [--up-timeout 3m] [--keep]
 //	demo --mode startup [--runs 10] [--warmup 1] [--impls ours,stock,stock-wait]
 //	     [--examples NAME,...|all] [--startup-dir _output/startup]
 //	     [--out _output/bench] [--join-slack 1s] [--release-limit 500ms]
@@ -63,6 +63,7 @@ type options struct {
 	mode                   string
 	jobTimeout             time.Duration
 	realJobTimeout         time.Duration
+	checkTimeout           time.Duration
 	upTimeout              time.Duration
 	keep                   bool
 
@@ -91,6 +92,7 @@ func mainStatus() int {
 	flag.StringVar(&o.mode, "mode", envOr("DEMO_MODE", modeAuto), "real: the examples that train on the real node; kwok: one minimal Job per framework on the KWOK nodes (what the plugins inject, no training); auto: real where the real node and the training image are there (also DEMO_MODE in the environment); startup: make startup, the time to first step of each example on the real node, our controller manager against Volcano's (the startup: flags)")
 	flag.DurationVar(&o.jobTimeout, "job-timeout", 3*time.Minute, "how long each KWOK job may take to complete, from its submission")
 	flag.DurationVar(&o.realJobTimeout, "real-job-timeout", 8*time.Minute, "how long each job on the real node may take to complete, from its submission (they run side by side on 2 cores)")
+	flag.DurationVar(&o.checkTimeout, "check-timeout", 0, "how long the contract checks on the real node wait for an unreachable peer (their TIMEOUT, in whole seconds); 0: as their programs say, 180s. A node that starts containers minutes apart, such as an emulated VM's, needs more")
 	flag.DurationVar(&o.upTimeout, "up-timeout", 3*time.Minute, "how long starting the cluster may take")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running at the end (also KEEP=1 in the environment)")
 	flag.IntVar(&o.runs, "runs", 10, "startup: measured runs of each example per controller manager")
@@ -133,7 +135,7 @@ func mainStatus() int {
 	if err != nil {
 		return fail(err)
 	}
-	realExamples, err := loadRealExamples(root, o.namespace)
+	realExamples, err := loadRealExamples(root, o.namespace, o.checkTimeout)
 	if err != nil {
 		return fail(err)
 	}

@@ -69,7 +69,7 @@ func startupMain(ctx context.Context, root string, o options) int {
 	if o.runs < 1 || o.warmup < 0 {
 		return startupFail(fmt.Errorf("--runs %d, --warmup %d: want at least 1 run and no negative warm-ups", o.runs, o.warmup))
 	}
-	all, err := loadRealExamples(root, o.namespace)
+	all, err := loadRealExamples(root, o.namespace, o.checkTimeout)
 	if err != nil {
 		return startupFail(err)
 	}

@@ -49,7 +49,7 @@ func realExamples(t *testing.T) []*example {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, err := loadRealExamples(root, "startup")
+	all, err := loadRealExamples(root, "startup", 0)
 	if err != nil {
 		t.Fatal(err)
 	}

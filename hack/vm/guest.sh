@@ -148,9 +148,11 @@ for step in ${steps//,/ }; do
 	node) run "node: local-up with the real node, a Job on it, local-down" with_host_check node || break ;;
 	# make demo's command after the build step's make binaries node-training.
 	# Longer timeouts: a VM loads the training image and trains for minutes;
-	# an emulated CPU (TCG) for tens of them (docs/dev/vm-test.md "Runs").
+	# an emulated CPU (TCG) for tens of them (docs/dev/vm-test.md "Runs"),
+	# and starts a Job's containers so many minutes apart that the contract
+	# checks need longer than their 180 s for a peer.
 	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" \
-		$([[ $accel == tcg ]] && echo "--up-timeout 45m --real-job-timeout 150m" || echo "--up-timeout 15m --real-job-timeout 12m") || break ;;
+		$([[ $accel == tcg ]] && echo "--up-timeout 45m --real-job-timeout 150m --check-timeout 60m" || echo "--up-timeout 15m --real-job-timeout 12m") || break ;;
 	*)
 		echo "unknown step $step"
 		rc=2

@@ -14,6 +14,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -133,6 +136,35 @@ func OnRealNode(job *batch.Job) *batch.Job {
 		spec.Tolerations = append(spec.Tolerations, localcluster.RealNodeToleration())
 		for j := range spec.Containers {
 			spec.Containers[j].ImagePullPolicy = corev1.PullIfNotPresent
+		}
+	}
+	return job
+}
+
+// CheckTimeoutEnv is the variable the contract checks' programs read
+// (example/*/*_check.py): how long, in whole seconds, a peer may stay
+// unreachable before the check fails; 180 where it is unset.
+const CheckTimeoutEnv = "TIMEOUT"
+
+// WithCheckTimeout sets CheckTimeoutEnv to d, in whole seconds rounded up, in
+// ex.Container of every task of job, when ex is a contract check
+// (ex.Contract) and d is positive; otherwise it leaves job as it is. A node
+// that starts containers minutes apart (an emulated CPU, make vm-test) needs
+// more than the programs' 180 s. It returns job.
+func (ex Example) WithCheckTimeout(job *batch.Job, d time.Duration) *batch.Job {
+	if !ex.Contract || d <= 0 {
+		return job
+	}
+	secs := strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
+	for i := range job.Spec.Tasks {
+		spec := &job.Spec.Tasks[i].Template.Spec
+		for j := range spec.Containers {
+			c := &spec.Containers[j]
+			if c.Name != ex.Container {
+				continue
+			}
+			c.Env = slices.DeleteFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == CheckTimeoutEnv })
+			c.Env = append(c.Env, corev1.EnvVar{Name: CheckTimeoutEnv, Value: secs})
 		}
 	}
 	return job

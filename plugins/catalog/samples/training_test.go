@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,5 +152,57 @@ func TestHelloJudge(t *testing.T) {
 				t.Errorf("Judge = %d, %v; want an error with %q", lines, err, tc.wantErr)
 			}
 		})
+	}
+}
+
+// Every contract check's program reads training.CheckTimeoutEnv, and
+// WithCheckTimeout sets it in every task's program container (make demo's
+// --check-timeout, make vm-test under an emulated CPU); the examples that
+// train are left as written.
+func TestContractChecksReadTheirTimeout(t *testing.T) {
+	root, err := localcluster.ModuleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := 0
+	for _, ex := range Examples() {
+		job, err := training.LoadJob(root, ex.File)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := job.DeepCopy()
+		ex.WithCheckTimeout(job, 90*time.Minute)
+		if !ex.Contract {
+			if diff := cmp.Diff(before, job); diff != "" {
+				t.Errorf("%s trains, yet its Job changed (-before +after):\n%s", ex.File, diff)
+			}
+			continue
+		}
+		checks++
+		cm, err := ex.ConfigMapOf(root, "ns")
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := false
+		for _, program := range cm.Data {
+			read = read || strings.Contains(program, `os.environ.get("`+training.CheckTimeoutEnv+`"`)
+		}
+		if !read {
+			t.Errorf("%s: none of its programs %v reads %s", ex.File, ex.Programs, training.CheckTimeoutEnv)
+		}
+		for _, task := range job.Spec.Tasks {
+			got := ""
+			for _, e := range task.Template.Spec.Containers[0].Env {
+				if e.Name == training.CheckTimeoutEnv {
+					got = e.Value
+				}
+			}
+			if got != "5400" {
+				t.Errorf("%s task %s: %s=%q, want 5400", ex.File, task.Name, training.CheckTimeoutEnv, got)
+			}
+		}
+	}
+	if checks == 0 {
+		t.Error("no example is a contract check")
 	}
 }
