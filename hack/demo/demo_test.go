@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -129,5 +131,37 @@ func TestLogToShow(t *testing.T) {
 				t.Errorf("logToShow = %s, %d lines from %q, %q; want %s, %d lines from \"line %d\", %q", gotPod, len(lines), lines[0], what, tc.wantPod, tc.wantLen, tc.wantFirst, tc.wantWhat)
 			}
 		})
+	}
+}
+
+// --at-once splits the Jobs into groups in their order, every Job in exactly
+// one group.
+func TestGroupsOf(t *testing.T) {
+	var examples []*example
+	for _, name := range []string{"a", "b", "c", "d", "e"} {
+		examples = append(examples, &example{job: &batch.Job{ObjectMeta: metav1.ObjectMeta{Name: name}}})
+	}
+	for _, tc := range []struct {
+		n    int
+		want [][]string
+	}{
+		{0, [][]string{{"a", "b", "c", "d", "e"}}},
+		{-1, [][]string{{"a", "b", "c", "d", "e"}}},
+		{1, [][]string{{"a"}, {"b"}, {"c"}, {"d"}, {"e"}}},
+		{2, [][]string{{"a", "b"}, {"c", "d"}, {"e"}}},
+		{5, [][]string{{"a", "b", "c", "d", "e"}}},
+		{9, [][]string{{"a", "b", "c", "d", "e"}}},
+	} {
+		var got [][]string
+		for _, group := range groupsOf(examples, tc.n) {
+			var names []string
+			for _, ex := range group {
+				names = append(names, ex.job.Name)
+			}
+			got = append(got, names)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("groupsOf(%d) (-want +got):\n%s", tc.n, diff)
+		}
 	}
 }

@@ -196,12 +196,9 @@ func (r *run) hostfile() (string, bool) {
 	return h, ok
 }
 
-// submit creates the examples' ConfigMaps and submits their Jobs, one after
-// the other.
-func (c *clients) submit(ctx context.Context, root string, examples []*example) ([]*run, error) {
-	if err := c.createConfigMaps(ctx, root, examples); err != nil {
-		return nil, err
-	}
+// submit submits the examples' Jobs, one after the other (their ConfigMaps
+// are createConfigMaps').
+func (c *clients) submit(ctx context.Context, examples []*example) ([]*run, error) {
 	var runs []*run
 	for _, ex := range examples {
 		r, err := c.submitJob(ctx, ex)
@@ -316,6 +313,20 @@ func (c *clients) jobPods(ctx context.Context, name string) ([]*corev1.Pod, erro
 func (c *clients) watchPods(ctx context.Context) (watch.Interface, error) {
 	w, _, err := kubeutil.WatchPods(ctx, c.kube.CoreV1().Pods(c.namespace), "")
 	return w, err
+}
+
+// groupsOf splits examples into groups of n, in order (one group of all
+// when n is not positive): make demo's --at-once.
+func groupsOf(examples []*example, n int) [][]*example {
+	if n <= 0 || n >= len(examples) {
+		return [][]*example{examples}
+	}
+	var out [][]*example
+	for len(examples) > n {
+		out = append(out, examples[:n])
+		examples = examples[n:]
+	}
+	return append(out, examples)
 }
 
 // follow follows the jobs until each has finished, failed or timed out, or

@@ -16,7 +16,7 @@
 //
 //	demo [--mode auto|real|kwok] [--dir _output/local] [--bin-dir _output/bin]
 //	     [--namespace demo] [--job-timeout 3m] [--real-job-timeout 8m]
-//	     [--check-timeout 0] [--up-timeout 3m] [--keep]
+//	     [--check-timeout 0] [--at-once 0] [--up-timeout 3m] [--keep]
 //	demo --mode startup [--runs 10] [--warmup 1] [--impls ours,stock,stock-wait]
 //	     [--examples NAME,...|all] [--startup-dir _output/startup]
 //	     [--out _output/bench] [--join-slack 1s] [--release-limit 500ms]
@@ -64,6 +64,7 @@ type options struct {
 	jobTimeout             time.Duration
 	realJobTimeout         time.Duration
 	checkTimeout           time.Duration
+	atOnce                 int
 	upTimeout              time.Duration
 	keep                   bool
 
@@ -93,6 +94,7 @@ func mainStatus() int {
 	flag.DurationVar(&o.jobTimeout, "job-timeout", 3*time.Minute, "how long each KWOK job may take to complete, from its submission")
 	flag.DurationVar(&o.realJobTimeout, "real-job-timeout", 8*time.Minute, "how long each job on the real node may take to complete, from its submission (they run side by side on 2 cores)")
 	flag.DurationVar(&o.checkTimeout, "check-timeout", 0, "how long the contract checks on the real node wait for an unreachable peer (their TIMEOUT, in whole seconds); 0: as their programs say, 180s. A node that starts containers minutes apart, such as an emulated VM's, needs more")
+	flag.IntVar(&o.atOnce, "at-once", 0, "submit the Jobs in groups of this many, each group once the one before has finished (0: all side by side); an emulated VM's node, where side by side they start too slowly for their frameworks' own timeouts, runs them one at a time")
 	flag.DurationVar(&o.upTimeout, "up-timeout", 3*time.Minute, "how long starting the cluster may take")
 	flag.BoolVar(&o.keep, "keep", false, "leave the cluster running at the end (also KEEP=1 in the environment)")
 	flag.IntVar(&o.runs, "runs", 10, "startup: measured runs of each example per controller manager")
@@ -256,19 +258,36 @@ func demo(ctx context.Context, cl *localcluster.Cluster, root string, examples [
 		}
 		return fail(err)
 	}
-	pods, err := c.watchPods(ctx)
-	if err != nil {
-		return fail(err)
-	}
-	runs, err := c.submit(ctx, root, examples)
-	if err != nil {
-		pods.Stop()
+	if err := c.createConfigMaps(ctx, root, examples); err != nil {
 		if ctx.Err() != nil {
 			return 130
 		}
 		return fail(err)
 	}
-	c.follow(ctx, runs, pods, jobTimeout)
+	var runs []*run
+	groups := groupsOf(examples, o.atOnce)
+	for _, group := range groups {
+		if ctx.Err() != nil {
+			break
+		}
+		if len(groups) > 1 {
+			fmt.Printf("\n  Jobs %d to %d of %d (--at-once %d)\n", len(runs)+1, len(runs)+len(group), len(examples), o.atOnce)
+		}
+		pods, err := c.watchPods(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		submitted, err := c.submit(ctx, group)
+		if err != nil {
+			pods.Stop()
+			if ctx.Err() != nil {
+				return 130
+			}
+			return fail(err)
+		}
+		runs = append(runs, submitted...)
+		c.follow(ctx, submitted, pods, jobTimeout)
+	}
 	for _, r := range runs {
 		r.judge()
 	}
