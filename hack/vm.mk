@@ -68,8 +68,11 @@ vm-image: vm-prereqs ## Build the VM of make vm-test: Debian 12's kernel, initra
 
 # The VM builds nothing the host's make binaries node-training kubectl already
 # built but this repository's own binaries, and fetches nothing: the training
-# image comes from the host (its packages need the network).
+# image comes from the host (its packages need the network). The demo step
+# runs $(BIN)/demo, which make binaries does not build: built here, so that
+# VM_STEPS without build never runs an old one.
 vm-test: vm-image binaries node-training kubectl ## Boot the VM (cgroup v2; KVM, VM_CPUS vCPUs, VM_MEMORY) and run the real node's checks, a Job on it and make demo inside (VM_STEPS).
+	$(call local_go_build,$(BIN)/demo,./hack/demo)
 	@VM_DIR=$(VM_DIR) VM_CPUS=$(VM_CPUS) VM_MEMORY=$(VM_MEMORY) VM_STEPS=$(VM_STEPS) VM_ACCEL=$(VM_ACCEL) VM_INIT=$(VM_INIT) hack/vm/run.sh $(CURDIR)
 
 vm-clean: ## Remove the VM's files (_output/vm).
