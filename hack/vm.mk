@@ -24,8 +24,9 @@ VM_DISK ?= 24G
 # build: make binaries node-training (over the host's Go build cache);
 # node: local-up with the real node, a Job of two pods on it, local-down;
 # demo: make demo on the real node. node and demo check that the VM's host
-# state is as before. Empty: checks,build,node,demo with KVM, without demo
-# where QEMU emulates the CPU (hack/vm/run.sh: a host whose KVM is PVM).
+# state is as before. Empty: checks,build,node,demo. Where QEMU emulates the
+# CPU (TCG: a host whose KVM is PVM) the demo runs its Jobs one at a time
+# (hack/vm/guest.sh), about half an hour.
 VM_STEPS ?=
 # auto: KVM unless the host's KVM is PVM (then TCG); kvm; tcg.
 VM_ACCEL ?= auto

@@ -50,13 +50,7 @@ tcg) accel_args=(-accel tcg,thread=multi -cpu max) kernel_args=" mitigations=off
 	exit 2
 	;;
 esac
-if [[ -z $steps ]]; then
-	steps=checks,build,node,demo
-	if [[ $accel == tcg ]]; then
-		steps=checks,build,node
-		echo "vm: no demo step: emulated, its Jobs do not start at the demo's pace (docs/dev/vm-test.md; VM_STEPS=checks,build,node,demo runs it)"
-	fi
-fi
+steps=${steps:-checks,build,node,demo}
 echo "vm: booting Debian 12 ($(cut -c1-12 "$dir/image.inputs")) with ${accel^^}$([[ $accel == tcg && -d /sys/module/kvm_pvm ]] && echo " (this host's KVM is PVM)"): $cpus vCPUs, $memory memory, steps $steps, init $init; console in $dir/console.log"
 start=$(date +%s)
 share() { # TAG PATH [readonly]
