@@ -151,8 +151,8 @@ for step in ${steps//,/ }; do
 	# an emulated CPU (TCG) for tens of them (docs/dev/vm-test.md "Runs"),
 	# and starts a Job's containers so many minutes apart that the contract
 	# checks need longer than their 180 s for a peer; side by side, the
-	# eleven Jobs' pods start so slowly that Open MPI's launcher and torch's
-	# elastic agent give up, so there they run one at a time.
+	# eleven Jobs' 35 pods start so slowly that Open MPI's launcher and a
+	# torch elastic worker failed, so there they run one at a time.
 	demo) run "demo: make demo on the real node" with_host_check _output/bin/demo --mode real --dir "$cluster" \
 		$([[ $accel == tcg ]] && echo "--up-timeout 45m --real-job-timeout 150m --check-timeout 60m --at-once 1" || echo "--up-timeout 15m --real-job-timeout 12m") || break ;;
 	*)
