@@ -62,20 +62,13 @@ func largestWorkers(t *testing.T, f, name string) (int32, string) {
 	if !admitted(largestJob(f, name, 1)) {
 		t.Fatalf("%s: the Job of one worker named %s is denied: %v", f, name, webhook.ValidateJob(largestJob(f, name, 1)))
 	}
-	lo, hi := int32(1), int32(bounds.MaxReplicas) // admitted at lo; find the largest
-	if admitted(largestJob(f, name, hi)) {
-		return hi, ""
+	// The first count denied, in 2..MaxReplicas (MaxReplicas+1: none is).
+	first := 2 + sort.Search(bounds.MaxReplicas-1, func(i int) bool { return !admitted(largestJob(f, name, int32(i+2))) })
+	if first > bounds.MaxReplicas {
+		return bounds.MaxReplicas, ""
 	}
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		if admitted(largestJob(f, name, mid)) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	errs := webhook.ValidateJob(largestJob(f, name, hi))
-	return lo, errs[0].Detail
+	errs := webhook.ValidateJob(largestJob(f, name, int32(first)))
+	return int32(first - 1), errs[0].Detail
 }
 
 // What a denial's detail says stops the Job, as the table words it.
