@@ -41,9 +41,9 @@ fi
 case $accel in
 # arch-capabilities: QEMU fails to set that MSR under a nested KVM.
 kvm) accel_args=(-enable-kvm -cpu host,-arch-capabilities) kernel_args= ;;
-# mitigations=off: an emulated CPU has no side channel to guard, and each
-# mitigation (page-table isolation's CR3 switch on every syscall flushes
-# QEMU's software TLB) costs many times more than on hardware.
+# mitigations=off: the VM runs nothing but this test, and emulated each
+# mitigation costs many times more (page-table isolation's CR3 switch on
+# every system call flushes QEMU's software TLB).
 tcg) accel_args=(-accel tcg,thread=multi -cpu max) kernel_args=" mitigations=off" ;;
 *)
 	echo "vm: VM_ACCEL=$accel: want kvm, tcg or auto" >&2
